@@ -1,0 +1,59 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { Sql } from '../db/sql';
+import type { Logger } from '../logger';
+import type { Workflows } from '../temporal/client';
+import { apiErrors } from './errors';
+import { authenticateAccount, authenticateInternal, errorEnvelope, jsonBody, requestLog, type ApiState } from './middleware';
+import { internalRoutes } from './routes/internal';
+import { webhookRoutes } from './routes/webhooks';
+
+export interface AppDependencies {
+  sql: Sql;
+  workflows: Workflows;
+  logger: Logger;
+  internalApiToken: string;
+  checkUrl: (raw: string) => Promise<URL>;
+  deliveryTimeoutMs: number;
+}
+
+const PUBLIC_BODY_LIMIT = 64 * 1024;
+const INTERNAL_BODY_LIMIT = 1024 * 1024;
+
+export function createApp(deps: AppDependencies): Koa<ApiState> {
+  const app = new Koa<ApiState>();
+  // Errors are answered by errorEnvelope and logged there; Koa's own printer would repeat them.
+  app.silent = true;
+  app.use(requestLog(deps.logger));
+  app.use(errorEnvelope(deps.logger));
+
+  const health = new Router<ApiState>();
+  health.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  health.get('/readyz', async (ctx) => {
+    try {
+      await Promise.all([deps.sql`SELECT 1`, deps.workflows.checkHealth()]);
+    } catch {
+      throw apiErrors.unavailable();
+    }
+    ctx.body = { status: 'ready' };
+  });
+
+  // Auth comes first, before a body is read.
+  const publicApi = new Router<ApiState>({ prefix: '/v3' });
+  publicApi.use(authenticateAccount(deps.sql), jsonBody(PUBLIC_BODY_LIMIT));
+  const webhooks = webhookRoutes(deps);
+  publicApi.use(webhooks.routes(), webhooks.allowedMethods());
+
+  const internalApi = new Router<ApiState>({ prefix: '/internal/v3' });
+  internalApi.use(authenticateInternal(deps.internalApiToken), jsonBody(INTERNAL_BODY_LIMIT));
+  const internal = internalRoutes(deps);
+  internalApi.use(internal.routes(), internal.allowedMethods());
+
+  for (const router of [health, publicApi, internalApi]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods());
+  }
+  return app;
+}

@@ -1,0 +1,70 @@
+// Typed API errors. The error middleware turns each into the contract's envelope:
+// { "error": { "code", "message", ...details } }.
+
+export type ErrorCode =
+  | 'MALFORMED_JSON'
+  | 'VALIDATION_FAILED'
+  | 'INVALID_LIST_IDS'
+  | 'URL_NOT_ALLOWED'
+  | 'UNAUTHORIZED'
+  | 'WEBHOOK_NOT_FOUND'
+  | 'LIST_NOT_FOUND'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'WEBHOOK_LIMIT_EXCEEDED'
+  | 'WRITE_ID_REUSED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'WEBHOOK_UNREACHABLE'
+  | 'INTERNAL'
+  | 'UNAVAILABLE';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra fields of the envelope, such as `invalidListIds` or `reason`. */
+    readonly details: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
+export const apiErrors = {
+  malformedJson: () => new ApiError(400, 'MALFORMED_JSON', 'The request body is not valid JSON.'),
+  validationFailed: (details: ValidationIssue[]) =>
+    new ApiError(400, 'VALIDATION_FAILED', 'The request does not match its schema.', { details }),
+  invalidListIds: (invalidListIds: string[]) =>
+    new ApiError(400, 'INVALID_LIST_IDS', 'listIds holds lists that are unknown or not owned by this account.', {
+      invalidListIds,
+    }),
+  urlNotAllowed: (reason: string, message: string) => new ApiError(400, 'URL_NOT_ALLOWED', message, { reason }),
+  unauthorized: () =>
+    new ApiError(401, 'UNAUTHORIZED', 'A valid Bearer token is required.', {}, { 'WWW-Authenticate': 'Bearer' }),
+  webhookNotFound: () => new ApiError(404, 'WEBHOOK_NOT_FOUND', 'No such webhook.'),
+  listNotFound: () => new ApiError(404, 'LIST_NOT_FOUND', 'No such list.'),
+  notFound: () => new ApiError(404, 'NOT_FOUND', 'No such route.'),
+  methodNotAllowed: () => new ApiError(405, 'METHOD_NOT_ALLOWED', 'This route does not accept that method.'),
+  webhookLimitExceeded: (limit: number) =>
+    new ApiError(409, 'WEBHOOK_LIMIT_EXCEEDED', `An account may have at most ${limit} webhooks.`),
+  payloadTooLarge: (limitBytes: number) =>
+    new ApiError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${limitBytes} bytes.`),
+  unsupportedMediaType: () =>
+    new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json).'),
+  webhookUnreachable: (reason: string, statusCode: number | null) =>
+    new ApiError(422, 'WEBHOOK_UNREACHABLE', `The url did not answer the ping with a 2xx (${reason}).`, {
+      reason,
+      ...(statusCode === null ? {} : { statusCode }),
+    }),
+  internal: () => new ApiError(500, 'INTERNAL', 'Something went wrong on our side.'),
+  unavailable: () =>
+    new ApiError(503, 'UNAVAILABLE', 'A backing service is unreachable; try again shortly.', {}, { 'Retry-After': '5' }),
+};

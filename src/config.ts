@@ -1,0 +1,77 @@
+// Configuration is read from the environment once, at start, into one typed object.
+// A missing or malformed value stops start-up with one line naming it.
+import ipaddr from 'ipaddr.js';
+
+export interface Config {
+  port: number;
+  /** Unset: start an embedded PostgreSQL under dataDir. */
+  databaseUrl: string | undefined;
+  /** Unset: start the Temporal CLI dev server locally. */
+  temporalAddress: string | undefined;
+  temporalNamespace: string;
+  /** Unset: generated at first start and kept under dataDir. */
+  internalApiToken: string | undefined;
+  deliveryTimeoutMs: number;
+  allowedCidrs: string[];
+  dataDir: string;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+  }
+  return value;
+}
+
+function cidrList(env: Env, name: string): string[] {
+  const cidrs = (optional(env, name) ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+  const invalid = cidrs.find((cidr) => !ipaddr.isValidCIDR(cidr));
+  if (invalid !== undefined) {
+    throw new ConfigError(`${name} must be a comma-separated list of CIDRs (bad entry "${invalid}")`);
+  }
+  return cidrs;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const databaseUrl = optional(env, 'DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// connection string');
+  }
+  const temporalAddress = optional(env, 'TEMPORAL_ADDRESS');
+  if (temporalAddress !== undefined && !/^[\w.-]+:\d+$/.test(temporalAddress)) {
+    throw new ConfigError(`TEMPORAL_ADDRESS must be host:port (got "${temporalAddress}")`);
+  }
+  const internalApiToken = optional(env, 'INTERNAL_API_TOKEN');
+  if (internalApiToken !== undefined && internalApiToken.length < 32) {
+    throw new ConfigError('INTERNAL_API_TOKEN must be at least 32 characters');
+  }
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    databaseUrl,
+    temporalAddress,
+    temporalNamespace: optional(env, 'TEMPORAL_NAMESPACE') ?? 'default',
+    internalApiToken,
+    deliveryTimeoutMs: integer(env, 'DELIVERY_TIMEOUT_MS', 10_000, 100, 120_000),
+    allowedCidrs: cidrList(env, 'WEBHOOK_ALLOWED_CIDRS'),
+    dataDir: optional(env, 'DATA_DIR') ?? '.data',
+    logLevel: optional(env, 'LOG_LEVEL') ?? 'info',
+  };
+}

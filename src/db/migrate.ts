@@ -1,0 +1,32 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Sql } from './sql';
+
+const MIGRATIONS_DIR = path.join(__dirname, 'migrations');
+// Any constant works; it keeps two processes starting at once from migrating together.
+const MIGRATION_LOCK_ID = 7_340_211;
+
+/**
+ * Applies the versioned SQL files of migrations/ in name order, each once, all in one
+ * transaction, recording them in schema_migrations. Returns the versions applied.
+ */
+export async function migrate(sql: Sql): Promise<string[]> {
+  const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith('.sql')).sort();
+  return sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`;
+    await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version text PRIMARY KEY,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`;
+    const done = new Set((await tx<{ version: string }[]>`SELECT version FROM schema_migrations`).map((r) => r.version));
+    const applied: string[] = [];
+    for (const file of files) {
+      const version = file.replace(/\.sql$/, '');
+      if (done.has(version)) continue;
+      await tx.unsafe(await readFile(path.join(MIGRATIONS_DIR, file), 'utf8'));
+      await tx`INSERT INTO schema_migrations (version) VALUES (${version})`;
+      applied.push(version);
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,23 @@
+import type { DeliveryResult } from '../types';
+import type { HttpSender } from './sender';
+import { signPayload } from './signing';
+
+export interface SignedMessage {
+  url: string;
+  webhookId: string;
+  /** The delivery log id, sent as SVC-Delivery. */
+  deliveryId: string;
+  event: string;
+  /** The exact bytes that are signed and sent. */
+  body: string;
+}
+
+/** One signed POST of an event or ping, with the headers of DESIGN.md §5. */
+export function postSigned(http: HttpSender, message: SignedMessage, secret: string): Promise<DeliveryResult> {
+  return http.post(message.url, message.body, {
+    'svc-event': message.event,
+    'svc-signature': signPayload(message.body, secret),
+    'svc-delivery': message.deliveryId,
+    'svc-webhook': message.webhookId,
+  });
+}

@@ -1,0 +1,109 @@
+// `npm start`: everything on embedded defaults. Starts the Temporal dev server and an
+// embedded PostgreSQL unless TEMPORAL_ADDRESS and DATABASE_URL point elsewhere, then the
+// worker and the API. Ctrl-C stops every part it started.
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { ConfigError, loadConfig, type Config } from './config';
+import { startEmbeddedPostgres } from './db/embedded';
+import { createLogger } from './logger';
+import { startService } from './service';
+import { findTemporalCli, PrerequisiteError, startDevServer } from './temporal/dev-server';
+
+const DEV_SERVER_PORT = 7233;
+const DEV_SERVER_UI_PORT = 8233;
+const EMBEDDED_POSTGRES_PORT = 5433;
+
+async function assertPortFree(port: number, what: string, howToAvoid: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const probe = net.createServer().once('error', () =>
+      reject(new PrerequisiteError(`Port ${port} (${what}) is in use: stop what uses it or ${howToAvoid}`)),
+    );
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+  });
+}
+
+/** INTERNAL_API_TOKEN, or the one generated at first start and kept under the data directory. */
+async function internalApiToken(config: Config): Promise<{ token: string; generated: boolean }> {
+  if (config.internalApiToken) return { token: config.internalApiToken, generated: false };
+  const file = path.join(config.dataDir, 'internal-api-token');
+  const kept = await readFile(file, 'utf8').catch(() => null);
+  if (kept) return { token: kept.trim(), generated: false };
+  const token = `int_${randomBytes(32).toString('base64url')}`;
+  await writeFile(file, `${token}\n`, { mode: 0o600 });
+  return { token, generated: true };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  await mkdir(config.dataDir, { recursive: true });
+  const stops: (() => Promise<void>)[] = [];
+
+  await assertPortFree(config.port, 'the API', 'set PORT');
+  if (!config.databaseUrl) await assertPortFree(EMBEDDED_POSTGRES_PORT, 'embedded PostgreSQL', 'set DATABASE_URL');
+  if (!config.temporalAddress) {
+    await assertPortFree(DEV_SERVER_PORT, 'Temporal dev server', 'set TEMPORAL_ADDRESS');
+    await assertPortFree(DEV_SERVER_UI_PORT, 'Temporal Web UI', 'set TEMPORAL_ADDRESS');
+  }
+
+  const started = performance.now();
+  let temporalAddress = config.temporalAddress;
+  if (!temporalAddress) {
+    const cliPath = await findTemporalCli();
+    const devServer = await startDevServer({
+      cliPath,
+      namespace: config.temporalNamespace,
+      port: DEV_SERVER_PORT,
+      uiPort: DEV_SERVER_UI_PORT,
+      dbFilename: path.resolve(config.dataDir, 'temporal.sqlite'),
+    });
+    stops.unshift(() => devServer.teardown());
+    temporalAddress = devServer.address;
+  }
+
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    const database = await startEmbeddedPostgres(config.dataDir, EMBEDDED_POSTGRES_PORT);
+    stops.unshift(() => database.stop());
+    databaseUrl = database.url;
+  }
+
+  const internal = await internalApiToken(config);
+  const service = await startService({ config, databaseUrl, temporalAddress, internalApiToken: internal.token, logger });
+  stops.unshift(() => service.stop());
+
+  const lines = [
+    `API:         ${service.url.replace('127.0.0.1', 'localhost')} (ready in ${Math.round(performance.now() - started)} ms)`,
+    `Temporal:    ${temporalAddress}, namespace ${config.temporalNamespace}`,
+    config.temporalAddress ? null : `Temporal UI: http://localhost:${DEV_SERVER_UI_PORT}`,
+    `PostgreSQL:  ${config.databaseUrl ? 'DATABASE_URL' : `embedded, data in ${path.resolve(config.dataDir, 'postgres')}`}`,
+    internal.generated
+      ? `Internal API token (shown once; kept in ${path.join(config.dataDir, 'internal-api-token')}): ${internal.token}`
+      : null,
+  ];
+  console.log(lines.filter(Boolean).join('\n'));
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: stopping...`);
+    for (const stop of stops) await stop().catch((error) => console.error(error));
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof PrerequisiteError) {
+    console.error(`Cannot start: ${error.message}`);
+  } else {
+    console.error('Cannot start:', error);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,76 @@
+// Types shared by the API (Temporal client), workflows and activities.
+// Workflows import this file, so it must stay free of runtime dependencies.
+// Nothing here may ever carry a signing secret: these values travel through Temporal.
+
+export const TOPICS = [
+  'list.changed',
+  'item.added',
+  'item.removed',
+  'item.checked',
+  'list.members.changed',
+] as const;
+export type Topic = (typeof TOPICS)[number];
+export const DEFAULT_TOPICS: Topic[] = ['list.changed'];
+
+export type WebhookStatus = 'active' | 'paused';
+export type PausedReason = 'auto_failures' | 'manual';
+
+/** Why an outbound POST (event delivery or ping) did not succeed. */
+export type DeliveryError =
+  | 'timeout'
+  | 'redirect'
+  | 'non_2xx'
+  | 'connection'
+  | 'tls'
+  | 'blocked_address'
+  /** Our own failure (for example a worker lost mid-delivery); never counted against the receiver. */
+  | 'internal';
+
+export interface DeliveryResult {
+  delivered: boolean;
+  statusCode: number | null;
+  durationMs: number;
+  error: DeliveryError | null;
+}
+
+/** Input of the registration workflow: the validated, normalised request. */
+export interface RegistrationInput {
+  registrationId: string;
+  accountId: string;
+  url: string;
+  events: Topic[];
+  listIds: string[];
+  /** The HTTP deadline of the ping; the activity's own timeout sits a little above it. */
+  deliveryTimeoutMs: number;
+}
+
+export interface Webhook {
+  id: string;
+  url: string;
+  events: Topic[];
+  listIds: string[];
+  status: WebhookStatus;
+  pausedReason: PausedReason | null;
+  consecutiveFailures: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type RegistrationResult =
+  | { outcome: 'created' | 'updated'; webhook: Webhook }
+  | { outcome: 'unreachable'; ping: DeliveryResult }
+  | { outcome: 'limit_exceeded' }
+  | { outcome: 'invalid_list_ids'; invalidListIds: string[] };
+
+/** State of the per-webhook workflow `webhook/{id}`, also its query answer. */
+export interface WebhookLifecycleState {
+  webhookId: string;
+  accountId: string;
+  status: WebhookStatus;
+  consecutiveFailures: number;
+}
+
+export const TASK_QUEUE = 'webhooks';
+export const MAX_CONSECUTIVE_FAILURES = 20;
+export const MAX_WEBHOOKS_PER_ACCOUNT = 5;
+export const MAX_LIST_IDS = 50;

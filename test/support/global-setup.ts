@@ -1,0 +1,70 @@
+// Starts, once per test run, the real backing services every integration suite shares:
+// the Temporal CLI dev server (or TEMPORAL_ADDRESS) and a fresh PostgreSQL database on
+// DATABASE_URL's server (or an embedded PostgreSQL).
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from '../../src/db/embedded';
+import { createSql } from '../../src/db/sql';
+import { findTemporalCli, startDevServer } from '../../src/temporal/dev-server';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    databaseUrl: string;
+  }
+}
+
+const EMBEDDED_TEST_POSTGRES_PORT = 5434;
+
+async function startTemporal(): Promise<{ address: string; stop(): Promise<void> }> {
+  if (process.env.TEMPORAL_ADDRESS) return { address: process.env.TEMPORAL_ADDRESS, stop: async () => {} };
+  let cliPath: string;
+  try {
+    cliPath = await findTemporalCli();
+  } catch (error) {
+    throw new Error(`The integration tests need the Temporal CLI dev server: ${(error as Error).message}`);
+  }
+  const server = await startDevServer({ cliPath, namespace: 'default' });
+  return { address: server.address, stop: () => server.teardown() };
+}
+
+/** A database of its own for this run, on DATABASE_URL's server or an embedded one. */
+async function startDatabase(): Promise<{ url: string; stop(): Promise<void> }> {
+  let serverUrl = process.env.DATABASE_URL;
+  let stopServer = async () => {};
+  if (!serverUrl) {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'webhooks-test-'));
+    await chmod(dataDir, 0o755); // PostgreSQL runs as user postgres when we are root
+    const embedded = await startEmbeddedPostgres(dataDir, EMBEDDED_TEST_POSTGRES_PORT);
+    serverUrl = embedded.url;
+    stopServer = async () => {
+      await embedded.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    };
+  }
+  const name = `webhooks_test_${randomBytes(4).toString('hex')}`;
+  const admin = createSql(serverUrl, { max: 1 });
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.href,
+    async stop() {
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+      await stopServer();
+    },
+  };
+}
+
+export default async function setup(project: TestProject) {
+  const [temporal, database] = await Promise.all([startTemporal(), startDatabase()]);
+  project.provide('temporalAddress', temporal.address);
+  project.provide('databaseUrl', database.url);
+  return async () => {
+    await Promise.all([temporal.stop(), database.stop()]);
+  };
+}

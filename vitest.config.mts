@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // The Temporal worker's native bridge needs processes, not threads; suites share one
+    // dev server and one database, so they run one file at a time.
+    pool: 'forks',
+    fileParallelism: false,
+    globalSetup: ['test/support/global-setup.ts'],
+    setupFiles: ['test/support/setup-file.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+});

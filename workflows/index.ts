@@ -1,0 +1,2 @@
+export { registerWebhook } from './register-webhook';
+export { webhookLifecycle, lifecycleStateQuery, webhookDeletedSignal } from './webhook-lifecycle';

@@ -1,0 +1,62 @@
+import {
+  ParentClosePolicy,
+  proxyActivities,
+  startChild,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { Activities } from '../activities';
+import { WebhookIdKey, WebhookStatusKey, AccountIdKey } from '../src/temporal/search-attributes';
+import type { RegistrationInput, RegistrationResult } from '../src/types';
+import { webhookLifecycle } from './webhook-lifecycle';
+
+const store = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
+});
+
+/**
+ * POST /v3/webhooks: ping the url, then store the webhook. The secret never passes
+ * through here: activities keep it in PostgreSQL, keyed by the registration id.
+ */
+export async function registerWebhook(input: RegistrationInput): Promise<RegistrationResult> {
+  // One attempt, like every delivery: a registration ping is never retried.
+  const { pingRegistrationUrl } = proxyActivities<Activities>({
+    startToCloseTimeout: input.deliveryTimeoutMs + 5_000,
+    retry: { maximumAttempts: 1 },
+  });
+
+  const { webhookId } = await store.beginRegistration(input);
+  upsertSearchAttributes([{ key: WebhookIdKey, value: webhookId }]);
+
+  const ping = await pingRegistrationUrl({ registrationId: input.registrationId, webhookId, url: input.url });
+  if (!ping.delivered) {
+    await store.abandonRegistration(input.registrationId);
+    return { outcome: 'unreachable', ping };
+  }
+
+  const result = await store.completeRegistration(input);
+  if (result.outcome === 'created' || result.outcome === 'updated') {
+    await ensureLifecycleRunning(webhookId, input.accountId);
+  }
+  return result;
+}
+
+/** Starts `webhook/{id}`, which counts failures from now on; a re-registration finds it running. */
+async function ensureLifecycleRunning(webhookId: string, accountId: string): Promise<void> {
+  try {
+    await startChild(webhookLifecycle, {
+      workflowId: `webhook/${webhookId}`,
+      args: [{ webhookId, accountId, status: 'active', consecutiveFailures: 0 }],
+      // It outlives this registration.
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      typedSearchAttributes: [
+        { key: WebhookIdKey, value: webhookId },
+        { key: AccountIdKey, value: accountId },
+        { key: WebhookStatusKey, value: 'active' },
+      ],
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
