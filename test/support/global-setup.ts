@@ -3,6 +3,7 @@
 // DATABASE_URL's server (or an embedded PostgreSQL).
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -17,7 +18,13 @@ declare module 'vitest' {
   }
 }
 
-const EMBEDDED_TEST_POSTGRES_PORT = 5434;
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 async function startTemporal(): Promise<{ address: string; stop(): Promise<void> }> {
   if (process.env.TEMPORAL_ADDRESS) return { address: process.env.TEMPORAL_ADDRESS, stop: async () => {} };
@@ -38,7 +45,7 @@ async function startDatabase(): Promise<{ url: string; stop(): Promise<void> }> 
   if (!serverUrl) {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'webhooks-test-'));
     await chmod(dataDir, 0o755); // PostgreSQL runs as user postgres when we are root
-    const embedded = await startEmbeddedPostgres(dataDir, EMBEDDED_TEST_POSTGRES_PORT);
+    const embedded = await startEmbeddedPostgres(dataDir, await freePort());
     serverUrl = embedded.url;
     stopServer = async () => {
       await embedded.stop();

@@ -1,0 +1,176 @@
+// The one outbound HTTP client (pings and deliveries). DESIGN.md §5 and §7: one attempt,
+// https only, checked addresses only, no redirects, one overall deadline, body capped.
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
+import tls from 'node:tls';
+import { Agent, buildConnector, request } from 'undici';
+import type { DeliveryError, DeliveryResult } from '../types';
+import {
+  type AddressPolicy,
+  type Resolver,
+  UrlNotAllowedError,
+  parseWebhookUrl,
+  resolveAllowedAddresses,
+  systemResolver,
+} from './url-policy';
+
+export interface HttpSender {
+  post(url: string, body: string, headers: Record<string, string>): Promise<DeliveryResult>;
+  close(): Promise<void>;
+}
+
+export interface HttpSenderOptions {
+  timeoutMs: number;
+  policy: AddressPolicy;
+  resolve?: Resolver;
+  /** Extra trusted CA PEMs, added to Node's root certificates (NODE_EXTRA_CA_CERTS also works). */
+  ca?: string[];
+  userAgent: string;
+}
+
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+export function createHttpSender(options: HttpSenderOptions): HttpSender {
+  const { timeoutMs, policy, userAgent } = options;
+  const resolve = options.resolve ?? systemResolver;
+
+  const dialTls = buildConnector({ timeout: timeoutMs, ...trustOptions(options.ca) });
+
+  // Every new connection goes through here, IP literals included (a `lookup` hook never
+  // sees those). The name is resolved exactly once and the socket goes to the address
+  // that was checked, so a second DNS answer cannot redirect us (DNS rebinding).
+  const connect: buildConnector.connector = (target, callback) => {
+    resolveAllowedAddresses(target.hostname, policy, resolve)
+      .then(([address]) => {
+        const isLiteral = net.isIP(target.hostname) !== 0;
+        // servername keeps SNI and certificate verification on the name, not the address.
+        dialTls({ ...target, hostname: address!, servername: isLiteral ? undefined : target.hostname }, callback);
+      })
+      .catch((err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null));
+  };
+
+  const agent = new Agent({ connect, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+
+  async function post(url: string, body: string, headers: Record<string, string>): Promise<DeliveryResult> {
+    const started = performance.now();
+    const result = (error: DeliveryError | null, statusCode: number | null): DeliveryResult => ({
+      delivered: error === null,
+      statusCode,
+      durationMs: Math.round(performance.now() - started),
+      error,
+    });
+
+    let target: URL;
+    try {
+      target = parseWebhookUrl(url); // the API validated it already; this is the last line of defence
+    } catch {
+      return result('blocked_address', null);
+    }
+
+    // The only reliable bound: undici's body timeout is an idle timer and its headers
+    // timeout can be defeated by endless 1xx responses.
+    const signal = AbortSignal.timeout(timeoutMs);
+    let statusCode: number | null = null;
+    try {
+      const response = await request(target, {
+        method: 'POST',
+        body,
+        headers: { ...lowerCaseKeys(headers), 'content-type': 'application/json', 'user-agent': userAgent },
+        dispatcher: agent,
+        signal,
+      });
+      statusCode = response.statusCode;
+      if (statusCode < 200 || statusCode >= 300) {
+        discard(response.body);
+        return result(statusCode >= 300 && statusCode < 400 ? 'redirect' : 'non_2xx', statusCode);
+      }
+      await readAtMost(response.body, MAX_RESPONSE_BYTES);
+      return result(null, statusCode);
+    } catch (err) {
+      return result(classifyError(err, signal), statusCode);
+    }
+  }
+
+  return { post, close: () => agent.close() };
+}
+
+/**
+ * Closes a body we will not read (and its connection). undici's body emits a "Request
+ * aborted" error when destroyed before its end: without a listener, that would crash.
+ */
+function discard(body: Readable): void {
+  body.on('error', () => {}).destroy();
+}
+
+/** Reads and discards up to `limit` bytes; leaving the loop early destroys the body. */
+async function readAtMost(body: AsyncIterable<Buffer>, limit: number): Promise<void> {
+  let received = 0;
+  for await (const chunk of body) {
+    received += chunk.length;
+    if (received >= limit) break;
+  }
+}
+
+function trustOptions(extraCas: string[] | undefined): { ca?: string[] } {
+  if (!extraCas || extraCas.length === 0) return {}; // Node's default store, NODE_EXTRA_CA_CERTS included
+  // An explicit `ca` replaces the default store, NODE_EXTRA_CA_CERTS too: rebuild it.
+  const ca = [...tls.rootCertificates];
+  const extraFile = process.env.NODE_EXTRA_CA_CERTS;
+  if (extraFile) {
+    try {
+      ca.push(readFileSync(extraFile, 'utf8'));
+    } catch {
+      // Node itself only warns about an unreadable file; so do we, by ignoring it.
+    }
+  }
+  return { ca: [...ca, ...extraCas] };
+}
+
+function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+}
+
+const TLS_ERROR_CODES = new Set([
+  'EPROTO',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REVOKED',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_CHAIN_TOO_LONG',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+  'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+  'ERROR_IN_CERT_NOT_BEFORE_FIELD',
+  'ERROR_IN_CERT_NOT_AFTER_FIELD',
+  'INVALID_CA',
+  'INVALID_PURPOSE',
+  'PATH_LENGTH_EXCEEDED',
+  'HOSTNAME_MISMATCH',
+]);
+
+const TIMEOUT_ERROR_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+function classifyError(err: unknown, signal: AbortSignal): DeliveryError {
+  if (signal.aborted) return 'timeout';
+  if (err instanceof UrlNotAllowedError) {
+    return err.reason === 'blocked_address' ? 'blocked_address' : 'connection'; // invalid_host: DNS failed
+  }
+  const code = errorCode(err) ?? errorCode((err as { cause?: unknown } | null)?.cause);
+  if (code === undefined) return 'connection';
+  if (TIMEOUT_ERROR_CODES.has(code)) return 'timeout';
+  if (TLS_ERROR_CODES.has(code) || code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_')) return 'tls';
+  return 'connection';
+}
+
+function errorCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}

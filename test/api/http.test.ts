@@ -1,0 +1,95 @@
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/api/app';
+import { createSql } from '../../src/db/sql';
+import { createLogger } from '../../src/logger';
+import { createWorkflows } from '../../src/temporal/client';
+import { startTestStack, type TestStack } from '../support/stack';
+
+let stack: TestStack;
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+afterAll(() => stack?.stop());
+
+describe('HTTP foundations', () => {
+  it('answers /healthz and /readyz without a token', async () => {
+    expect(await stack.request('GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(await stack.request('GET', '/readyz')).toMatchObject({ status: 200, body: { status: 'ready' } });
+  });
+
+  it('answers an unknown route with 404 NOT_FOUND and a wrong method with 405 and Allow', async () => {
+    const unknown = await stack.request('GET', '/v3/nothing');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ error: { code: 'NOT_FOUND', message: expect.any(String) } });
+
+    const { token } = await stack.createAccount();
+    const wrongMethod = await stack.request('PUT', '/v3/webhooks', { token });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toContain('POST');
+    expect(wrongMethod.body.error.code).toBe('METHOD_NOT_ALLOWED');
+  });
+
+  it('gives every response a request id, keeping a sane one the client sent', async () => {
+    const generated = await stack.request('GET', '/healthz');
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const kept = await stack.request('GET', '/healthz', { headers: { 'x-request-id': 'trace-123' } });
+    expect(kept.headers.get('x-request-id')).toBe('trace-123');
+    const replaced = await stack.request('GET', '/healthz', { headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(replaced.headers.get('x-request-id')).not.toBe('bad id with spaces');
+  });
+
+  it('writes one JSON log line per request with its id, and never a token or a secret', async () => {
+    const account = await stack.createAccount();
+    const receiver = await stack.startReceiver();
+    const created = await stack.request('POST', '/v3/webhooks', {
+      token: account.token,
+      body: { url: receiver.urlFor('/logged') },
+      headers: { 'x-request-id': 'log-check-1' },
+    });
+    expect(created.status).toBe(201);
+    const lines = stack.logs.map((line) => JSON.parse(line));
+    const line = lines.find((entry) => entry.requestId === 'log-check-1');
+    expect(line).toMatchObject({ msg: 'request', method: 'POST', route: '/v3/webhooks', status: 201, accountId: account.id });
+    const everything = stack.logs.join('\n');
+    expect(everything).not.toContain(created.body.secret);
+    expect(everything).not.toContain(account.token);
+    expect(everything).not.toContain(stack.internalApiToken);
+  });
+
+  it('answers 503 UNAVAILABLE with Retry-After when PostgreSQL is unreachable', async () => {
+    const port = await closedPort();
+    const sql = createSql(`postgres://postgres@127.0.0.1:${port}/none`, { max: 1 });
+    const app = createApp({
+      sql,
+      workflows: createWorkflows(stack.service.client, 'unused'),
+      logger: createLogger('silent'),
+      internalApiToken: stack.internalApiToken,
+      checkUrl: async (raw) => new URL(raw),
+      deliveryTimeoutMs: 1000,
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const { port: apiPort } = server.address() as AddressInfo;
+      const response = await fetch(`http://127.0.0.1:${apiPort}/v3/webhooks`, { method: 'POST', headers: { authorization: 'Bearer tok_x' } });
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('5');
+      expect(await response.json()).toEqual({ error: { code: 'UNAVAILABLE', message: expect.any(String) } });
+      const ready = await fetch(`http://127.0.0.1:${apiPort}/readyz`);
+      expect(ready.status).toBe(503);
+    } finally {
+      server.close();
+      await sql.end({ timeout: 1 });
+    }
+  });
+});
