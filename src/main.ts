@@ -39,9 +39,21 @@ async function internalApiToken(config: Config): Promise<{ token: string; genera
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // Shutdown is ours (below), in order: the SDK must not start draining the worker on its own.
+  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
   await mkdir(config.dataDir, { recursive: true });
+  // Each part started adds its stop in front: Ctrl-C stops them in reverse order, also mid-start.
   const stops: (() => Promise<void>)[] = [];
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: stopping...`);
+    for (const stop of stops) await stop().catch((error) => console.error(error));
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
   await assertPortFree(config.port, 'the API', 'set PORT');
   if (!config.databaseUrl) await assertPortFree(EMBEDDED_POSTGRES_PORT, 'embedded PostgreSQL', 'set DATABASE_URL');
@@ -87,16 +99,6 @@ async function main(): Promise<void> {
   ];
   console.log(lines.filter(Boolean).join('\n'));
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`${signal}: stopping...`);
-    for (const stop of stops) await stop().catch((error) => console.error(error));
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
 main().catch((error: unknown) => {

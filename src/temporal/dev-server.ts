@@ -6,6 +6,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SEARCH_ATTRIBUTE_KEYS } from './search-attributes';
 
 const run = promisify(execFile);
+type Env = Record<string, string | undefined>;
 
 /** Later tags carry a `replace` directive in go.mod, which `go install pkg@version` rejects. */
 export const TEMPORAL_CLI_PACKAGE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
@@ -21,9 +22,9 @@ async function isExecutable(file: string): Promise<boolean> {
   );
 }
 
-async function goBinDir(): Promise<string | null> {
+async function goBinDir(env: Env): Promise<string | null> {
   try {
-    const { stdout } = await run('go', ['env', 'GOPATH']);
+    const { stdout } = await run('go', ['env', 'GOPATH'], { env });
     return path.join(stdout.trim().split(path.delimiter)[0]!, 'bin');
   } catch {
     return null; // no Go on this machine
@@ -34,7 +35,7 @@ async function goBinDir(): Promise<string | null> {
  * The Temporal CLI binary: TEMPORAL_CLI_PATH, else `temporal` on PATH, else
  * $(go env GOPATH)/bin/temporal, else built there with `go install` (minutes, once).
  */
-export async function findTemporalCli(env: Record<string, string | undefined> = process.env, log = console.log): Promise<string> {
+export async function findTemporalCli(env: Env = process.env, log = console.log): Promise<string> {
   const explicit = env.TEMPORAL_CLI_PATH;
   if (explicit) {
     if (await isExecutable(explicit)) return explicit;
@@ -44,7 +45,7 @@ export async function findTemporalCli(env: Record<string, string | undefined> = 
     const candidate = path.join(dir, 'temporal');
     if (await isExecutable(candidate)) return candidate;
   }
-  const goBin = await goBinDir();
+  const goBin = await goBinDir(env);
   if (goBin === null) {
     throw new PrerequisiteError(
       'The Temporal CLI was not found and Go is not installed: install Go (https://go.dev/dl) or the Temporal CLI, ' +
@@ -55,7 +56,7 @@ export async function findTemporalCli(env: Record<string, string | undefined> = 
   if (await isExecutable(built)) return built;
   log(`Building the Temporal CLI with 'go install ${TEMPORAL_CLI_PACKAGE}' (a few minutes, first time only)...`);
   await new Promise<void>((resolve, reject) => {
-    const child = spawn('go', ['install', TEMPORAL_CLI_PACKAGE], { stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn('go', ['install', TEMPORAL_CLI_PACKAGE], { env, stdio: ['ignore', 'inherit', 'inherit'] });
     child.on('error', reject);
     child.on('exit', (code) =>
       code === 0 ? resolve() : reject(new PrerequisiteError(`'go install ${TEMPORAL_CLI_PACKAGE}' failed (exit ${code})`)),

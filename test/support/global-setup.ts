@@ -68,10 +68,15 @@ async function startDatabase(): Promise<{ url: string; stop(): Promise<void> }> 
 }
 
 export default async function setup(project: TestProject) {
-  const [temporal, database] = await Promise.all([startTemporal(), startDatabase()]);
-  project.provide('temporalAddress', temporal.address);
-  project.provide('databaseUrl', database.url);
+  const [temporal, database] = await Promise.allSettled([startTemporal(), startDatabase()]);
+  if (temporal.status === 'rejected' || database.status === 'rejected') {
+    // Stop whichever did start, so that no server outlives the run.
+    for (const started of [temporal, database]) if (started.status === 'fulfilled') await started.value.stop();
+    throw temporal.status === 'rejected' ? temporal.reason : (database as PromiseRejectedResult).reason;
+  }
+  project.provide('temporalAddress', temporal.value.address);
+  project.provide('databaseUrl', database.value.url);
   return async () => {
-    await Promise.all([temporal.stop(), database.stop()]);
+    await Promise.all([temporal.value.stop(), database.value.stop()]);
   };
 }

@@ -88,7 +88,7 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     logs,
     request,
     async createAccount() {
-      const response = await request('POST', '/internal/v3/accounts', { ...internal, body: { name: 'test account' } });
+      const response = await request<{ id: string; token: string }>('POST', '/internal/v3/accounts', { ...internal, body: { name: 'test account' } });
       if (response.status !== 201) throw new Error(`creating an account answered ${response.status}`);
       return response.body;
     },

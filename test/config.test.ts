@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config';
+
+describe('loadConfig', () => {
+  it('gives the documented defaults for an empty environment', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      databaseUrl: undefined,
+      temporalAddress: undefined,
+      temporalNamespace: 'default',
+      internalApiToken: undefined,
+      deliveryTimeoutMs: 10_000,
+      allowedCidrs: [],
+      dataDir: '.data',
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable', () => {
+    const token = 'i'.repeat(40);
+    expect(
+      loadConfig({
+        PORT: '8080',
+        DATABASE_URL: 'postgres://u@db:5432/webhooks',
+        TEMPORAL_ADDRESS: 'temporal:7233',
+        TEMPORAL_NAMESPACE: 'prod',
+        INTERNAL_API_TOKEN: token,
+        DELIVERY_TIMEOUT_MS: '5000',
+        WEBHOOK_ALLOWED_CIDRS: ' 127.0.0.0/8, ::1/128 ',
+        DATA_DIR: '/var/lib/webhooks',
+        LOG_LEVEL: 'warn',
+      }),
+    ).toEqual({
+      port: 8080,
+      databaseUrl: 'postgres://u@db:5432/webhooks',
+      temporalAddress: 'temporal:7233',
+      temporalNamespace: 'prod',
+      internalApiToken: token,
+      deliveryTimeoutMs: 5000,
+      allowedCidrs: ['127.0.0.0/8', '::1/128'],
+      dataDir: '/var/lib/webhooks',
+      logLevel: 'warn',
+    });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /^PORT must be an integer from 0 to 65535 \(got "abc"\)$/],
+    [{ PORT: '70000' }, /^PORT must be/],
+    [{ DELIVERY_TIMEOUT_MS: '10s' }, /^DELIVERY_TIMEOUT_MS must be an integer/],
+    [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL must be a postgres:\/\/ connection string$/],
+    [{ TEMPORAL_ADDRESS: 'http://temporal' }, /^TEMPORAL_ADDRESS must be host:port/],
+    [{ INTERNAL_API_TOKEN: 'short' }, /^INTERNAL_API_TOKEN must be at least 32 characters$/],
+    [{ WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,localhost' }, /^WEBHOOK_ALLOWED_CIDRS must be a comma-separated list of CIDRs \(bad entry "localhost"\)$/],
+  ])('stops with one line naming a malformed value: %j', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});

@@ -1,0 +1,394 @@
+// There is no Docker engine on our machines (DESIGN.md §1): these tests keep
+// docker-compose.yml, the Dockerfile and .dockerignore consistent with the code by reading them.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { loadConfig } from '../../src/config';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../src/temporal/search-attributes';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
+
+// ---- docker-compose.yml ----------------------------------------------------------------
+
+type Env = Record<string, string | undefined>;
+
+interface Service {
+  image?: string;
+  build?: unknown;
+  restart?: string;
+  environment?: Record<string, string | number | boolean | null> | string[];
+  depends_on?: string[] | Record<string, { condition?: string }>;
+  healthcheck?: { test?: string | string[]; disable?: boolean };
+  ports?: (string | number | { target: number; published?: string | number })[];
+  entrypoint?: string | string[];
+  command?: string | string[];
+}
+
+/** Compose's variable interpolation: $$, $VAR, ${VAR}, ${VAR:-x}, ${VAR-x}, ${VAR:?err}, ${VAR?err}, ${VAR:+x}, ${VAR+x}. */
+function interpolate(text: string, env: Env): string {
+  return text.replace(/\$(\$|\{([A-Za-z_]\w*)(?:(:?[-?+])((?:[^{}]|\{[^{}]*\})*))?\}|([A-Za-z_]\w*))/g, (whole, _m, name, op, arg, bare) => {
+    if (whole === '$$') return '$';
+    if (bare !== undefined) return env[bare] ?? '';
+    const value = env[name as string];
+    const set = value !== undefined;
+    const nonEmpty = set && value !== '';
+    switch (op as string | undefined) {
+      case undefined:
+        return value ?? '';
+      case ':-':
+        return nonEmpty ? value! : interpolate(arg, env);
+      case '-':
+        return set ? value! : interpolate(arg, env);
+      case ':?':
+      case '?':
+        if (op === ':?' ? !nonEmpty : !set) throw new Error(`required variable ${name} is missing a value: ${arg}`);
+        return value!;
+      case ':+':
+        return nonEmpty ? interpolate(arg, env) : '';
+      case '+':
+        return set ? interpolate(arg, env) : '';
+      default:
+        throw new Error(`unsupported interpolation ${whole}`);
+    }
+  });
+}
+
+function interpolateAll<T>(value: T, env: Env): T {
+  if (typeof value === 'string') return interpolate(value, env) as T;
+  if (Array.isArray(value)) return value.map((item) => interpolateAll(item, env)) as T;
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, interpolateAll(item, env)])) as T;
+  }
+  return value;
+}
+
+function environment(service: Service): Record<string, string> {
+  const raw = service.environment ?? {};
+  const entries = Array.isArray(raw)
+    ? raw.map((line) => {
+        const at = line.indexOf('=');
+        return at < 0 ? [line, ''] : [line.slice(0, at), line.slice(at + 1)];
+      })
+    : Object.entries(raw).map(([key, value]) => [key, value === null ? '' : String(value)]);
+  return Object.fromEntries(entries);
+}
+
+function dependsOn(service: Service): Record<string, string> {
+  const raw = service.depends_on ?? [];
+  // The short (list) form means only "started".
+  if (Array.isArray(raw)) return Object.fromEntries(raw.map((name) => [name, 'service_started']));
+  return Object.fromEntries(Object.entries(raw).map(([name, spec]) => [name, spec.condition ?? 'service_started']));
+}
+
+/** Published ports as { host, container }. */
+function publishedPorts(service: Service): { host: number; container: number }[] {
+  return (service.ports ?? []).map((port) => {
+    if (typeof port === 'object') return { host: Number(port.published), container: Number(port.target) };
+    const parts = String(port).replace(/\/(tcp|udp)$/, '').split(':');
+    const container = Number(parts.at(-1));
+    return { host: parts.length > 1 ? Number(parts.at(-2)) : NaN, container };
+  });
+}
+
+/** The tag of an image reference, or undefined; a registry port is not a tag. */
+function imageTag(image: string): string | undefined {
+  const withoutDigest = image.split('@')[0]!;
+  const lastSlash = withoutDigest.lastIndexOf('/');
+  const lastColon = withoutDigest.lastIndexOf(':');
+  return lastColon > lastSlash ? withoutDigest.slice(lastColon + 1) : undefined;
+}
+
+function isPinned(image: string): boolean {
+  const tag = imageTag(image);
+  return tag !== undefined && tag !== '' && tag !== 'latest' && !/\$/.test(image);
+}
+
+const TOKEN = 'int_' + 'x'.repeat(40);
+const POSTGRES_PASSWORD = 'compose-test-password';
+const operatorEnv: Env = { INTERNAL_API_TOKEN: TOKEN, POSTGRES_PASSWORD };
+
+const rawCompose = parse(read('docker-compose.yml')) as { services: Record<string, Service>; volumes?: Record<string, unknown> };
+const compose = interpolateAll(rawCompose, operatorEnv);
+const services = compose.services;
+const service = (name: string): Service => {
+  const found = services[name];
+  if (!found) throw new Error(`docker-compose.yml has no service ${name}`);
+  return found;
+};
+
+/** Long-running: everything but one-shot jobs, which must not be restarted. */
+const longRunning = Object.keys(services).filter((name) => services[name]!.restart !== 'no');
+
+describe('docker-compose.yml', () => {
+  it('defines the production-like stack and nothing else', () => {
+    expect(Object.keys(services).sort()).toEqual(['postgres', 'temporal', 'temporal-setup', 'temporal-ui', 'webhooks']);
+  });
+
+  it('the interpolation used here follows compose', () => {
+    // The rest of this file relies on it.
+    expect(interpolate('a$${b}${X:-d}${Y-e}${Z:+f}$X', { X: '1', Y: '' })).toBe('a${b}11');
+    expect(() => interpolate('${X:?need X}', { X: '' })).toThrow('need X');
+    expect(interpolate('${X?need X}', { X: '' })).toBe('');
+  });
+
+  it('pins every image to an explicit tag other than latest', () => {
+    const images = Object.entries(services).filter(([, s]) => s.image !== undefined);
+    expect(images.map(([name]) => name).sort()).toEqual(['postgres', 'temporal', 'temporal-setup', 'temporal-ui']);
+    for (const [name, s] of images) {
+      expect(isPinned(s.image!), `${name}: ${s.image}`).toBe(true);
+    }
+    // The service itself is built from this repository, not pulled.
+    expect(service('webhooks').build).toBeDefined();
+    expect(service('webhooks').image).toBeUndefined();
+  });
+
+  it('uses one Temporal release for the server and the admin tools', () => {
+    expect(service('temporal').image).toMatch(/^temporalio\/auto-setup:/);
+    expect(service('temporal-setup').image).toMatch(/^temporalio\/admin-tools:/);
+    const server = imageTag(service('temporal').image!)!;
+    expect(server).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(imageTag(service('temporal-setup').image!)!.startsWith(`${server}-`) || imageTag(service('temporal-setup').image!) === server).toBe(true);
+  });
+
+  it('gives every long-running service a healthcheck, and runs one-shot setup once', () => {
+    expect(longRunning.sort()).toEqual(['postgres', 'temporal', 'temporal-ui', 'webhooks']);
+    for (const name of longRunning) {
+      const check = services[name]!.healthcheck;
+      expect(check?.disable, name).not.toBe(true);
+      const test = check?.test;
+      expect(Array.isArray(test) ? test.slice(0, 1) : test, name).not.toEqual(['NONE']);
+      expect(Array.isArray(test) ? test.length : (test ?? '').length, name).toBeGreaterThan(1);
+      expect(services[name]!.restart, name).toBe('unless-stopped');
+    }
+    expect(service('temporal-setup').restart).toBe('no');
+    expect(service('postgres').healthcheck!.test).toContain('pg_isready');
+    expect(service('temporal').healthcheck!.test).toEqual(expect.arrayContaining(['temporal', 'operator']));
+    expect(String(service('webhooks').healthcheck!.test)).toContain('/healthz');
+  });
+
+  it('starts each service only once what it needs is ready', () => {
+    expect(dependsOn(service('postgres'))).toEqual({});
+    expect(dependsOn(service('temporal'))).toEqual({ postgres: 'service_healthy' });
+    expect(dependsOn(service('temporal-setup'))).toEqual({ temporal: 'service_healthy' });
+    expect(dependsOn(service('temporal-ui'))).toEqual({ temporal: 'service_healthy' });
+    expect(dependsOn(service('webhooks'))).toEqual({
+      postgres: 'service_healthy',
+      temporal: 'service_healthy',
+      'temporal-setup': 'service_completed_successfully',
+    });
+  });
+
+  it('waits only on conditions that can come true', () => {
+    for (const [name, s] of Object.entries(services)) {
+      for (const [target, condition] of Object.entries(dependsOn(s))) {
+        expect(services[target], `${name} -> ${target}`).toBeDefined();
+        if (condition === 'service_healthy') expect(services[target]!.healthcheck, `${name} -> ${target}`).toBeDefined();
+        // A job that restarts never stays "completed".
+        if (condition === 'service_completed_successfully') expect(services[target]!.restart, `${name} -> ${target}`).toBe('no');
+      }
+    }
+  });
+
+  it('keeps PostgreSQL data in a named volume', () => {
+    const volumes = (service('postgres') as { volumes?: string[] }).volumes ?? [];
+    const data = volumes.find((v) => v.endsWith(':/var/lib/postgresql/data'));
+    expect(data).toBeDefined();
+    const name = data!.split(':')[0]!;
+    expect(name).not.toMatch(/^[./~]/);
+    expect(Object.keys(compose.volumes ?? {})).toContain(name);
+  });
+
+  it('runs Temporal on the stack PostgreSQL', () => {
+    const temporal = environment(service('temporal'));
+    const postgres = environment(service('postgres'));
+    expect(temporal.DB).toBe('postgres12');
+    expect(temporal.POSTGRES_SEEDS).toBe('postgres');
+    expect(temporal.DB_PORT).toBe('5432');
+    expect(temporal.POSTGRES_USER).toBe(postgres.POSTGRES_USER);
+    expect(temporal.POSTGRES_PWD).toBe(postgres.POSTGRES_PASSWORD);
+    expect(postgres.POSTGRES_PASSWORD).toBe(POSTGRES_PASSWORD);
+  });
+
+  describe('webhooks environment', () => {
+    const env = environment(service('webhooks'));
+
+    it('holds only variables that loadConfig reads', () => {
+      const readByConfig = new Set<string>();
+      loadConfig(
+        new Proxy({} as Env, {
+          get(_target, key) {
+            if (typeof key === 'string') readByConfig.add(key);
+            return undefined;
+          },
+        }),
+      );
+      expect(readByConfig.size).toBeGreaterThan(0);
+      const unknown = Object.keys(env).filter((key) => !readByConfig.has(key));
+      expect(unknown).toEqual([]);
+    });
+
+    it('is a valid configuration pointing at the stack', () => {
+      const config = loadConfig(env);
+      const postgres = environment(service('postgres'));
+      expect(config.databaseUrl).toBe(
+        `postgres://${postgres.POSTGRES_USER}:${POSTGRES_PASSWORD}@postgres:5432/${postgres.POSTGRES_DB}`,
+      );
+      expect(config.temporalAddress).toBe('temporal:7233');
+      expect(config.temporalNamespace).toBe('default');
+      expect(config.internalApiToken).toBe(TOKEN);
+      expect(config.port).toBe(3000);
+      expect(config.deliveryTimeoutMs).toBe(10_000);
+    });
+
+    it('never falls back to embedded PostgreSQL, a local dev server or a generated token', () => {
+      for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'INTERNAL_API_TOKEN']) {
+        expect(env[key]?.trim(), key).toBeTruthy();
+      }
+      const config = loadConfig(env);
+      expect(config.databaseUrl).toBeDefined();
+      expect(config.temporalAddress).toBeDefined();
+      expect(config.internalApiToken).toBeDefined();
+    });
+
+    it('takes the internal API token from the operator, never from the file', () => {
+      expect(() => interpolateAll(rawCompose, { POSTGRES_PASSWORD })).toThrow(/INTERNAL_API_TOKEN/);
+      expect(() => interpolateAll(rawCompose, { INTERNAL_API_TOKEN: TOKEN })).toThrow(/POSTGRES_PASSWORD/);
+      // A token shorter than config.ts allows is refused at start, with the variable named.
+      const short = environment(interpolateAll(rawCompose, { ...operatorEnv, INTERNAL_API_TOKEN: 'short' }).services.webhooks!);
+      expect(() => loadConfig(short)).toThrow(/INTERNAL_API_TOKEN/);
+    });
+  });
+
+  it('registers exactly the search attributes of src/temporal/search-attributes.ts', () => {
+    const setup = service('temporal-setup');
+    const script = [setup.entrypoint, setup.command].flat().filter(Boolean).join(' ').replace(/\\\n/g, ' ');
+    expect(script).toMatch(/temporal operator search-attribute create/);
+    const registered = [...script.matchAll(/--name\s+(\w+)\s+--type\s+(\w+)/g)].map(([, name, type]) => ({ name, type }));
+    const cliType: Record<string, string> = {
+      KEYWORD: 'Keyword', TEXT: 'Text', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList',
+    };
+    const expected = SEARCH_ATTRIBUTE_KEYS.map((key) => ({ name: key.name, type: cliType[key.type] }));
+    const byName = (a: { name?: string }, b: { name?: string }) => a.name!.localeCompare(b.name!);
+    expect(registered.sort(byName)).toEqual(expected.sort(byName));
+    // In the namespace and on the server the service uses.
+    const env = environment(service('webhooks'));
+    expect(script).toMatch(new RegExp(`--namespace\\s+${env.TEMPORAL_NAMESPACE}\\b`));
+    expect(script).toMatch(new RegExp(`--address\\s+${env.TEMPORAL_ADDRESS}\\b`));
+  });
+
+  it('publishes only the API (3000) and the Temporal Web UI (8233)', () => {
+    const env = environment(service('webhooks'));
+    expect(publishedPorts(service('webhooks'))).toEqual([{ host: 3000, container: loadConfig(env).port }]);
+    expect(publishedPorts(service('temporal-ui'))).toEqual([{ host: 8233, container: 8080 }]);
+    expect(environment(service('temporal-ui')).TEMPORAL_ADDRESS).toBe(env.TEMPORAL_ADDRESS);
+    for (const name of ['postgres', 'temporal', 'temporal-setup']) {
+      expect(publishedPorts(service(name)), name).toEqual([]);
+    }
+  });
+});
+
+// ---- Dockerfile ------------------------------------------------------------------------
+
+interface Instruction {
+  keyword: string;
+  args: string;
+}
+
+/** Instructions per stage, with line continuations joined and comments dropped. */
+function dockerfileStages(text: string): { from: string; alias?: string; instructions: Instruction[] }[] {
+  const lines = text
+    .split('\n')
+    .filter((line) => !/^\s*#/.test(line))
+    .join('\n')
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+  const stages: { from: string; alias?: string; instructions: Instruction[] }[] = [];
+  for (const line of lines) {
+    const [, keyword, args] = /^(\w+)\s+(.*)$/.exec(line) ?? [];
+    if (!keyword) throw new Error(`cannot read Dockerfile line: ${line}`);
+    if (keyword.toUpperCase() === 'FROM') {
+      const [, from, alias] = /^(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?$/i.exec(args!) ?? [];
+      stages.push({ from: from!, alias, instructions: [] });
+    } else {
+      const stage = stages.at(-1);
+      if (!stage) throw new Error(`Dockerfile instruction before FROM: ${line}`);
+      stage.instructions.push({ keyword: keyword.toUpperCase(), args: args! });
+    }
+  }
+  return stages;
+}
+
+describe('Dockerfile', () => {
+  const stages = dockerfileStages(read('Dockerfile'));
+  const runtime = stages.at(-1)!;
+  const last = (keyword: string) => runtime.instructions.filter((i) => i.keyword === keyword).at(-1);
+  const pkg = JSON.parse(read('package.json')) as { main: string; scripts: Record<string, string> };
+
+  it('builds in one stage and runs from another, on pinned base images', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    const aliases = new Set(stages.map((s) => s.alias).filter(Boolean));
+    for (const stage of stages) {
+      if (aliases.has(stage.from)) continue;
+      expect(isPinned(stage.from), stage.from).toBe(true);
+      expect(stage.from).toMatch(/^node:20[.-]/);
+    }
+  });
+
+  it('builds with the lockfile and the build script, which copies the migrations', () => {
+    const build = stages.find((s) => s.instructions.some((i) => i.keyword === 'RUN' && /\bnpm run build\b/.test(i.args)));
+    expect(build).toBeDefined();
+    expect(build).not.toBe(runtime);
+    expect(build!.instructions.some((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args))).toBe(true);
+    expect(pkg.scripts.build).toMatch(/cp -r src\/db\/migrations dist\/src\/db\/migrations/);
+    // The runtime copies dist/ from the build stage.
+    expect(runtime.instructions.some((i) => i.keyword === 'COPY' && new RegExp(`--from=${build!.alias}\\s+\\S*dist\\b`).test(i.args))).toBe(true);
+  });
+
+  it('installs production dependencies only in the runtime image', () => {
+    const installs = runtime.instructions.filter((i) => i.keyword === 'RUN' && /\bnpm (ci|install|i)\b/.test(i.args));
+    expect(installs.length).toBe(1);
+    expect(installs[0]!.args).toMatch(/\bnpm ci --omit=dev\b/);
+  });
+
+  it('runs as a non-root user that can create the data directory', () => {
+    const user = last('USER')?.args.split(':')[0];
+    expect(user).toBeDefined();
+    expect(['root', '0']).not.toContain(user);
+    // main.ts creates DATA_DIR at every start; under a root-owned WORKDIR it must exist already.
+    const dataDir = loadConfig({}).dataDir;
+    const prepared = runtime.instructions.some(
+      (i) => i.keyword === 'RUN' && i.args.includes(`mkdir -p ${dataDir}`) && new RegExp(`chown ${user}(:\\w+)? ${dataDir.replace('.', '\\.')}\\b`).test(i.args),
+    );
+    expect(prepared).toBe(true);
+  });
+
+  it('starts dist/src/main.js, which is package.json main', () => {
+    const cmd = JSON.parse(last('CMD')!.args) as string[];
+    expect(cmd).toEqual(['node', pkg.main]);
+    expect(pkg.main).toBe('dist/src/main.js');
+    expect(runtime.instructions.some((i) => i.keyword === 'ENTRYPOINT')).toBe(false);
+  });
+
+  it('exposes the API port and checks /healthz with node', () => {
+    expect(last('EXPOSE')?.args.split(/\s+/)).toEqual([String(loadConfig({}).port)]);
+    const check = last('HEALTHCHECK')?.args ?? '';
+    expect(check).toMatch(/CMD \[\s*"node"/);
+    expect(check).toContain('/healthz');
+    expect(check).not.toMatch(/\bcurl\b|\bwget\b/);
+  });
+});
+
+describe('.dockerignore', () => {
+  it('keeps local builds, dependencies, data and history out of the build context', () => {
+    const entries = read('.dockerignore')
+      .split('\n')
+      .map((line) => line.trim().replace(/^\/|\/$/g, ''))
+      .filter((line) => line && !line.startsWith('#'));
+    expect(entries).toEqual(expect.arrayContaining(['node_modules', 'dist', '.data', '.git']));
+  });
+});
