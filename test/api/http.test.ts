@@ -1,21 +1,14 @@
 import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app';
 import { createSql } from '../../src/db/sql';
 import { createLogger } from '../../src/logger';
 import { createWorkflows } from '../../src/temporal/client';
 import { startTestStack, type TestStack } from '../support/stack';
+import { freePort } from '../support/ports';
 
 let stack: TestStack;
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 beforeAll(async () => {
   stack = await startTestStack();
 });
@@ -67,7 +60,7 @@ describe('HTTP foundations', () => {
   });
 
   it('answers 503 UNAVAILABLE with Retry-After when PostgreSQL is unreachable', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const sql = createSql(`postgres://postgres@127.0.0.1:${port}/none`, { max: 1 });
     const app = createApp({
       sql,

@@ -1,9 +1,9 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/delivery/signing';
 import { lifecycleStateQuery } from '../../workflows';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
+import { freePort } from '../support/ports';
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -23,15 +23,6 @@ function register(token: string, body: unknown) {
 async function webhookRows(accountId: string) {
   return stack.service.sql<{ id: string; url: string; events: string[] }[]>`
     SELECT id, url, events FROM webhooks WHERE account_id = ${accountId} ORDER BY created_at`;
-}
-
-/** A loopback port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe('POST /v3/webhooks: creation and update', () => {
@@ -283,7 +274,7 @@ describe('POST /v3/webhooks: an unreachable url', () => {
 
   it('answers 422 with reason connection when nothing listens, and timeout when the receiver never answers', async () => {
     const account = await stack.createAccount();
-    const refused = await register(account.token, { url: `https://127.0.0.1:${await closedPort()}/hook` });
+    const refused = await register(account.token, { url: `https://127.0.0.1:${await freePort()}/hook` });
     expect(refused.status).toBe(422);
     expect(refused.body.error).toEqual({ code: 'WEBHOOK_UNREACHABLE', message: expect.any(String), reason: 'connection' });
 

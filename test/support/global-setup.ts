@@ -3,27 +3,19 @@
 // DATABASE_URL's server (or an embedded PostgreSQL).
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../src/db/embedded';
 import { createSql } from '../../src/db/sql';
 import { findTemporalCli, startDevServer } from '../../src/temporal/dev-server';
+import { freePort } from './ports';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     temporalAddress: string;
     databaseUrl: string;
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function startTemporal(): Promise<{ address: string; stop(): Promise<void> }> {
