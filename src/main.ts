@@ -41,7 +41,10 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   // Shutdown is ours (below), in order: the SDK must not start draining the worker on its own.
   Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
-  await mkdir(config.dataDir, { recursive: true });
+  // Only the embedded defaults keep files; a container with everything configured needs no data directory.
+  if (!config.databaseUrl || !config.temporalAddress || !config.internalApiToken) {
+    await mkdir(config.dataDir, { recursive: true });
+  }
   // Each part started adds its stop in front: Ctrl-C stops them in reverse order, also mid-start.
   const stops: (() => Promise<void>)[] = [];
   let stopping = false;

@@ -60,7 +60,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
   const app = createApp({
     sql,
-    workflows: createWorkflows(client, taskQueue),
+    workflows: createWorkflows(client, taskQueue, config.deliveryTimeoutMs),
     logger,
     internalApiToken: options.internalApiToken,
     checkUrl: (raw) => checkWebhookUrl(raw, policy, resolve),

@@ -67,7 +67,20 @@ export interface WebhookLifecycleState {
   webhookId: string;
   accountId: string;
   status: WebhookStatus;
+  pausedReason: PausedReason | null;
   consecutiveFailures: number;
+}
+
+/** Input of `webhook/{id}`, carried across continue-as-new. */
+export interface WebhookLifecycleInput {
+  state: WebhookLifecycleState;
+  /** Continue-as-new after this many signals (Temporal caps a run at 10,000); tests lower it. */
+  signalsPerRun?: number;
+}
+
+/** Outcomes of event deliveries to one webhook, in the order they happened; `internal` ones left out. */
+export interface DeliveryOutcomes {
+  delivered: boolean[];
 }
 
 export const TASK_QUEUE = 'webhooks';

@@ -1,2 +1,9 @@
 export { registerWebhook } from './register-webhook';
-export { webhookLifecycle, lifecycleStateQuery, webhookDeletedSignal } from './webhook-lifecycle';
+export { pingWebhook } from './ping-webhook';
+export {
+  webhookLifecycle,
+  lifecycleStateQuery,
+  deliveryOutcomesSignal,
+  setStatusUpdate,
+  deleteWebhookUpdate,
+} from './webhook-lifecycle';

@@ -47,7 +47,7 @@ async function ensureLifecycleRunning(webhookId: string, accountId: string): Pro
   try {
     await startChild(webhookLifecycle, {
       workflowId: `webhook/${webhookId}`,
-      args: [{ webhookId, accountId, status: 'active', consecutiveFailures: 0 }],
+      args: [{ state: { webhookId, accountId, status: 'active', pausedReason: null, consecutiveFailures: 0 } }],
       // It outlives this registration.
       parentClosePolicy: ParentClosePolicy.ABANDON,
       typedSearchAttributes: [

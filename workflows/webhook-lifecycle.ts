@@ -1,20 +1,124 @@
-import { condition, defineQuery, defineSignal, setHandler } from '@temporalio/workflow';
-import type { WebhookLifecycleState } from '../src/types';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { WebhookStatusKey } from '../src/temporal/search-attributes';
+import {
+  MAX_CONSECUTIVE_FAILURES,
+  type DeliveryOutcomes,
+  type WebhookLifecycleInput,
+  type WebhookLifecycleState,
+  type WebhookStatus,
+} from '../src/types';
 
 export const lifecycleStateQuery = defineQuery<WebhookLifecycleState>('state');
-/** The webhook was deleted: the workflow ends. */
-export const webhookDeletedSignal = defineSignal('webhookDeleted');
+/** Outcomes of event deliveries, one signal per list write. */
+export const deliveryOutcomesSignal = defineSignal<[DeliveryOutcomes]>('deliveryOutcomes');
+/** PATCH status: `active` reactivates (count back to 0), `paused` pauses by hand. Answers once stored. */
+export const setStatusUpdate = defineUpdate<WebhookLifecycleState, [WebhookStatus]>('setStatus');
+/** DELETE: removes the webhook and ends this workflow. */
+export const deleteWebhookUpdate = defineUpdate<void>('deleteWebhook');
+
+const DEFAULT_SIGNALS_PER_RUN = 2_000;
+
+const { storeWebhookState, deleteWebhook } = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
+});
 
 /**
- * `webhook/{id}`: lives as long as its webhook and keeps its consecutive-failure count,
- * which an operator reads through the `state` query.
+ * `webhook/{id}`: lives as long as its webhook and owns its consecutive-failure count.
+ * A failed delivery adds one, a delivered one resets it; at 20 the webhook is paused and
+ * later outcomes change nothing until it is reactivated. PostgreSQL mirrors the state
+ * (for the API and for deciding recipients); only this loop writes it, one version at a time.
  */
-export async function webhookLifecycle(initial: WebhookLifecycleState): Promise<void> {
-  const state = { ...initial };
+export async function webhookLifecycle({ state: initial, signalsPerRun = DEFAULT_SIGNALS_PER_RUN }: WebhookLifecycleInput): Promise<void> {
+  const state: WebhookLifecycleState = { ...initial };
+  const inbox: boolean[] = [];
+  let signalsThisRun = 0;
   let deleted = false;
+  let version = 0;
+  let storedVersion = 0;
+  let statusAttribute = initial.status;
+
+  const change = (next: Partial<WebhookLifecycleState>) => {
+    Object.assign(state, next);
+    version++;
+  };
+  const stored = async () => {
+    const awaited = version;
+    await condition(() => storedVersion >= awaited || deleted);
+  };
+
   setHandler(lifecycleStateQuery, () => state);
-  setHandler(webhookDeletedSignal, () => {
+  setHandler(deliveryOutcomesSignal, ({ delivered }) => {
+    signalsThisRun++;
+    inbox.push(...delivered);
+  });
+  setHandler(
+    setStatusUpdate,
+    async (status) => {
+      if (status === 'active') change({ status: 'active', pausedReason: null, consecutiveFailures: 0 });
+      else if (state.status === 'active') change({ status: 'paused', pausedReason: 'manual' });
+      await stored();
+      return { ...state };
+    },
+    {
+      validator: (status) => {
+        if (status !== 'active' && status !== 'paused') throw new Error(`status must be active or paused, not ${String(status)}`);
+      },
+    },
+  );
+  setHandler(deleteWebhookUpdate, async () => {
+    await deleteWebhook(state.webhookId);
     deleted = true;
   });
-  await condition(() => deleted);
+
+  const runIsLong = () => signalsThisRun >= signalsPerRun || workflowInfo().continueAsNewSuggested;
+
+  while (!deleted) {
+    await condition(() => inbox.length > 0 || version > storedVersion || deleted || runIsLong());
+    if (deleted) break;
+    countOutcomes(state, inbox.splice(0), change);
+    if (version > storedVersion) {
+      const storing = version;
+      if (state.status !== statusAttribute) {
+        statusAttribute = state.status;
+        upsertSearchAttributes([{ key: WebhookStatusKey, value: statusAttribute }]);
+      }
+      await storeWebhookState({ ...state });
+      storedVersion = storing;
+    }
+    if (runIsLong() && inbox.length === 0 && version === storedVersion) {
+      await condition(allHandlersFinished);
+      if (!deleted) await continueAsNew<typeof webhookLifecycle>({ state, signalsPerRun });
+    }
+  }
+  await condition(allHandlersFinished);
+}
+
+function countOutcomes(
+  state: WebhookLifecycleState,
+  outcomes: boolean[],
+  change: (next: Partial<WebhookLifecycleState>) => void,
+): void {
+  for (const delivered of outcomes) {
+    if (state.status === 'paused') return; // outcomes after a pause change nothing
+    if (delivered) {
+      if (state.consecutiveFailures !== 0) change({ consecutiveFailures: 0 });
+    } else if (state.consecutiveFailures + 1 >= MAX_CONSECUTIVE_FAILURES) {
+      change({ consecutiveFailures: MAX_CONSECUTIVE_FAILURES, status: 'paused', pausedReason: 'auto_failures' });
+    } else {
+      change({ consecutiveFailures: state.consecutiveFailures + 1 });
+    }
+  }
 }

@@ -1,12 +1,19 @@
-// JSON schemas of every request, compiled once by one ajv instance. The same objects
-// are the source of the OpenAPI document.
-import Ajv, { type ErrorObject, type JSONSchemaType, type ValidateFunction } from 'ajv';
-import { MAX_LIST_IDS, TOPICS, type Topic } from '../types';
+// JSON schemas (draft 2020-12, the dialect of OpenAPI 3.1) of every request and response.
+// Requests are validated with them, compiled once by one ajv instance; the OpenAPI
+// document is built from the same objects.
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import { MAX_LIST_IDS, TOPICS, type Topic, type WebhookStatus } from '../types';
 import { apiErrors, type ValidationIssue } from './errors';
 
-const ajv = new Ajv({ allErrors: false, strict: true });
+const ajv = new Ajv2020({ allErrors: false, strict: true });
 
 const id = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' } as const;
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const topic = { type: 'string', enum: [...TOPICS] } as const;
+const events = { type: 'array', minItems: 1, maxItems: TOPICS.length, uniqueItems: true, items: topic } as const;
+const listIds = { type: 'array', maxItems: MAX_LIST_IDS, uniqueItems: true, items: id } as const;
+
+// ---- requests ----
 
 export interface RegisterWebhookBody {
   url: string;
@@ -14,57 +21,180 @@ export interface RegisterWebhookBody {
   listIds?: string[];
 }
 
-export const registerWebhookBodySchema: JSONSchemaType<RegisterWebhookBody> = {
+export const registerWebhookBody = {
   type: 'object',
   additionalProperties: false,
   required: ['url'],
   properties: {
-    url: { type: 'string', minLength: 1, maxLength: 2048 },
-    events: {
-      type: 'array',
-      nullable: true,
-      minItems: 1,
-      maxItems: TOPICS.length,
-      uniqueItems: true,
-      items: { type: 'string', enum: [...TOPICS] },
-    },
-    listIds: { type: 'array', nullable: true, maxItems: MAX_LIST_IDS, uniqueItems: true, items: id },
+    url: { type: 'string', minLength: 1, maxLength: 2048, description: 'Absolute https: URL of the receiver' },
+    events: { ...events, description: 'Topics; default ["list.changed"]' },
+    listIds: { ...listIds, description: 'Lists to restrict deliveries to; empty or omitted: all of the account\'s lists' },
   },
-};
+} as const;
+
+export interface UpdateWebhookBody {
+  status?: WebhookStatus;
+  events?: Topic[];
+  listIds?: string[];
+}
+
+export const updateWebhookBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    status: { type: 'string', enum: ['active', 'paused'], description: 'active reactivates (count reset); paused pauses by hand' },
+    events,
+    listIds,
+  },
+} as const;
+
+/** Routes without a body accept none or an empty object. */
+export const emptyBody = { type: 'object', additionalProperties: false, maxProperties: 0 } as const;
 
 export interface CreateAccountBody {
   name: string;
 }
 
-export const createAccountBodySchema: JSONSchemaType<CreateAccountBody> = {
+export const createAccountBody = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
   properties: { name: { type: 'string', minLength: 1, maxLength: 200 } },
-};
+} as const;
 
 export interface PutListBody {
   ownerAccountId: string;
   memberAccountIds?: string[];
 }
 
-export const putListBodySchema: JSONSchemaType<PutListBody> = {
+export const putListBody = {
   type: 'object',
   additionalProperties: false,
   required: ['ownerAccountId'],
   properties: {
     ownerAccountId: id,
-    memberAccountIds: { type: 'array', nullable: true, maxItems: 1000, uniqueItems: true, items: id },
+    memberAccountIds: { type: 'array', maxItems: 1000, uniqueItems: true, items: id },
   },
-};
+} as const;
 
-export const idSchema: JSONSchemaType<string> = id;
+export const idParameter = id;
+
+// ---- responses (documentation and contract tests) ----
+
+export const webhookObject = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'url', 'events', 'listIds', 'status', 'pausedReason', 'consecutiveFailures', 'createdAt', 'updatedAt'],
+  properties: {
+    id: { type: 'string', pattern: '^wh_[0-9a-f]{24}$' },
+    url: { type: 'string' },
+    events: { type: 'array', items: topic },
+    listIds: { type: 'array', items: { type: 'string' } },
+    status: { type: 'string', enum: ['active', 'paused'] },
+    pausedReason: { enum: ['auto_failures', 'manual', null] },
+    consecutiveFailures: { type: 'integer', minimum: 0 },
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  },
+} as const;
+
+export const createdWebhookObject = {
+  ...webhookObject,
+  required: [...webhookObject.required, 'secret'],
+  properties: {
+    ...webhookObject.properties,
+    secret: { type: 'string', pattern: '^whsec_', description: 'The signing secret; shown in this response only' },
+  },
+} as const;
+
+export const webhookList = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['data'],
+  properties: { data: { type: 'array', items: webhookObject } },
+} as const;
+
+const deliveryError = { enum: ['timeout', 'redirect', 'non_2xx', 'connection', 'tls', 'blocked_address', 'internal', null] } as const;
+
+export const pingResult = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['delivered', 'statusCode', 'durationMs', 'error'],
+  properties: {
+    delivered: { type: 'boolean' },
+    statusCode: { type: ['integer', 'null'] },
+    durationMs: { type: 'integer', minimum: 0 },
+    error: deliveryError,
+  },
+} as const;
+
+export const createdAccount = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'token'],
+  properties: {
+    id: { type: 'string', pattern: '^acc_' },
+    token: { type: 'string', description: 'The account\'s API token; shown in this response only' },
+  },
+} as const;
+
+export const listObject = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'ownerAccountId', 'memberAccountIds', 'cursor'],
+  properties: {
+    id: { type: 'string' },
+    ownerAccountId: { type: 'string' },
+    memberAccountIds: { type: 'array', items: { type: 'string' } },
+    cursor: { type: 'integer', minimum: 0 },
+  },
+} as const;
+
+export const errorEnvelope = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string' },
+        message: { type: 'string' },
+        details: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['path', 'message'],
+            properties: { path: { type: 'string' }, message: { type: 'string' } },
+          },
+        },
+        invalidListIds: { type: 'array', items: { type: 'string' } },
+        reason: { type: 'string' },
+        statusCode: { type: 'integer' },
+      },
+    },
+  },
+} as const;
+
+export const healthStatus = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['status'],
+  properties: { status: { type: 'string' } },
+} as const;
+
+// ---- validation ----
 
 export const validators = {
-  registerWebhookBody: ajv.compile(registerWebhookBodySchema),
-  createAccountBody: ajv.compile(createAccountBodySchema),
-  putListBody: ajv.compile(putListBodySchema),
-  id: ajv.compile(idSchema),
+  registerWebhookBody: ajv.compile<RegisterWebhookBody>(registerWebhookBody),
+  updateWebhookBody: ajv.compile<UpdateWebhookBody>(updateWebhookBody),
+  emptyBody: ajv.compile<Record<string, never>>(emptyBody),
+  createAccountBody: ajv.compile<CreateAccountBody>(createAccountBody),
+  putListBody: ajv.compile<PutListBody>(putListBody),
+  id: ajv.compile<string>(idParameter),
 };
 
 function toIssue(error: ErrorObject, prefix: string): ValidationIssue {
@@ -81,7 +211,7 @@ function toIssue(error: ErrorObject, prefix: string): ValidationIssue {
 
 /**
  * Returns `data` typed as the schema says, or throws VALIDATION_FAILED naming where it
- * failed. `prefix` places the path, e.g. '' for the body or '/params' for a path parameter.
+ * failed. `prefix` places the path, e.g. '' for the body or '/params/id' for a path parameter.
  */
 export function validate<T>(validator: ValidateFunction<T>, data: unknown, prefix = ''): T {
   if (validator(data)) return data;

@@ -5,6 +5,7 @@ import {
   type RegistrationResult,
   type Topic,
   type Webhook,
+  type WebhookLifecycleState,
 } from '../types';
 import { findListIdsNotOwned } from './lists';
 import type { Db, Sql } from './sql';
@@ -45,6 +46,12 @@ export async function findWebhook(sql: Db, accountId: string, webhookId: string)
   return row ? toWebhook(row) : null;
 }
 
+export async function listWebhooks(sql: Db, accountId: string): Promise<Webhook[]> {
+  const rows = await sql<WebhookRow[]>`
+    SELECT ${sql(WEBHOOK_COLUMNS)} FROM webhooks WHERE account_id = ${accountId} ORDER BY created_at, id`;
+  return rows.map(toWebhook);
+}
+
 export async function findWebhookByUrl(sql: Db, accountId: string, url: string): Promise<Webhook | null> {
   const [row] = await sql<WebhookRow[]>`
     SELECT ${sql(WEBHOOK_COLUMNS)} FROM webhooks WHERE account_id = ${accountId} AND url = ${url}`;
@@ -59,6 +66,39 @@ export async function countWebhooks(sql: Db, accountId: string): Promise<number>
 export async function getWebhookSecret(sql: Db, webhookId: string): Promise<string | null> {
   const [row] = await sql<{ secret: string }[]>`SELECT secret FROM webhooks WHERE id = ${webhookId}`;
   return row?.secret ?? null;
+}
+
+/** Where and how to sign a delivery to the webhook; null once it is deleted. */
+export async function findDeliveryTarget(sql: Db, webhookId: string): Promise<{ url: string; secret: string } | null> {
+  const [row] = await sql<{ url: string; secret: string }[]>`SELECT url, secret FROM webhooks WHERE id = ${webhookId}`;
+  return row ?? null;
+}
+
+/** PATCH of events and listIds; the status belongs to the per-webhook workflow. */
+export async function updateSubscription(
+  sql: Db,
+  webhookId: string,
+  changes: { events?: Topic[]; listIds?: string[] },
+): Promise<void> {
+  await sql`
+    UPDATE webhooks SET events = COALESCE(${changes.events ?? null}, events),
+                        list_ids = COALESCE(${changes.listIds ?? null}, list_ids),
+                        updated_at = now()
+    WHERE id = ${webhookId}`;
+}
+
+/** Mirrors the per-webhook workflow's state, which only that workflow changes. */
+export async function storeWebhookState(sql: Db, state: WebhookLifecycleState): Promise<void> {
+  await sql`
+    UPDATE webhooks SET status = ${state.status}, paused_reason = ${state.pausedReason},
+                        consecutive_failures = ${state.consecutiveFailures}, updated_at = now()
+    WHERE id = ${state.webhookId}
+      AND (status, paused_reason, consecutive_failures)
+          IS DISTINCT FROM (${state.status}, ${state.pausedReason}, ${state.consecutiveFailures})`;
+}
+
+export async function deleteWebhook(sql: Db, webhookId: string): Promise<void> {
+  await sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
 }
 
 /**

@@ -1,31 +1,56 @@
-import { Client, Connection } from '@temporalio/client';
-import type { RegistrationInput, RegistrationResult } from '../types';
-import { registerWebhook } from '../../workflows';
-import { AccountIdKey } from './search-attributes';
+import { Client, WorkflowNotFoundError } from '@temporalio/client';
+import type { DeliveryResult, RegistrationInput, RegistrationResult, WebhookLifecycleState, WebhookStatus } from '../types';
+import { deleteWebhookUpdate, pingWebhook, registerWebhook, setStatusUpdate } from '../../workflows';
+import { newId } from '../ids';
+import { AccountIdKey, WebhookIdKey } from './search-attributes';
 
-/** The workflows the API starts, behind plain functions so routes need not know Temporal. */
+/** The workflows the API starts or talks to, behind plain functions so routes need not know Temporal. */
 export interface Workflows {
   registerWebhook(input: RegistrationInput): Promise<RegistrationResult>;
+  pingWebhook(accountId: string, webhookId: string): Promise<DeliveryResult>;
+  setWebhookStatus(webhookId: string, status: WebhookStatus): Promise<WebhookLifecycleState>;
+  /** Removes the webhook through its workflow, which then ends; false when no such workflow runs. */
+  deleteWebhook(webhookId: string): Promise<boolean>;
   /** Resolves when the Temporal frontend answers; for /readyz. */
   checkHealth(): Promise<void>;
 }
 
-export async function connectClient(address: string, namespace: string): Promise<Client> {
-  const connection = await Connection.connect({ address });
-  return new Client({ connection, namespace });
-}
+export const lifecycleWorkflowId = (webhookId: string) => `webhook/${webhookId}`;
 
-export function createWorkflows(client: Client, taskQueue: string): Workflows {
+export function createWorkflows(client: Client, taskQueue: string, deliveryTimeoutMs: number): Workflows {
+  // A workflow that answers an HTTP request: one that cannot finish soon never will.
+  const workflowExecutionTimeout = '2 minutes';
+  const lifecycle = (webhookId: string) => client.workflow.getHandle(lifecycleWorkflowId(webhookId));
   return {
     registerWebhook: (input) =>
       client.workflow.execute(registerWebhook, {
         taskQueue,
         workflowId: `registration/${input.accountId}/${input.registrationId}`,
         args: [input],
-        // A registration answers an HTTP request: one that cannot finish soon never will.
-        workflowExecutionTimeout: '2 minutes',
+        workflowExecutionTimeout,
         typedSearchAttributes: [{ key: AccountIdKey, value: input.accountId }],
       }),
+    pingWebhook: (accountId, webhookId) =>
+      client.workflow.execute(pingWebhook, {
+        taskQueue,
+        workflowId: `ping/${webhookId}/${newId('dlv')}`,
+        args: [{ webhookId, deliveryTimeoutMs }],
+        workflowExecutionTimeout,
+        typedSearchAttributes: [
+          { key: AccountIdKey, value: accountId },
+          { key: WebhookIdKey, value: webhookId },
+        ],
+      }),
+    setWebhookStatus: (webhookId, status) => lifecycle(webhookId).executeUpdate(setStatusUpdate, { args: [status] }),
+    deleteWebhook: async (webhookId) => {
+      try {
+        await lifecycle(webhookId).executeUpdate(deleteWebhookUpdate);
+        return true;
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return false;
+        throw error;
+      }
+    },
     checkHealth: async () => {
       await client.connection.workflowService.getSystemInfo({});
     },

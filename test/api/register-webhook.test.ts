@@ -67,6 +67,7 @@ describe('POST /v3/webhooks: creation and update', () => {
       webhookId: webhook.id,
       accountId: account.id,
       status: 'active',
+      pausedReason: null,
       consecutiveFailures: 0,
     });
   });

@@ -1,12 +1,20 @@
 import Router from '@koa/router';
-import { countWebhooks, findWebhookByUrl, getWebhookSecret } from '../../db/webhooks';
 import { findListIdsNotOwned } from '../../db/lists';
 import type { Sql } from '../../db/sql';
+import {
+  countWebhooks,
+  deleteWebhook,
+  findWebhook,
+  findWebhookByUrl,
+  getWebhookSecret,
+  listWebhooks,
+  updateSubscription,
+} from '../../db/webhooks';
 import { newId } from '../../ids';
 import type { Workflows } from '../../temporal/client';
-import { DEFAULT_TOPICS, MAX_WEBHOOKS_PER_ACCOUNT } from '../../types';
+import { DEFAULT_TOPICS, MAX_WEBHOOKS_PER_ACCOUNT, type Webhook } from '../../types';
 import { apiErrors } from '../errors';
-import type { ApiState } from '../middleware';
+import type { ApiContext, ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
 
 export interface WebhookRoutesDeps {
@@ -21,6 +29,18 @@ export interface WebhookRoutesDeps {
 export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs }: WebhookRoutesDeps): Router<ApiState> {
   const router = new Router<ApiState>();
 
+  /** The caller's webhook named in the path; another account's is as unknown as a missing one. */
+  async function ownWebhook(ctx: ApiContext & { params: Record<string, string> }): Promise<Webhook> {
+    const webhook = await findWebhook(sql, ctx.state.accountId!, ctx.params.id!);
+    if (!webhook) throw apiErrors.webhookNotFound();
+    return webhook;
+  }
+
+  async function assertListsOwned(accountId: string, listIds: string[]): Promise<void> {
+    const invalidListIds = await findListIdsNotOwned(sql, accountId, listIds);
+    if (invalidListIds.length > 0) throw apiErrors.invalidListIds(invalidListIds);
+  }
+
   // Register, or update the webhook with the same URL. Checks run in the contract's
   // order, so that no ping is sent for a request an earlier check rejects.
   router.post('/webhooks', async (ctx) => {
@@ -32,8 +52,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs }: W
       throw apiErrors.webhookLimitExceeded(MAX_WEBHOOKS_PER_ACCOUNT);
     }
     const listIds = body.listIds ?? [];
-    const invalidListIds = await findListIdsNotOwned(sql, accountId, listIds);
-    if (invalidListIds.length > 0) throw apiErrors.invalidListIds(invalidListIds);
+    await assertListsOwned(accountId, listIds);
 
     const result = await workflows.registerWebhook({
       registrationId: newId('reg'),
@@ -61,6 +80,36 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs }: W
       case 'invalid_list_ids':
         throw apiErrors.invalidListIds(result.invalidListIds);
     }
+  });
+
+  router.get('/webhooks', async (ctx) => {
+    ctx.body = { data: await listWebhooks(sql, ctx.state.accountId!) };
+  });
+
+  router.get('/webhooks/:id', async (ctx) => {
+    ctx.body = await ownWebhook(ctx);
+  });
+
+  router.patch('/webhooks/:id', async (ctx) => {
+    const body = validate(validators.updateWebhookBody, ctx.request.body);
+    const webhook = await ownWebhook(ctx);
+    if (body.listIds) await assertListsOwned(ctx.state.accountId!, body.listIds);
+    if (body.events || body.listIds) await updateSubscription(sql, webhook.id, body);
+    // The count lives in the per-webhook workflow: reactivating there really resets it.
+    if (body.status) await workflows.setWebhookStatus(webhook.id, body.status);
+    ctx.body = await ownWebhook(ctx);
+  });
+
+  router.delete('/webhooks/:id', async (ctx) => {
+    const webhook = await ownWebhook(ctx);
+    if (!(await workflows.deleteWebhook(webhook.id))) await deleteWebhook(sql, webhook.id);
+    ctx.status = 204;
+  });
+
+  router.post('/webhooks/:id/pings', async (ctx) => {
+    validate(validators.emptyBody, ctx.request.body ?? {});
+    const webhook = await ownWebhook(ctx);
+    ctx.body = await workflows.pingWebhook(ctx.state.accountId!, webhook.id);
   });
 
   return router;
