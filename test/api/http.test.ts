@@ -64,7 +64,7 @@ describe('HTTP foundations', () => {
     const sql = createSql(`postgres://postgres@127.0.0.1:${port}/none`, { max: 1 });
     const app = createApp({
       sql,
-      workflows: createWorkflows(stack.service.client, 'unused'),
+      workflows: createWorkflows(stack.service.client, 'unused', 1000),
       logger: createLogger('silent'),
       internalApiToken: stack.internalApiToken,
       checkUrl: async (raw) => new URL(raw),
