@@ -4,7 +4,9 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci
+# npm install, not npm ci: the lock file lacks the optional @swc/core packages of other
+# platforms (our registry does not serve them), which npm ci treats as out of sync.
+RUN npm install --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY workflows ./workflows
@@ -16,9 +18,9 @@ FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev && npm cache clean --force
+RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
-# main.ts creates DATA_DIR (default .data) at every start; the app itself stays root-owned.
+# Only the embedded defaults write to DATA_DIR (.data); the app itself stays root-owned.
 RUN mkdir -p .data && chown node:node .data
 USER node
 EXPOSE 3000

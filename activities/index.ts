@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { recordDelivery } from '../src/db/deliveries';
+import { planDeliveries } from '../src/db/list-writes';
 import type { Sql } from '../src/db/sql';
 import {
   abandonRegistration,
@@ -7,14 +8,23 @@ import {
   completeRegistration,
   deleteWebhook,
   findDeliveryTarget,
+  findActiveDeliveryTarget,
   getRegistrationSecret,
   storeWebhookState,
 } from '../src/db/webhooks';
-import { pingPayload } from '../src/delivery/payloads';
+import { eventPayload, pingPayload } from '../src/delivery/payloads';
 import { postSigned } from '../src/delivery/post-signed';
 import type { HttpSender } from '../src/delivery/sender';
 import { newId } from '../src/ids';
-import type { DeliveryResult, RegistrationInput, RegistrationResult, WebhookLifecycleState } from '../src/types';
+import type {
+  DeliveryResult,
+  EventDeliveryOutcome,
+  ListWrite,
+  PlannedDelivery,
+  RegistrationInput,
+  RegistrationResult,
+  WebhookLifecycleState,
+} from '../src/types';
 
 export interface ActivityDependencies {
   sql: Sql;
@@ -58,6 +68,28 @@ export function createActivities({ sql, http }: ActivityDependencies) {
       return result;
     },
 
+    planDeliveries(write: ListWrite): Promise<PlannedDelivery[]> {
+      return planDeliveries(sql, write);
+    },
+
+    /** One event delivery: a single attempt (the workflow never retries it), logged. */
+    async deliverEvent({ delivery, write }: { delivery: PlannedDelivery; write: ListWrite }): Promise<EventDeliveryOutcome> {
+      // Paused or deleted since the plan: nothing is sent, nothing counted.
+      const target = await findActiveDeliveryTarget(sql, delivery.webhookId);
+      if (target === null) return { skipped: true };
+      const body = eventPayload(delivery.topic, write.listId, write.cursor, write.at);
+      const message = { url: target.url, webhookId: delivery.webhookId, deliveryId: delivery.deliveryId, event: delivery.topic, body };
+      const result = await postSigned(http, message, target.secret);
+      await recordDelivery(sql, eventRecord(delivery, write, result));
+      return result;
+    },
+
+    /** A delivery whose attempt was lost on our side (a worker died mid-way): logged as `internal`. */
+    async recordInternalFailure({ delivery, write }: { delivery: PlannedDelivery; write: ListWrite }): Promise<void> {
+      const result: DeliveryResult = { delivered: false, statusCode: null, durationMs: 0, error: 'internal' };
+      await recordDelivery(sql, eventRecord(delivery, write, result));
+    },
+
     storeWebhookState(state: WebhookLifecycleState): Promise<void> {
       return storeWebhookState(sql, state);
     },
@@ -65,6 +97,19 @@ export function createActivities({ sql, http }: ActivityDependencies) {
     deleteWebhook(webhookId: string): Promise<void> {
       return deleteWebhook(sql, webhookId);
     },
+  };
+}
+
+function eventRecord(delivery: PlannedDelivery, write: ListWrite, result: DeliveryResult) {
+  return {
+    id: delivery.deliveryId,
+    webhookId: delivery.webhookId,
+    kind: 'event' as const,
+    event: delivery.topic,
+    listId: write.listId,
+    cursor: write.cursor,
+    at: write.at,
+    result,
   };
 }
 

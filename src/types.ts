@@ -83,6 +83,26 @@ export interface DeliveryOutcomes {
   delivered: boolean[];
 }
 
+/** Input of `list-write/{listId}/{writeId}`: a recorded write, to deliver. */
+export interface ListWrite {
+  listId: string;
+  writeId: string;
+  cursor: number;
+  /** ISO 8601 UTC with milliseconds. */
+  at: string;
+  topics: Topic[];
+}
+
+/** One delivery a write will make: its log id is fixed before it is attempted. */
+export interface PlannedDelivery {
+  deliveryId: string;
+  webhookId: string;
+  topic: Topic;
+}
+
+/** What a delivery attempt came to; `skipped` when the webhook was paused or deleted since the plan. */
+export type EventDeliveryOutcome = DeliveryResult | { skipped: true };
+
 export const TASK_QUEUE = 'webhooks';
 export const MAX_CONSECUTIVE_FAILURES = 20;
 export const MAX_WEBHOOKS_PER_ACCOUNT = 5;

@@ -7,3 +7,4 @@ export {
   setStatusUpdate,
   deleteWebhookUpdate,
 } from './webhook-lifecycle';
+export { deliverListWrite } from './deliver-list-write';

@@ -4,6 +4,7 @@ import type { Sql } from '../db/sql';
 import type { Logger } from '../logger';
 import type { Workflows } from '../temporal/client';
 import { apiErrors } from './errors';
+import { buildOpenApiDocument } from './openapi';
 import { authenticateAccount, authenticateInternal, errorEnvelope, jsonBody, requestLog, type ApiState } from './middleware';
 import { internalRoutes } from './routes/internal';
 import { webhookRoutes } from './routes/webhooks';
@@ -20,18 +21,18 @@ export interface AppDependencies {
 const PUBLIC_BODY_LIMIT = 64 * 1024;
 const INTERNAL_BODY_LIMIT = 1024 * 1024;
 
-export function createApp(deps: AppDependencies): Koa<ApiState> {
-  const app = new Koa<ApiState>();
-  // Errors are answered by errorEnvelope and logged there; Koa's own printer would repeat them.
-  app.silent = true;
-  app.use(requestLog(deps.logger));
-  app.use(errorEnvelope(deps.logger));
-
-  const health = new Router<ApiState>();
-  health.get('/healthz', (ctx) => {
+/** The routers of the three route groups, in the order the app tries them. */
+export function createRouters(deps: AppDependencies): Router<ApiState>[] {
+  // Routes that need no token.
+  const open = new Router<ApiState>();
+  const openApiDocument = buildOpenApiDocument();
+  open.get('/v3/openapi.json', (ctx) => {
+    ctx.body = openApiDocument;
+  });
+  open.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
-  health.get('/readyz', async (ctx) => {
+  open.get('/readyz', async (ctx) => {
     try {
       await Promise.all([deps.sql`SELECT 1`, deps.workflows.checkHealth()]);
     } catch {
@@ -51,7 +52,16 @@ export function createApp(deps: AppDependencies): Koa<ApiState> {
   const internal = internalRoutes(deps);
   internalApi.use(internal.routes(), internal.allowedMethods());
 
-  for (const router of [health, publicApi, internalApi]) {
+  return [open, publicApi, internalApi];
+}
+
+export function createApp(deps: AppDependencies): Koa<ApiState> {
+  const app = new Koa<ApiState>();
+  // Errors are answered by errorEnvelope and logged there; Koa's own printer would repeat them.
+  app.silent = true;
+  app.use(requestLog(deps.logger));
+  app.use(errorEnvelope(deps.logger));
+  for (const router of createRouters(deps)) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

@@ -55,6 +55,8 @@ export const apiErrors = {
   methodNotAllowed: () => new ApiError(405, 'METHOD_NOT_ALLOWED', 'This route does not accept that method.'),
   webhookLimitExceeded: (limit: number) =>
     new ApiError(409, 'WEBHOOK_LIMIT_EXCEEDED', `An account may have at most ${limit} webhooks.`),
+  writeIdReused: () =>
+    new ApiError(409, 'WRITE_ID_REUSED', 'This writeId was already used for this list with a different body.'),
   payloadTooLarge: (limitBytes: number) =>
     new ApiError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${limitBytes} bytes.`),
   unsupportedMediaType: () =>

@@ -2,6 +2,8 @@
 // Requests are validated with them, compiled once by one ajv instance; the OpenAPI
 // document is built from the same objects.
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import type { Change } from '../db/list-writes';
+import { CHANGE_TYPES } from '../delivery/topics';
 import { MAX_LIST_IDS, TOPICS, type Topic, type WebhookStatus } from '../types';
 import { apiErrors, type ValidationIssue } from './errors';
 
@@ -78,9 +80,61 @@ export const putListBody = {
   },
 } as const;
 
+export interface ListWriteBody {
+  writeId: string;
+  at?: string;
+  changes: Change[];
+}
+
+export const listWriteBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['writeId', 'changes'],
+  properties: {
+    writeId: { ...id, description: 'Unique per list: a repeat with the same body is answered again, never delivered twice' },
+    at: {
+      type: 'string',
+      maxLength: 40,
+      pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$',
+      description: 'ISO 8601 time of the write; default now',
+    },
+    changes: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 1000,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['type'],
+        properties: { type: { type: 'string', enum: [...CHANGE_TYPES] }, itemId: id, accountId: id },
+        // Membership changes name the account that joined or left.
+        if: { type: 'object', properties: { type: { enum: ['member.joined', 'member.left'] } } },
+        then: { type: 'object', properties: { accountId: id }, required: ['accountId'] },
+      },
+    },
+  },
+} as const;
+
+export interface DeliveriesQuery {
+  limit?: string;
+  before?: string;
+}
+
+export const deliveriesQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'string', pattern: '^(100|[1-9][0-9]?)$', description: '1 to 100, default 20' },
+    before: { type: 'string', pattern: '^dlv_[0-9a-f]{24}$', description: 'The `next` of the previous page' },
+  },
+} as const;
+
 export const idParameter = id;
 
 // ---- responses (documentation and contract tests) ----
+
+const deliveryError = { enum: ['timeout', 'redirect', 'non_2xx', 'connection', 'tls', 'blocked_address', 'internal', null] } as const;
+
 
 export const webhookObject = {
   type: 'object',
@@ -115,8 +169,6 @@ export const webhookList = {
   properties: { data: { type: 'array', items: webhookObject } },
 } as const;
 
-const deliveryError = { enum: ['timeout', 'redirect', 'non_2xx', 'connection', 'tls', 'blocked_address', 'internal', null] } as const;
-
 export const pingResult = {
   type: 'object',
   additionalProperties: false,
@@ -148,6 +200,48 @@ export const listObject = {
     ownerAccountId: { type: 'string' },
     memberAccountIds: { type: 'array', items: { type: 'string' } },
     cursor: { type: 'integer', minimum: 0 },
+  },
+} as const;
+
+export const writeAccepted = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['writeId', 'listId', 'cursor', 'topics'],
+  properties: {
+    writeId: { type: 'string' },
+    listId: { type: 'string' },
+    cursor: { type: 'integer', minimum: 1 },
+    topics: { type: 'array', items: topic },
+  },
+} as const;
+
+export const deliveryPage = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['data', 'next'],
+  properties: {
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'event', 'listId', 'cursor', 'at', 'kind', 'outcome', 'statusCode', 'error', 'durationMs', 'attemptedAt'],
+        properties: {
+          id: { type: 'string', pattern: '^dlv_' },
+          event: { type: 'string' },
+          listId: { type: ['string', 'null'] },
+          cursor: { type: ['integer', 'null'] },
+          at: { type: ['string', 'null'], format: 'date-time' },
+          kind: { enum: ['event', 'ping'] },
+          outcome: { enum: ['delivered', 'failed'] },
+          statusCode: { type: ['integer', 'null'] },
+          error: deliveryError,
+          durationMs: { type: 'integer', minimum: 0 },
+          attemptedAt: timestamp,
+        },
+      },
+    },
+    next: { type: ['string', 'null'], description: 'Pass as `before` for the next page; null on the last' },
   },
 } as const;
 
@@ -194,6 +288,8 @@ export const validators = {
   emptyBody: ajv.compile<Record<string, never>>(emptyBody),
   createAccountBody: ajv.compile<CreateAccountBody>(createAccountBody),
   putListBody: ajv.compile<PutListBody>(putListBody),
+  listWriteBody: ajv.compile<ListWriteBody>(listWriteBody),
+  deliveriesQuery: ajv.compile<DeliveriesQuery>(deliveriesQuery),
   id: ajv.compile<string>(idParameter),
 };
 

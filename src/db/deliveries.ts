@@ -12,12 +12,74 @@ export interface DeliveryRecord {
   result: DeliveryResult;
 }
 
+/** What GET /v3/webhooks/{id}/deliveries shows of one attempt. */
+export interface DeliveryLogEntry {
+  id: string;
+  event: string;
+  listId: string | null;
+  cursor: number | null;
+  at: string | null;
+  kind: 'event' | 'ping';
+  outcome: 'delivered' | 'failed';
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  attemptedAt: string;
+}
+
+/** The log keeps at least this many attempts per webhook; older ones are pruned. */
+export const DELIVERY_LOG_KEPT = 1000;
+/** Pruning runs once every this many attempts of a webhook, not on every insert. */
+export const DELIVERY_LOG_PRUNE_EVERY = 100;
+
+/** Logs an attempt (nothing when the webhook is gone), and now and then prunes the webhook's log. */
 export async function recordDelivery(sql: Db, delivery: DeliveryRecord): Promise<void> {
   const { result } = delivery;
+  const [logged] = await sql<{ count: string }[]>`
+    WITH counted AS (
+      UPDATE webhooks SET deliveries_logged = deliveries_logged + 1
+      WHERE id = ${delivery.webhookId}
+      RETURNING deliveries_logged
+    ), inserted AS (
+      INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, outcome, status_code, error, duration_ms)
+      SELECT ${delivery.id}, ${delivery.webhookId}, ${delivery.kind}, ${delivery.event}, ${delivery.listId},
+             ${delivery.cursor}, ${delivery.at}, ${result.delivered ? 'delivered' : 'failed'}, ${result.statusCode},
+             ${result.error}, ${result.durationMs}
+      FROM counted
+      ON CONFLICT (id) DO NOTHING
+    )
+    SELECT deliveries_logged AS count FROM counted`;
+  if (logged && Number(logged.count) % DELIVERY_LOG_PRUNE_EVERY === 0) {
+    await pruneDeliveryLog(sql, delivery.webhookId);
+  }
+}
+
+export async function pruneDeliveryLog(sql: Db, webhookId: string): Promise<void> {
   await sql`
-    INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, outcome, status_code, error, duration_ms)
-    SELECT ${delivery.id}, ${delivery.webhookId}, ${delivery.kind}, ${delivery.event}, ${delivery.listId},
-           ${delivery.cursor}, ${delivery.at}, ${result.delivered ? 'delivered' : 'failed'}, ${result.statusCode},
-           ${result.error}, ${result.durationMs}
-    WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ${delivery.webhookId})`;
+    DELETE FROM deliveries WHERE webhook_id = ${webhookId} AND id IN (
+      SELECT id FROM deliveries WHERE webhook_id = ${webhookId}
+      ORDER BY attempted_at DESC, id DESC OFFSET ${DELIVERY_LOG_KEPT})`;
+}
+
+/** Newest first; `before` is the id of the last entry of the previous page. */
+export async function listDeliveries(
+  sql: Db,
+  webhookId: string,
+  page: { limit: number; before?: string },
+): Promise<DeliveryLogEntry[]> {
+  const { before } = page;
+  const rows = await sql<(Omit<DeliveryLogEntry, 'attemptedAt' | 'at' | 'cursor'> & { attemptedAt: Date; at: Date | null; cursor: string | null })[]>`
+    SELECT id, event, list_id AS "listId", cursor, at, kind, outcome, status_code AS "statusCode", error,
+           duration_ms AS "durationMs", attempted_at AS "attemptedAt"
+    FROM deliveries
+    WHERE webhook_id = ${webhookId}
+      ${before ? sql`AND (attempted_at, id) < (SELECT attempted_at, id FROM deliveries WHERE id = ${before} AND webhook_id = ${webhookId})` : sql``}
+    ORDER BY attempted_at DESC, id DESC
+    LIMIT ${page.limit}`;
+  return rows.map((row) => ({
+    ...row,
+    cursor: row.cursor === null ? null : Number(row.cursor),
+    at: row.at?.toISOString() ?? null,
+    attemptedAt: row.attemptedAt.toISOString(),
+  }));
 }

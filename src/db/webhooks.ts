@@ -74,6 +74,13 @@ export async function findDeliveryTarget(sql: Db, webhookId: string): Promise<{ 
   return row ?? null;
 }
 
+/** The same, only while the webhook is active: paused webhooks receive nothing. */
+export async function findActiveDeliveryTarget(sql: Db, webhookId: string): Promise<{ url: string; secret: string } | null> {
+  const [row] = await sql<{ url: string; secret: string }[]>`
+    SELECT url, secret FROM webhooks WHERE id = ${webhookId} AND status = 'active'`;
+  return row ?? null;
+}
+
 /** PATCH of events and listIds; the status belongs to the per-webhook workflow. */
 export async function updateSubscription(
   sql: Db,

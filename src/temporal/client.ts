@@ -1,14 +1,16 @@
-import { Client, WorkflowNotFoundError } from '@temporalio/client';
-import type { DeliveryResult, RegistrationInput, RegistrationResult, WebhookLifecycleState, WebhookStatus } from '../types';
-import { deleteWebhookUpdate, pingWebhook, registerWebhook, setStatusUpdate } from '../../workflows';
+import { Client, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
+import type { DeliveryResult, ListWrite, RegistrationInput, RegistrationResult, WebhookLifecycleState, WebhookStatus } from '../types';
+import { deleteWebhookUpdate, deliverListWrite, pingWebhook, registerWebhook, setStatusUpdate } from '../../workflows';
 import { newId } from '../ids';
-import { AccountIdKey, WebhookIdKey } from './search-attributes';
+import { AccountIdKey, ListIdKey, WebhookIdKey } from './search-attributes';
 
 /** The workflows the API starts or talks to, behind plain functions so routes need not know Temporal. */
 export interface Workflows {
   registerWebhook(input: RegistrationInput): Promise<RegistrationResult>;
   pingWebhook(accountId: string, webhookId: string): Promise<DeliveryResult>;
   setWebhookStatus(webhookId: string, status: WebhookStatus): Promise<WebhookLifecycleState>;
+  /** Starts the deliveries of a recorded write, once: a repeat finds it started (or done). */
+  startListWrite(write: ListWrite): Promise<void>;
   /** Removes the webhook through its workflow, which then ends; false when no such workflow runs. */
   deleteWebhook(webhookId: string): Promise<boolean>;
   /** Resolves when the Temporal frontend answers; for /readyz. */
@@ -41,6 +43,20 @@ export function createWorkflows(client: Client, taskQueue: string, deliveryTimeo
           { key: WebhookIdKey, value: webhookId },
         ],
       }),
+    startListWrite: async (write) => {
+      try {
+        await client.workflow.start(deliverListWrite, {
+          taskQueue,
+          workflowId: `list-write/${write.listId}/${write.writeId}`,
+          args: [write, { deliveryTimeoutMs }],
+          // A finished write is never delivered again, whatever repeats of it come later.
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          typedSearchAttributes: [{ key: ListIdKey, value: write.listId }],
+        });
+      } catch (error) {
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      }
+    },
     setWebhookStatus: (webhookId, status) => lifecycle(webhookId).executeUpdate(setStatusUpdate, { args: [status] }),
     deleteWebhook: async (webhookId) => {
       try {

@@ -25,6 +25,8 @@ export interface RequestOptions {
 
 export interface TestStack {
   service: Service;
+  /** The suite's own task queue. */
+  taskQueue: string;
   ca: Pem;
   internalApiToken: string;
   /** Every JSON log line the service wrote. */
@@ -56,13 +58,14 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     DELIVERY_TIMEOUT_MS: '3000',
     ...env,
   });
+  const taskQueue = `test-${randomBytes(4).toString('hex')}`;
   const service = await startService({
     config,
     databaseUrl: inject('databaseUrl'),
     temporalAddress: inject('temporalAddress'),
     internalApiToken,
     logger: createLogger('info', logSink),
-    taskQueue: `test-${randomBytes(4).toString('hex')}`,
+    taskQueue,
     sender: { ca: [ca.cert] },
   });
   const receivers: Receiver[] = [];
@@ -83,6 +86,7 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
   const internal = { token: internalApiToken };
   return {
     service,
+    taskQueue,
     ca,
     internalApiToken,
     logs,

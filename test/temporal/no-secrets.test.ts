@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 describe('no signing secret in Temporal', () => {
-  it('is absent from every history, input, result, search attribute and failure of a registration', async () => {
+  it('is absent from every history, input, result, search attribute and failure', async () => {
     const account = await stack.createAccount();
     const receiver = await stack.startReceiver();
     const register = (path: string) =>
@@ -23,20 +23,43 @@ describe('no signing secret in Temporal', () => {
     expect((await register('/b')).status).toBe(422); // a new secret generated, then abandoned
     receiver.respondWith({});
     const secrets = [created.body.secret as string];
+    // A ping, a delivered write and a failed one.
+    expect((await stack.request('POST', `/v3/webhooks/${created.body.id}/pings`, { token: account.token })).status).toBe(200);
+    const listId = `no-secrets-${account.id}`;
+    await stack.putList(listId, account.id);
+    for (const [writeId, status] of [['ok', 200], ['fails', 500]] as const) {
+      receiver.respondWith({ status });
+      const accepted = await stack.request('POST', `/internal/v3/lists/${listId}/writes`, {
+        token: stack.internalApiToken,
+        body: { writeId, changes: [{ type: 'item.added' }] },
+      });
+      expect(accepted.status).toBe(202);
+      await stack.service.client.workflow.getHandle(`list-write/${listId}/${writeId}`).result();
+    }
+    receiver.respondWith({});
     const abandoned = await stack.service.sql`SELECT secret FROM registrations WHERE account_id = ${account.id} AND secret IS NOT NULL`;
     expect(abandoned).toHaveLength(0); // registrations forget their secret once decided
 
-    // 3 registrations and the webhook's own workflow.
+    // 3 registrations, the webhook's own workflow, the ping and the two writes.
     const client = stack.service.client;
     const executions = await waitFor(
       async () => {
         const found = [];
-        for await (const execution of client.workflow.list({ query: `AccountId = '${account.id}'` })) found.push(execution);
-        return found.length === 4 ? found : undefined;
+        const query = `AccountId = '${account.id}' OR ListId = '${listId}'`;
+        for await (const execution of client.workflow.list({ query })) found.push(execution);
+        return found.length === 7 ? found : undefined;
       },
-      { what: 'four workflows in visibility' },
+      { what: 'seven workflows in visibility' },
     );
-    expect(executions.map((e) => e.type).sort()).toEqual(['registerWebhook', 'registerWebhook', 'registerWebhook', 'webhookLifecycle']);
+    expect(executions.map((e) => e.type).sort()).toEqual([
+      'deliverListWrite',
+      'deliverListWrite',
+      'pingWebhook',
+      'registerWebhook',
+      'registerWebhook',
+      'registerWebhook',
+      'webhookLifecycle',
+    ]);
 
     for (const execution of executions) {
       const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();

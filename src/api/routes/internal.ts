@@ -1,13 +1,15 @@
 import Router from '@koa/router';
 import { createAccount, findUnknownAccountIds } from '../../db/accounts';
+import { recordListWrite } from '../../db/list-writes';
 import { deleteList, putList } from '../../db/lists';
 import type { Sql } from '../../db/sql';
+import type { Workflows } from '../../temporal/client';
 import { apiErrors } from '../errors';
 import type { ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
 
 /** The internal API under /internal/v3, for upstream services; the caller holds INTERNAL_API_TOKEN. */
-export function internalRoutes({ sql }: { sql: Sql }): Router<ApiState> {
+export function internalRoutes({ sql, workflows }: { sql: Sql; workflows: Workflows }): Router<ApiState> {
   const router = new Router<ApiState>();
 
   router.post('/accounts', async (ctx) => {
@@ -32,6 +34,32 @@ export function internalRoutes({ sql }: { sql: Sql }): Router<ApiState> {
     const { list, created } = await putList(sql, { id: listId, ownerAccountId: body.ownerAccountId, memberAccountIds });
     ctx.status = created ? 201 : 200;
     ctx.body = list;
+  });
+
+  // 202 only once the write is durable: recorded in PostgreSQL and its workflow started.
+  // If either step fails the upstream retries with the same writeId, which finishes it.
+  router.post('/lists/:listId/writes', async (ctx) => {
+    const listId = validate(validators.id, ctx.params.listId, '/params/listId');
+    const body = validate(validators.listWriteBody, ctx.request.body);
+    if (body.at !== undefined && Number.isNaN(Date.parse(body.at))) {
+      throw apiErrors.validationFailed([{ path: '/at', message: 'is not a valid time' }]);
+    }
+    const memberIds = body.changes.flatMap((change) => (change.accountId ? [change.accountId] : []));
+    const unknown = new Set(await findUnknownAccountIds(sql, [...new Set(memberIds)]));
+    if (unknown.size > 0) {
+      throw apiErrors.validationFailed(
+        body.changes.flatMap((change, i) =>
+          change.accountId && unknown.has(change.accountId) ? [{ path: `/changes/${i}/accountId`, message: 'is not a known account' }] : [],
+        ),
+      );
+    }
+    const result = await recordListWrite(sql, { listId, ...body });
+    if (result.outcome === 'list_not_found') throw apiErrors.listNotFound();
+    if (result.outcome === 'write_id_reused') throw apiErrors.writeIdReused();
+    await workflows.startListWrite(result.write);
+    const { writeId, cursor, topics } = result.write;
+    ctx.status = 202;
+    ctx.body = { writeId, listId, cursor, topics };
   });
 
   router.delete('/lists/:listId', async (ctx) => {

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { listDeliveries } from '../../db/deliveries';
 import { findListIdsNotOwned } from '../../db/lists';
 import type { Sql } from '../../db/sql';
 import {
@@ -112,5 +113,17 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs }: W
     ctx.body = await workflows.pingWebhook(ctx.state.accountId!, webhook.id);
   });
 
+  router.get('/webhooks/:id/deliveries', async (ctx) => {
+    const query = validate(validators.deliveriesQuery, { ...ctx.query }, '/query');
+    const webhook = await ownWebhook(ctx);
+    const limit = Number(query.limit ?? DEFAULT_PAGE_SIZE);
+    // One more than asked tells whether there is a next page.
+    const rows = await listDeliveries(sql, webhook.id, { limit: limit + 1, before: query.before });
+    const data = rows.slice(0, limit);
+    ctx.body = { data, next: rows.length > limit ? data.at(-1)!.id : null };
+  });
+
   return router;
 }
+
+const DEFAULT_PAGE_SIZE = 20;

@@ -1,0 +1,217 @@
+// The OpenAPI 3.1 document of both APIs, built from the JSON schemas that validate
+// requests (src/api/schemas.ts): one source of truth. Served at GET /v3/openapi.json.
+import { version } from '../../package.json';
+import type { ErrorCode } from './errors';
+import * as schemas from './schemas';
+
+type Schema = Record<string, unknown>;
+
+const json = (schema: Schema) => ({ 'application/json': { schema } });
+const ref = (name: keyof typeof components) => ({ $ref: `#/components/schemas/${name}` });
+
+const components = {
+  Webhook: schemas.webhookObject,
+  CreatedWebhook: schemas.createdWebhookObject,
+  WebhookList: schemas.webhookList,
+  PingResult: schemas.pingResult,
+  CreatedAccount: schemas.createdAccount,
+  List: schemas.listObject,
+  Health: schemas.healthStatus,
+  RegisterWebhookBody: schemas.registerWebhookBody,
+  UpdateWebhookBody: schemas.updateWebhookBody,
+  EmptyBody: schemas.emptyBody,
+  CreateAccountBody: schemas.createAccountBody,
+  PutListBody: schemas.putListBody,
+} as const;
+
+/** An error response: the envelope, with `code` limited to what this status means here. */
+function errors(description: string, codes: ErrorCode[]) {
+  const envelope = schemas.errorEnvelope;
+  return {
+    description: `${description}: ${codes.join(', ')}`,
+    content: json({
+      ...envelope,
+      properties: {
+        error: {
+          ...envelope.properties.error,
+          properties: { ...envelope.properties.error.properties, code: { type: 'string', enum: codes } },
+        },
+      },
+    }),
+  };
+}
+
+const ok = (description: string, schema?: Schema) => ({ description, ...(schema ? { content: json(schema) } : {}) });
+
+// Responses every route of a kind shares.
+const unavailable = { 503: { ...errors('PostgreSQL or Temporal unreachable; see Retry-After', ['UNAVAILABLE']), headers: { 'Retry-After': { schema: { type: 'integer' } } } } };
+const unexpected = { default: errors('Unexpected error', ['INTERNAL']) };
+const unauthorized = { 401: { ...errors('Missing, malformed or unknown token', ['UNAUTHORIZED']), headers: { 'WWW-Authenticate': { schema: { type: 'string' } } } } };
+const withBody = (limit: string) => ({
+  413: errors(`Body over ${limit}`, ['PAYLOAD_TOO_LARGE']),
+  415: errors('Body is not JSON', ['UNSUPPORTED_MEDIA_TYPE']),
+});
+const webhookNotFound = { 404: errors('Unknown webhook, or another account\'s', ['WEBHOOK_NOT_FOUND']) };
+const body = (name: keyof typeof components, required = true) => ({ required, content: json(ref(name)) });
+
+const webhookId = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Webhook id (wh_...)' };
+const listId = { name: 'listId', in: 'path', required: true, schema: schemas.idParameter };
+
+const account = [{ accountToken: [] }];
+const internal = [{ internalToken: [] }];
+
+export function buildOpenApiDocument() {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Webhook subscription and delivery service',
+      version,
+      description:
+        'Public API (/v3) for accounts and internal API (/internal/v3) for upstream services. Every error has the body ' +
+        '{"error": {"code", "message", ...details}}. An unknown route answers 404 NOT_FOUND; a known route with another ' +
+        'method answers 405 METHOD_NOT_ALLOWED with an Allow header.',
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    components: {
+      schemas: components,
+      securitySchemes: {
+        accountToken: { type: 'http', scheme: 'bearer', description: 'An account\'s API token (tok_...)' },
+        internalToken: { type: 'http', scheme: 'bearer', description: 'INTERNAL_API_TOKEN' },
+      },
+    },
+    paths: {
+      '/v3/webhooks': {
+        get: {
+          operationId: 'listWebhooks',
+          summary: 'The caller\'s webhooks',
+          security: account,
+          responses: { 200: ok('The webhooks', ref('WebhookList')), ...unauthorized, ...unavailable, ...unexpected },
+        },
+        post: {
+          operationId: 'registerWebhook',
+          summary: 'Register a webhook, or update the one with the same URL',
+          description:
+            'Checks run in this order: auth, body schema, URL policy, webhook count, listIds ownership, then a signed ping ' +
+            'to the URL, which must answer 2xx.',
+          security: account,
+          requestBody: body('RegisterWebhookBody'),
+          responses: {
+            201: { ...ok('Created; the only response that holds the secret', ref('CreatedWebhook')), headers: { Location: { schema: { type: 'string' } } } },
+            200: ok('Updated (same URL); the id, secret, status and count are kept', ref('Webhook')),
+            400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'URL_NOT_ALLOWED', 'INVALID_LIST_IDS']),
+            ...unauthorized,
+            409: errors('The account has 5 webhooks', ['WEBHOOK_LIMIT_EXCEEDED']),
+            ...withBody('64 KiB'),
+            422: errors('The ping did not get a 2xx', ['WEBHOOK_UNREACHABLE']),
+            ...unavailable,
+            ...unexpected,
+          },
+        },
+      },
+      '/v3/webhooks/{id}': {
+        parameters: [webhookId],
+        get: {
+          operationId: 'getWebhook',
+          security: account,
+          responses: { 200: ok('The webhook', ref('Webhook')), ...unauthorized, ...webhookNotFound, ...unavailable, ...unexpected },
+        },
+        patch: {
+          operationId: 'updateWebhook',
+          summary: 'Reactivate or pause; change events or listIds',
+          security: account,
+          requestBody: body('UpdateWebhookBody'),
+          responses: {
+            200: ok('The webhook after the change', ref('Webhook')),
+            400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'INVALID_LIST_IDS']),
+            ...unauthorized,
+            ...webhookNotFound,
+            ...withBody('64 KiB'),
+            ...unavailable,
+            ...unexpected,
+          },
+        },
+        delete: {
+          operationId: 'deleteWebhook',
+          security: account,
+          responses: { 204: ok('Deleted; nothing more is delivered'), ...unauthorized, ...webhookNotFound, ...unavailable, ...unexpected },
+        },
+      },
+      '/v3/webhooks/{id}/pings': {
+        parameters: [webhookId],
+        post: {
+          operationId: 'pingWebhook',
+          summary: 'Send a signed ping now (also to a paused webhook); never counted as a failure',
+          security: account,
+          requestBody: body('EmptyBody', false),
+          responses: {
+            200: ok('What the ping got', ref('PingResult')),
+            400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
+            ...unauthorized,
+            ...webhookNotFound,
+            ...withBody('64 KiB'),
+            ...unavailable,
+            ...unexpected,
+          },
+        },
+      },
+      '/v3/openapi.json': {
+        get: { operationId: 'getOpenApiDocument', security: [], responses: { 200: ok('This document', { type: 'object' }), ...unexpected } },
+      },
+      '/healthz': {
+        get: { operationId: 'health', security: [], responses: { 200: ok('The process is up', ref('Health')), ...unexpected } },
+      },
+      '/readyz': {
+        get: {
+          operationId: 'readiness',
+          security: [],
+          responses: { 200: ok('PostgreSQL and Temporal are reachable', ref('Health')), ...unavailable, ...unexpected },
+        },
+      },
+      '/internal/v3/accounts': {
+        post: {
+          operationId: 'createAccount',
+          security: internal,
+          requestBody: body('CreateAccountBody'),
+          responses: {
+            201: ok('Created; the token is shown once and stored only as a hash', ref('CreatedAccount')),
+            400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
+            ...unauthorized,
+            ...withBody('1 MiB'),
+            ...unavailable,
+            ...unexpected,
+          },
+        },
+      },
+      '/internal/v3/lists/{listId}': {
+        parameters: [listId],
+        put: {
+          operationId: 'putList',
+          summary: 'Create or replace a list (keeps its cursor; delivers nothing)',
+          security: internal,
+          requestBody: body('PutListBody'),
+          responses: {
+            201: ok('Created', ref('List')),
+            200: ok('Replaced', ref('List')),
+            400: errors('Invalid request or unknown account', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
+            ...unauthorized,
+            ...withBody('1 MiB'),
+            ...unavailable,
+            ...unexpected,
+          },
+        },
+        delete: {
+          operationId: 'deleteList',
+          security: internal,
+          responses: {
+            204: ok('Deleted'),
+            400: errors('Invalid list id', ['VALIDATION_FAILED']),
+            ...unauthorized,
+            404: errors('Unknown list', ['LIST_NOT_FOUND']),
+            ...unavailable,
+            ...unexpected,
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,310 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifySignature } from '../../src/delivery/signing';
+import { TOPICS } from '../../src/types';
+import { lifecycleStateQuery } from '../../workflows';
+import type { Receiver, ReceivedRequest } from '../support/receiver';
+import { startTestStack, type TestStack } from '../support/stack';
+import { freePort } from '../support/ports';
+import { startReceiver } from '../support/receiver';
+import { createSelfSignedCert } from '../support/tls';
+import { waitFor } from '../support/wait';
+
+let stack: TestStack;
+let receiver: Receiver;
+let writes = 0;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  receiver = await stack.startReceiver();
+});
+afterAll(() => stack?.stop());
+
+const internal = () => ({ token: stack.internalApiToken });
+const at = (path: string) => receiver.requests.filter((request) => request.path === path);
+const json = (request: ReceivedRequest) => JSON.parse(request.rawBody.toString('utf8'));
+
+async function account() {
+  return stack.createAccount();
+}
+
+async function webhook(token: string, path: string, body: Record<string, unknown> = {}) {
+  const created = await stack.request('POST', '/v3/webhooks', { token, body: { url: receiver.urlFor(path), ...body } });
+  expect(created.status).toBe(201);
+  return created.body as { id: string; secret: string };
+}
+
+async function list(ownerId: string, members: string[] = []) {
+  const listId = `list-${++writes}-${Math.random().toString(36).slice(2, 8)}`;
+  expect((await stack.putList(listId, ownerId, members)).status).toBe(201);
+  return listId;
+}
+
+/** Reports a write and waits until its workflow has made every delivery and reported the outcomes. */
+async function write(listId: string, changes: unknown[], extra: Record<string, unknown> = {}) {
+  const writeId = `w-${++writes}`;
+  const response = await stack.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), body: { writeId, changes, ...extra } });
+  expect(response.status).toBe(202);
+  await stack.service.client.workflow.getHandle(`list-write/${listId}/${writeId}`).result();
+  return response.body as { writeId: string; listId: string; cursor: number; topics: string[] };
+}
+
+async function countIs(token: string, webhookId: string, expected: number) {
+  return waitFor(
+    async () => {
+      const response = await stack.request('GET', `/v3/webhooks/${webhookId}`, { token });
+      return response.body.consecutiveFailures === expected ? response.body : undefined;
+    },
+    { what: `consecutiveFailures ${expected}` },
+  );
+}
+
+describe('POST /internal/v3/lists/{listId}/writes', () => {
+  it('answers 202 with the cursor and topics, counting 1, 2, 3 per list', async () => {
+    const owner = await account();
+    const [a, b] = [await list(owner.id), await list(owner.id)];
+    const first = await write(a, [{ type: 'item.added', itemId: 'milk' }]);
+    expect(first).toEqual({ writeId: first.writeId, listId: a, cursor: 1, topics: ['list.changed', 'item.added'] });
+    expect((await write(a, [{ type: 'item.checked' }])).cursor).toBe(2);
+    expect((await write(b, [{ type: 'list.updated' }])).cursor).toBe(1);
+    expect((await write(a, [{ type: 'item.unchecked' }])).cursor).toBe(3);
+  });
+
+  it.each([
+    ['item.added', ['list.changed', 'item.added']],
+    ['item.removed', ['list.changed', 'item.removed']],
+    ['item.checked', ['list.changed', 'item.checked']],
+    ['item.unchecked', ['list.changed']],
+    ['item.updated', ['list.changed']],
+    ['list.updated', ['list.changed']],
+    ['member.joined', ['list.changed', 'list.members.changed']],
+    ['member.left', ['list.changed', 'list.members.changed']],
+  ])('delivers %s as %j, one delivery per topic however many changes', async (type, topics) => {
+    const owner = await account();
+    const other = await account();
+    const path = `/writes/topics/${type}`;
+    await webhook(owner.token, path, { events: [...TOPICS] });
+    const listId = await list(owner.id, type === 'member.left' ? [other.id] : []);
+    const change = type.startsWith('member.') ? { type, accountId: other.id } : { type, itemId: 'x' };
+    await write(listId, [change, change, change]);
+    const received = at(path).filter((r) => r.headers['svc-event'] !== 'ping');
+    expect(received.map((r) => r.headers['svc-event']).sort()).toEqual([...topics].sort());
+  });
+
+  it('sends exactly {"event","listId","cursor","at"}, signed over those bytes, with the same cursor and at for every delivery of a write', async () => {
+    const owner = await account();
+    const hook = await webhook(owner.token, '/writes/body', { events: ['item.added', 'list.changed'] });
+    const listId = await list(owner.id);
+    const accepted = await write(listId, [{ type: 'item.added', itemId: 'eggs' }], { at: '2026-11-21T11:00:00.5+01:00' });
+
+    const deliveries = at('/writes/body').filter((r) => r.headers['svc-event'] !== 'ping');
+    expect(deliveries).toHaveLength(2);
+    const ids = new Set<string>();
+    for (const delivery of deliveries) {
+      const topic = delivery.headers['svc-event'];
+      expect(delivery.rawBody.toString('utf8')).toBe(
+        `{"event":"${topic}","listId":"${listId}","cursor":${accepted.cursor},"at":"2026-11-21T10:00:00.500Z"}`,
+      );
+      expect(verifySignature(delivery.rawBody, delivery.headers['svc-signature'] as string, hook.secret)).toBe(true);
+      expect(delivery.headers['svc-webhook']).toBe(hook.id);
+      expect(delivery.headers['content-type']).toBe('application/json');
+      expect(delivery.headers['user-agent']).toMatch(/^svc-webhooks\//);
+      ids.add(delivery.headers['svc-delivery'] as string);
+    }
+    expect(ids.size).toBe(2);
+    // The SVC-Delivery id is the id in the delivery log.
+    const log = await stack.request('GET', `/v3/webhooks/${hook.id}/deliveries`, { token: owner.token });
+    expect(new Set(log.body.data.filter((d: { kind: string }) => d.kind === 'event').map((d: { id: string }) => d.id))).toEqual(ids);
+  });
+
+  it('delivers only to subscribed topics and, with listIds, only for those lists', async () => {
+    const owner = await account();
+    const [a, b] = [await list(owner.id), await list(owner.id)];
+    await webhook(owner.token, '/writes/filter/only-a', { listIds: [a] });
+    await webhook(owner.token, '/writes/filter/checked', { events: ['item.checked'] });
+    await write(a, [{ type: 'item.added' }]);
+    await write(b, [{ type: 'item.checked' }]);
+    expect(at('/writes/filter/only-a').filter((r) => r.headers['svc-event'] !== 'ping').map(json)).toEqual([
+      expect.objectContaining({ event: 'list.changed', listId: a }),
+    ]);
+    expect(at('/writes/filter/checked').filter((r) => r.headers['svc-event'] !== 'ping').map(json)).toEqual([
+      expect.objectContaining({ event: 'item.checked', listId: b }),
+    ]);
+  });
+
+  it('delivers to the owner and members, including those who join or leave in the write, and updates membership', async () => {
+    const [owner, member, joiner, leaver, stranger] = [await account(), await account(), await account(), await account(), await account()];
+    for (const [who, name] of [[owner, 'owner'], [member, 'member'], [joiner, 'joiner'], [leaver, 'leaver'], [stranger, 'stranger']] as const) {
+      await webhook(who.token, `/writes/members/${name}`);
+    }
+    const listId = await list(owner.id, [member.id, leaver.id]);
+    await write(listId, [{ type: 'member.joined', accountId: joiner.id }, { type: 'member.left', accountId: leaver.id }]);
+    const events = (name: string) => at(`/writes/members/${name}`).filter((r) => r.headers['svc-event'] !== 'ping').length;
+    expect([events('owner'), events('member'), events('joiner'), events('leaver'), events('stranger')]).toEqual([1, 1, 1, 1, 0]);
+
+    await write(listId, [{ type: 'item.added' }]);
+    expect([events('owner'), events('member'), events('joiner'), events('leaver'), events('stranger')]).toEqual([2, 2, 2, 1, 0]);
+    const members = await stack.service.sql`SELECT account_id FROM list_members WHERE list_id = ${listId} ORDER BY account_id`;
+    expect(members.map((row) => row.account_id)).toEqual([member.id, joiner.id].sort());
+  });
+
+  it('answers a repeated writeId with the same body again and delivers once, also when the repeats race', async () => {
+    const owner = await account();
+    await webhook(owner.token, '/writes/idempotent');
+    const listId = await list(owner.id);
+    const body = { writeId: 'same-write', changes: [{ type: 'item.added', itemId: 'bread' }] };
+    const send = () => stack.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), body });
+    const answers = await Promise.all([send(), send(), send(), send(), send()]);
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202, 202]);
+    expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
+    await stack.service.client.workflow.getHandle(`list-write/${listId}/same-write`).result();
+    const again = await send();
+    expect(again.body).toEqual(answers[0]!.body);
+    expect(at('/writes/idempotent').filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(1);
+
+    const reused = await stack.request('POST', `/internal/v3/lists/${listId}/writes`, {
+      ...internal(),
+      body: { writeId: 'same-write', changes: [{ type: 'item.removed', itemId: 'bread' }] },
+    });
+    expect(reused.status).toBe(409);
+    expect(reused.body.error.code).toBe('WRITE_ID_REUSED');
+  });
+
+  it('refuses an unknown list with 404 LIST_NOT_FOUND and invalid writes with 400', async () => {
+    const owner = await account();
+    const missing = await stack.request('POST', '/internal/v3/lists/no-such-list/writes', {
+      ...internal(),
+      body: { writeId: 'w', changes: [{ type: 'item.added' }] },
+    });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe('LIST_NOT_FOUND');
+
+    const listId = await list(owner.id);
+    const invalid: [unknown, string][] = [
+      [{ writeId: 'w', changes: [] }, '/changes'],
+      [{ writeId: 'w', changes: [{ type: 'item.moved' }] }, '/changes/0/type'],
+      [{ writeId: 'w', changes: [{ type: 'member.joined' }] }, '/changes/0/accountId'],
+      [{ writeId: 'w', changes: [{ type: 'member.left', accountId: 'acc_nobody' }] }, '/changes/0/accountId'],
+      [{ writeId: 'w', changes: Array(1001).fill({ type: 'item.added' }) }, '/changes'],
+      [{ writeId: 'w', at: 'yesterday', changes: [{ type: 'item.added' }] }, '/at'],
+      [{ changes: [{ type: 'item.added' }] }, '/writeId'],
+    ];
+    for (const [body, path] of invalid) {
+      const response = await stack.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), body });
+      expect(response.status, JSON.stringify(body).slice(0, 80)).toBe(400);
+      expect(response.body.error.code).toBe('VALIDATION_FAILED');
+      expect(response.body.error.details[0].path).toBe(path);
+    }
+    const cursor = await stack.service.sql`SELECT cursor FROM lists WHERE id = ${listId}`;
+    expect(Number(cursor[0]!.cursor)).toBe(0);
+  });
+});
+
+describe('failed deliveries', () => {
+  it('counts a 500, a redirect (not followed), a time-out, a TLS failure and a refused connection as failures', async () => {
+    const owner = await account();
+    const untrusted = await startReceiver(await createSelfSignedCert());
+    try {
+      // Registered while their receivers answer; failing from then on.
+      const hooks = {
+        non_2xx: await webhook(owner.token, '/fail/500'),
+        redirect: await webhook(owner.token, '/fail/redirect'),
+        timeout: await webhook(owner.token, '/fail/slow'),
+      };
+      receiver.respondWith((request) => {
+        if (request.path === '/fail/500') return { status: 500 };
+        if (request.path === '/fail/redirect') return { status: 307, headers: { location: receiver.urlFor('/fail/target') } };
+        if (request.path === '/fail/slow') return { hang: true };
+        return {};
+      });
+      // A receiver with an untrusted certificate, and a closed port: point registered webhooks at them.
+      const tls = await webhook(owner.token, '/fail/tls');
+      const refused = await webhook(owner.token, '/fail/refused');
+      await stack.service.sql`UPDATE webhooks SET url = ${untrusted.urlFor('/fail/tls')} WHERE id = ${tls.id}`;
+      await stack.service.sql`UPDATE webhooks SET url = ${`https://127.0.0.1:${await freePort()}/`} WHERE id = ${refused.id}`;
+
+      const listId = await list(owner.id);
+      await write(listId, [{ type: 'item.added' }]);
+      const errors = { ...hooks, tls, connection: refused };
+      for (const [error, hook] of Object.entries(errors)) {
+        const log = await stack.request('GET', `/v3/webhooks/${hook.id}/deliveries`, { token: owner.token });
+        expect(log.body.data[0], error).toMatchObject({ kind: 'event', outcome: 'failed', error, event: 'list.changed', listId });
+        await countIs(owner.token, hook.id, 1);
+      }
+      expect(at('/fail/target')).toHaveLength(0);
+    } finally {
+      receiver.respondWith({});
+      await untrusted.close();
+    }
+  });
+
+  it('pauses after 20 consecutive failures, exactly once, and a paused webhook receives nothing while others do', async () => {
+    const owner = await account();
+    const failing = await webhook(owner.token, '/pause/failing');
+    await webhook(owner.token, '/pause/control');
+    const listId = await list(owner.id);
+    const failingEvents = () => at('/pause/failing').filter((r) => r.headers['svc-event'] !== 'ping');
+
+    receiver.respondWith((request) => (request.path === '/pause/failing' ? { status: 503 } : {}));
+    for (let i = 0; i < 19; i++) await write(listId, [{ type: 'item.added' }]);
+    await countIs(owner.token, failing.id, 19);
+    receiver.respondWith({});
+    await write(listId, [{ type: 'item.added' }]);
+    await countIs(owner.token, failing.id, 0);
+    const beforeFailures = failingEvents().length;
+
+    receiver.respondWith((request) => (request.path === '/pause/failing' ? { status: 500 } : {}));
+    for (let i = 0; i < 20; i++) await write(listId, [{ type: 'item.added' }]);
+    const paused = await countIs(owner.token, failing.id, 20);
+    expect(paused).toMatchObject({ status: 'paused', pausedReason: 'auto_failures' });
+    expect(failingEvents().length - beforeFailures).toBe(20);
+
+    for (let i = 0; i < 3; i++) await write(listId, [{ type: 'item.added' }]);
+    receiver.respondWith({});
+    expect(failingEvents().length - beforeFailures).toBe(20);
+    expect(at('/pause/control').filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(19 + 1 + 20 + 3);
+
+    // The workflow paused once: its history holds one change of WebhookStatus, to paused.
+    const lifecycle = stack.service.client.workflow.getHandle(`webhook/${failing.id}`);
+    expect(await lifecycle.query(lifecycleStateQuery)).toMatchObject({ status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 });
+    const statusChanges = (await lifecycle.fetchHistory()).events!.filter((event) => event.upsertWorkflowSearchAttributesEventAttributes);
+    expect(statusChanges).toHaveLength(1);
+    const pausedInUi = await waitFor(async () => {
+      const found = [];
+      for await (const e of stack.service.client.workflow.list({ query: `WebhookId = '${failing.id}' AND WebhookStatus = 'paused'` })) found.push(e);
+      return found.length === 1 ? found : undefined;
+    });
+    expect(pausedInUi[0]!.workflowId).toBe(`webhook/${failing.id}`);
+
+    // Reactivation resumes with new writes only: nothing of the backlog is sent.
+    const reactivated = await stack.request('PATCH', `/v3/webhooks/${failing.id}`, { token: owner.token, body: { status: 'active' } });
+    expect(reactivated.body).toMatchObject({ status: 'active', consecutiveFailures: 0 });
+    expect(failingEvents().length - beforeFailures).toBe(20);
+    const next = await write(listId, [{ type: 'item.added' }]);
+    expect(json(failingEvents().at(-1)!)).toMatchObject({ cursor: next.cursor });
+    expect(failingEvents().length - beforeFailures).toBe(21);
+    await countIs(owner.token, failing.id, 0);
+  });
+
+  it('sends one outcome signal per write and webhook, however many topics it received', async () => {
+    const owner = await account();
+    const hook = await webhook(owner.token, '/signals', { events: ['item.added', 'item.removed', 'list.changed'] });
+    const listId = await list(owner.id);
+    for (let i = 0; i < 3; i++) await write(listId, [{ type: 'item.added' }, { type: 'item.removed' }]);
+    expect(at('/signals').filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(9);
+    const history = await stack.service.client.workflow.getHandle(`webhook/${hook.id}`).fetchHistory();
+    const signals = history.events!.filter((event) => event.workflowExecutionSignaledEventAttributes);
+    expect(signals).toHaveLength(3);
+  });
+
+  it('stops delivering to a deleted webhook at once', async () => {
+    const owner = await account();
+    const gone = await webhook(owner.token, '/deleted/gone');
+    await webhook(owner.token, '/deleted/kept');
+    const listId = await list(owner.id);
+    await write(listId, [{ type: 'item.added' }]);
+    expect((await stack.request('DELETE', `/v3/webhooks/${gone.id}`, { token: owner.token })).status).toBe(204);
+    await write(listId, [{ type: 'item.added' }]);
+    const events = (path: string) => at(path).filter((r) => r.headers['svc-event'] !== 'ping').length;
+    expect([events('/deleted/gone'), events('/deleted/kept')]).toEqual([1, 2]);
+  });
+});

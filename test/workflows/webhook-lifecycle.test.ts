@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebhookIdKey, WebhookStatusKey } from '../../src/temporal/search-attributes';
+import { lifecycleStateQuery, webhookLifecycle } from '../../workflows';
+import type { Receiver } from '../support/receiver';
+import { startTestStack, type TestStack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+let stack: TestStack;
+let receiver: Receiver;
+beforeAll(async () => {
+  stack = await startTestStack();
+  receiver = await stack.startReceiver();
+});
+afterAll(() => stack?.stop());
+
+async function setUp(path: string) {
+  const owner = await stack.createAccount();
+  const created = await stack.request('POST', '/v3/webhooks', { token: owner.token, body: { url: receiver.urlFor(path) } });
+  expect(created.status).toBe(201);
+  const listId = `lifecycle-${path.replace(/\W/g, '')}`;
+  await stack.putList(listId, owner.id);
+  return { owner, webhookId: created.body.id as string, listId };
+}
+
+function postWrite(listId: string, writeId: string) {
+  return stack.request('POST', `/internal/v3/lists/${listId}/writes`, {
+    token: stack.internalApiToken,
+    body: { writeId, changes: [{ type: 'item.added' }] },
+  });
+}
+
+async function writeAndSettle(listId: string, writeId: string) {
+  expect((await postWrite(listId, writeId)).status).toBe(202);
+  await stack.service.client.workflow.getHandle(`list-write/${listId}/${writeId}`).result();
+}
+
+describe('webhook/{id}', () => {
+  it('continues as new after its signal budget and keeps the count across runs', async () => {
+    const { webhookId, listId } = await setUp('/lifecycle/continue');
+    const workflowId = `webhook/${webhookId}`;
+    const client = stack.service.client;
+    // Run it again with a budget of 5 signals per run, as an operator could.
+    await client.workflow.getHandle(workflowId).terminate('test: restart with a small signal budget');
+    const started = await client.workflow.start(webhookLifecycle, {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [{ state: { webhookId, accountId: 'acc_test', status: 'active', pausedReason: null, consecutiveFailures: 0 }, signalsPerRun: 5 }],
+      typedSearchAttributes: [{ key: WebhookIdKey, value: webhookId }, { key: WebhookStatusKey, value: 'active' }],
+    });
+
+    receiver.respondWith({ status: 500 });
+    for (let i = 0; i < 12; i++) await writeAndSettle(listId, `can-${i}`);
+    receiver.respondWith({});
+
+    const handle = client.workflow.getHandle(workflowId);
+    const state = await waitFor(async () => {
+      const current = await handle.query(lifecycleStateQuery);
+      return current.consecutiveFailures === 12 ? current : undefined;
+    });
+    expect(state).toMatchObject({ status: 'active', consecutiveFailures: 12 });
+    const { runId } = await handle.describe();
+    expect(runId).not.toBe(started.firstExecutionRunId);
+    const firstRun = await client.workflow.getHandle(workflowId, started.firstExecutionRunId).fetchHistory();
+    expect(firstRun.events!.at(-1)!.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
+  });
+
+  it('keeps up with a burst of concurrent writes to one webhook: every outcome counted, no failed workflow task', async () => {
+    const { owner, webhookId, listId } = await setUp('/lifecycle/burst');
+    receiver.respondWith((request) => (request.path === '/lifecycle/burst' ? { status: 500 } : {}));
+    const burst = 15; // below the pause threshold, so every failure must be counted
+    const answers = await Promise.all(Array.from({ length: burst }, (_, i) => postWrite(listId, `burst-${i}`)));
+    expect(answers.every((answer) => answer.status === 202)).toBe(true);
+    await Promise.all(answers.map((_, i) => stack.service.client.workflow.getHandle(`list-write/${listId}/burst-${i}`).result()));
+    receiver.respondWith({});
+
+    const webhook = await waitFor(async () => {
+      const response = await stack.request('GET', `/v3/webhooks/${webhookId}`, { token: owner.token });
+      return response.body.consecutiveFailures === burst ? response.body : undefined;
+    });
+    expect(webhook.status).toBe('active');
+    const history = await stack.service.client.workflow.getHandle(`webhook/${webhookId}`).fetchHistory();
+    const events = history.events!;
+    expect(events.filter((e) => e.workflowExecutionSignaledEventAttributes)).toHaveLength(burst);
+    expect(events.filter((e) => e.workflowTaskFailedEventAttributes)).toHaveLength(0);
+    // At most one state store per signal: outcomes that arrive together are stored together.
+    expect(events.filter((e) => e.activityTaskScheduledEventAttributes).length).toBeLessThanOrEqual(burst);
+  });
+});
