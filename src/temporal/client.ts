@@ -17,6 +17,8 @@ export interface Workflows {
   checkHealth(): Promise<void>;
 }
 
+const START_DEADLINE_MS = 5_000;
+
 export const lifecycleWorkflowId = (webhookId: string) => `webhook/${webhookId}`;
 
 export function createWorkflows(client: Client, taskQueue: string, deliveryTimeoutMs: number): Workflows {
@@ -45,14 +47,16 @@ export function createWorkflows(client: Client, taskQueue: string, deliveryTimeo
       }),
     startListWrite: async (write) => {
       try {
-        await client.workflow.start(deliverListWrite, {
+        // Fail fast while Temporal is down (the upstream gets 503 and retries) instead of
+        // riding out the client's own retries.
+        await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () => client.workflow.start(deliverListWrite, {
           taskQueue,
           workflowId: `list-write/${write.listId}/${write.writeId}`,
           args: [write, { deliveryTimeoutMs }],
           // A finished write is never delivered again, whatever repeats of it come later.
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           typedSearchAttributes: [{ key: ListIdKey, value: write.listId }],
-        });
+        }));
       } catch (error) {
         if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
       }

@@ -1,4 +1,10 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/api/app';
+import { createLogger } from '../../src/logger';
+import { createWorkflows } from '../../src/temporal/client';
 import { verifySignature } from '../../src/delivery/signing';
 import { TOPICS } from '../../src/types';
 import { lifecycleStateQuery } from '../../workflows';
@@ -196,6 +202,47 @@ describe('POST /internal/v3/lists/{listId}/writes', () => {
     }
     const cursor = await stack.service.sql`SELECT cursor FROM lists WHERE id = ${listId}`;
     expect(Number(cursor[0]!.cursor)).toBe(0);
+  });
+});
+
+describe('a write while Temporal is unreachable', () => {
+  it('answers 503 with Retry-After, and the upstream\'s retry finishes it: delivered once, same cursor', async () => {
+    const owner = await account();
+    await webhook(owner.token, '/writes/retried');
+    const listId = await list(owner.id);
+    // The same API, on the same database, with a Temporal frontend that does not answer.
+    const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: '1s' }) });
+    const app = createApp({
+      sql: stack.service.sql,
+      workflows: createWorkflows(deadTemporal, stack.taskQueue, 3000),
+      logger: createLogger('silent'),
+      internalApiToken: stack.internalApiToken,
+      checkUrl: async (raw) => new URL(raw),
+      deliveryTimeoutMs: 3000,
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const body = JSON.stringify({ writeId: 'during-outage', changes: [{ type: 'item.added' }] });
+    try {
+      const { port } = server.address() as AddressInfo;
+      const refused = await fetch(`http://127.0.0.1:${port}/internal/v3/lists/${listId}/writes`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${stack.internalApiToken}`, 'content-type': 'application/json' },
+        body,
+      });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect((await refused.json()).error.code).toBe('UNAVAILABLE');
+    } finally {
+      server.close();
+      await deadTemporal.connection.close();
+    }
+
+    const retried = await stack.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), rawBody: body, headers: { 'content-type': 'application/json' } });
+    expect(retried.status).toBe(202);
+    expect(retried.body.cursor).toBe(1);
+    await stack.service.client.workflow.getHandle(`list-write/${listId}/during-outage`).result();
+    expect(at('/writes/retried').filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(1);
   });
 });
 
