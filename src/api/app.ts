@@ -41,15 +41,15 @@ export function createRouters(deps: AppDependencies): Router<ApiState>[] {
     ctx.body = { status: 'ready' };
   });
 
-  // Auth comes first, before a body is read.
+  // Auth comes first, before a route reads its body (only routes that take one do).
   const publicApi = new Router<ApiState>({ prefix: '/v3' });
-  publicApi.use(authenticateAccount(deps.sql), jsonBody(PUBLIC_BODY_LIMIT));
-  const webhooks = webhookRoutes(deps);
+  publicApi.use(authenticateAccount(deps.sql));
+  const webhooks = webhookRoutes({ ...deps, body: jsonBody(PUBLIC_BODY_LIMIT) });
   publicApi.use(webhooks.routes(), webhooks.allowedMethods());
 
   const internalApi = new Router<ApiState>({ prefix: '/internal/v3' });
-  internalApi.use(authenticateInternal(deps.internalApiToken), jsonBody(INTERNAL_BODY_LIMIT));
-  const internal = internalRoutes(deps);
+  internalApi.use(authenticateInternal(deps.internalApiToken));
+  const internal = internalRoutes({ ...deps, body: jsonBody(INTERNAL_BODY_LIMIT) });
   internalApi.use(internal.routes(), internal.allowedMethods());
 
   return [open, publicApi, internalApi];

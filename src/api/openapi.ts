@@ -22,6 +22,9 @@ const components = {
   EmptyBody: schemas.emptyBody,
   CreateAccountBody: schemas.createAccountBody,
   PutListBody: schemas.putListBody,
+  ListWriteBody: schemas.listWriteBody,
+  WriteAccepted: schemas.writeAccepted,
+  DeliveryPage: schemas.deliveryPage,
 } as const;
 
 /** An error response: the envelope, with `code` limited to what this status means here. */
@@ -44,9 +47,9 @@ function errors(description: string, codes: ErrorCode[]) {
 const ok = (description: string, schema?: Schema) => ({ description, ...(schema ? { content: json(schema) } : {}) });
 
 // Responses every route of a kind shares.
-const unavailable = { 503: { ...errors('PostgreSQL or Temporal unreachable; see Retry-After', ['UNAVAILABLE']), headers: { 'Retry-After': { schema: { type: 'integer' } } } } };
+const unavailable = { 503: { ...errors('PostgreSQL or Temporal unreachable; see Retry-After', ['UNAVAILABLE']), headers: { 'Retry-After': { required: true, schema: { type: 'integer' } } } } };
 const unexpected = { default: errors('Unexpected error', ['INTERNAL']) };
-const unauthorized = { 401: { ...errors('Missing, malformed or unknown token', ['UNAUTHORIZED']), headers: { 'WWW-Authenticate': { schema: { type: 'string' } } } } };
+const unauthorized = { 401: { ...errors('Missing, malformed or unknown token', ['UNAUTHORIZED']), headers: { 'WWW-Authenticate': { required: true, schema: { type: 'string' } } } } };
 const withBody = (limit: string) => ({
   413: errors(`Body over ${limit}`, ['PAYLOAD_TOO_LARGE']),
   415: errors('Body is not JSON', ['UNSUPPORTED_MEDIA_TYPE']),
@@ -96,7 +99,7 @@ export function buildOpenApiDocument() {
           security: account,
           requestBody: body('RegisterWebhookBody'),
           responses: {
-            201: { ...ok('Created; the only response that holds the secret', ref('CreatedWebhook')), headers: { Location: { schema: { type: 'string' } } } },
+            201: { ...ok('Created; the only response that holds the secret', ref('CreatedWebhook')), headers: { Location: { required: true, schema: { type: 'string' } } } },
             200: ok('Updated (same URL); the id, secret, status and count are kept', ref('Webhook')),
             400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'URL_NOT_ALLOWED', 'INVALID_LIST_IDS']),
             ...unauthorized,
@@ -149,6 +152,26 @@ export function buildOpenApiDocument() {
             ...unauthorized,
             ...webhookNotFound,
             ...withBody('64 KiB'),
+            ...unavailable,
+            ...unexpected,
+          },
+        },
+      },
+      '/v3/webhooks/{id}/deliveries': {
+        parameters: [webhookId],
+        get: {
+          operationId: 'listDeliveries',
+          summary: 'The delivery log: events and pings, newest first (at least the last 1000 are kept)',
+          security: account,
+          parameters: [
+            { name: 'limit', in: 'query', schema: schemas.deliveriesQuery.properties.limit },
+            { name: 'before', in: 'query', schema: schemas.deliveriesQuery.properties.before },
+          ],
+          responses: {
+            200: ok('A page of attempts', ref('DeliveryPage')),
+            400: errors('Invalid query', ['VALIDATION_FAILED']),
+            ...unauthorized,
+            ...webhookNotFound,
             ...unavailable,
             ...unexpected,
           },
@@ -207,6 +230,28 @@ export function buildOpenApiDocument() {
             400: errors('Invalid list id', ['VALIDATION_FAILED']),
             ...unauthorized,
             404: errors('Unknown list', ['LIST_NOT_FOUND']),
+            ...unavailable,
+            ...unexpected,
+          },
+        },
+      },
+      '/internal/v3/lists/{listId}/writes': {
+        parameters: [listId],
+        post: {
+          operationId: 'reportListWrite',
+          summary: 'Report a write to a list; its deliveries follow',
+          description:
+            'Answers 202 once the write is durable (recorded, its workflow started). The same writeId with the same ' +
+            'body answers the same again and delivers nothing twice.',
+          security: internal,
+          requestBody: body('ListWriteBody'),
+          responses: {
+            202: ok('Accepted', ref('WriteAccepted')),
+            400: errors('Invalid write, list id or unknown account', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
+            ...unauthorized,
+            404: errors('Unknown list', ['LIST_NOT_FOUND']),
+            409: errors('writeId already used for this list with another body', ['WRITE_ID_REUSED']),
+            ...withBody('1 MiB'),
             ...unavailable,
             ...unexpected,
           },

@@ -52,7 +52,7 @@ export const updateWebhookBody = {
 } as const;
 
 /** Routes without a body accept none or an empty object. */
-export const emptyBody = { type: 'object', additionalProperties: false, maxProperties: 0 } as const;
+export const emptyBody = { type: 'object', additionalProperties: false } as const;
 
 export interface CreateAccountBody {
   name: string;
@@ -252,6 +252,7 @@ export const errorEnvelope = {
   properties: {
     error: {
       type: 'object',
+      additionalProperties: false,
       required: ['code', 'message'],
       properties: {
         code: { type: 'string' },

@@ -6,7 +6,7 @@ import { createSql } from '../../src/db/sql';
 import { createLogger } from '../../src/logger';
 import { createWorkflows } from '../../src/temporal/client';
 import { startTestStack, type TestStack } from '../support/stack';
-import { freePort } from '../support/ports';
+import { startResettingServer } from '../support/dead-server';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -60,8 +60,8 @@ describe('HTTP foundations', () => {
   });
 
   it('answers 503 UNAVAILABLE with Retry-After when PostgreSQL is unreachable', async () => {
-    const port = await freePort();
-    const sql = createSql(`postgres://postgres@127.0.0.1:${port}/none`, { max: 1 });
+    const deadDatabase = await startResettingServer();
+    const sql = createSql(`postgres://postgres@127.0.0.1:${deadDatabase.port}/none`, { max: 1 });
     const app = createApp({
       sql,
       workflows: createWorkflows(stack.service.client, 'unused', 1000),
@@ -83,6 +83,7 @@ describe('HTTP foundations', () => {
     } finally {
       server.close();
       await sql.end({ timeout: 1 });
+      await deadDatabase.close();
     }
   });
 });

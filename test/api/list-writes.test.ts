@@ -10,6 +10,7 @@ import { TOPICS } from '../../src/types';
 import { lifecycleStateQuery } from '../../workflows';
 import type { Receiver, ReceivedRequest } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
+import { startResettingServer } from '../support/dead-server';
 import { freePort } from '../support/ports';
 import { startReceiver } from '../support/receiver';
 import { createSelfSignedCert } from '../support/tls';
@@ -211,7 +212,8 @@ describe('a write while Temporal is unreachable', () => {
     await webhook(owner.token, '/writes/retried');
     const listId = await list(owner.id);
     // The same API, on the same database, with a Temporal frontend that does not answer.
-    const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: '1s' }) });
+    const temporalDown = await startResettingServer();
+    const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${temporalDown.port}`, connectTimeout: '1s' }) });
     const app = createApp({
       sql: stack.service.sql,
       workflows: createWorkflows(deadTemporal, stack.taskQueue, 3000),
@@ -232,10 +234,11 @@ describe('a write while Temporal is unreachable', () => {
       });
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toBe('5');
-      expect((await refused.json()).error.code).toBe('UNAVAILABLE');
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('UNAVAILABLE');
     } finally {
       server.close();
       await deadTemporal.connection.close();
+      await temporalDown.close();
     }
 
     const retried = await stack.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), rawBody: body, headers: { 'content-type': 'application/json' } });

@@ -185,7 +185,9 @@ describe('POST /v3/webhooks/{id}/pings', () => {
     const { token, webhook } = await newWebhook('/manage/ping-body');
     const response = await stack.request('POST', `/v3/webhooks/${webhook.id}/pings`, { token, body: { event: 'ping' } });
     expect(response.status).toBe(400);
-    expect(response.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: '/' }] });
+    expect(response.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: '/event', message: 'is not allowed' }] });
+    const nullBody = await stack.request('POST', `/v3/webhooks/${webhook.id}/pings`, { token, rawBody: 'null', headers: { 'content-type': 'application/json' } });
+    expect(nullBody.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: '/' }] });
   });
 });
 

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import { createAccount, findUnknownAccountIds } from '../../db/accounts';
 import { recordListWrite } from '../../db/list-writes';
 import { deleteList, putList } from '../../db/lists';
@@ -9,16 +10,23 @@ import type { ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
 
 /** The internal API under /internal/v3, for upstream services; the caller holds INTERNAL_API_TOKEN. */
-export function internalRoutes({ sql, workflows }: { sql: Sql; workflows: Workflows }): Router<ApiState> {
+export interface InternalRoutesDeps {
+  sql: Sql;
+  workflows: Workflows;
+  /** Reads the JSON body, on the routes that take one. */
+  body: Middleware<ApiState>;
+}
+
+export function internalRoutes({ sql, workflows, body: jsonBody }: InternalRoutesDeps): Router<ApiState> {
   const router = new Router<ApiState>();
 
-  router.post('/accounts', async (ctx) => {
+  router.post('/accounts', jsonBody, async (ctx) => {
     const { name } = validate(validators.createAccountBody, ctx.request.body);
     ctx.status = 201;
     ctx.body = await createAccount(sql, name);
   });
 
-  router.put('/lists/:listId', async (ctx) => {
+  router.put('/lists/:listId', jsonBody, async (ctx) => {
     const listId = validate(validators.id, ctx.params.listId, '/params/listId');
     const body = validate(validators.putListBody, ctx.request.body);
     const memberAccountIds = body.memberAccountIds ?? [];
@@ -38,7 +46,7 @@ export function internalRoutes({ sql, workflows }: { sql: Sql; workflows: Workfl
 
   // 202 only once the write is durable: recorded in PostgreSQL and its workflow started.
   // If either step fails the upstream retries with the same writeId, which finishes it.
-  router.post('/lists/:listId/writes', async (ctx) => {
+  router.post('/lists/:listId/writes', jsonBody, async (ctx) => {
     const listId = validate(validators.id, ctx.params.listId, '/params/listId');
     const body = validate(validators.listWriteBody, ctx.request.body);
     if (body.at !== undefined && Number.isNaN(Date.parse(body.at))) {

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import { listDeliveries } from '../../db/deliveries';
 import { findListIdsNotOwned } from '../../db/lists';
 import type { Sql } from '../../db/sql';
@@ -24,10 +25,12 @@ export interface WebhookRoutesDeps {
   /** Parses, normalises and checks a webhook URL against the SSRF policy, or throws UrlNotAllowedError. */
   checkUrl: (raw: string) => Promise<URL>;
   deliveryTimeoutMs: number;
+  /** Reads the JSON body, on the routes that take one. */
+  body: Middleware<ApiState>;
 }
 
 /** The public webhook routes under /v3; the caller has authenticated the account. */
-export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs }: WebhookRoutesDeps): Router<ApiState> {
+export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, body: jsonBody }: WebhookRoutesDeps): Router<ApiState> {
   const router = new Router<ApiState>();
 
   /** The caller's webhook named in the path; another account's is as unknown as a missing one. */
@@ -44,7 +47,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs }: W
 
   // Register, or update the webhook with the same URL. Checks run in the contract's
   // order, so that no ping is sent for a request an earlier check rejects.
-  router.post('/webhooks', async (ctx) => {
+  router.post('/webhooks', jsonBody, async (ctx) => {
     const accountId = ctx.state.accountId!;
     const body = validate(validators.registerWebhookBody, ctx.request.body);
     const url = (await checkUrl(body.url)).href;
@@ -91,7 +94,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs }: W
     ctx.body = await ownWebhook(ctx);
   });
 
-  router.patch('/webhooks/:id', async (ctx) => {
+  router.patch('/webhooks/:id', jsonBody, async (ctx) => {
     const body = validate(validators.updateWebhookBody, ctx.request.body);
     const webhook = await ownWebhook(ctx);
     if (body.listIds) await assertListsOwned(ctx.state.accountId!, body.listIds);
@@ -107,8 +110,9 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs }: W
     ctx.status = 204;
   });
 
-  router.post('/webhooks/:id/pings', async (ctx) => {
-    validate(validators.emptyBody, ctx.request.body ?? {});
+  router.post('/webhooks/:id/pings', jsonBody, async (ctx) => {
+    // No body at all, or an empty object.
+    if (ctx.request.body !== undefined) validate(validators.emptyBody, ctx.request.body);
     const webhook = await ownWebhook(ctx);
     ctx.body = await workflows.pingWebhook(ctx.state.accountId!, webhook.id);
   });

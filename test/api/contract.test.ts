@@ -1,0 +1,754 @@
+// The API driven over HTTP as a client would drive it, every answer checked against the
+// OpenAPI document the service serves: the status must be documented for the operation
+// (500 may fall under `default`), the body must match the documented schema, documented
+// headers must be there, and an error's code must be one the response lists. The last
+// test asserts that every documented (operation, status) pair, and every error code each
+// error response lists, was seen at least once: a route or status added to the document
+// fails this file until a test here covers it.
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/api/app';
+import { errorEnvelope } from '../../src/api/schemas';
+import { createSql } from '../../src/db/sql';
+import { createLogger } from '../../src/logger';
+import { createWorkflows } from '../../src/temporal/client';
+import { startResettingServer, type DeadServer } from '../support/dead-server';
+import type { Receiver } from '../support/receiver';
+import { startTestStack, type ApiResponse, type RequestOptions, type TestStack } from '../support/stack';
+
+type Schema = Record<string, any>;
+
+interface DocumentedResponse {
+  description: string;
+  content?: Record<string, { schema: Schema }>;
+  headers?: Record<string, { schema?: Schema }>;
+}
+
+interface Operation {
+  operationId: string;
+  security?: Record<string, string[]>[];
+  requestBody?: { required?: boolean; content: Record<string, { schema: Schema }> };
+  responses: Record<string, DocumentedResponse>;
+}
+
+interface DocumentedOperation {
+  template: string;
+  method: string;
+  pattern: RegExp;
+  /** JSON pointer of the operation in the document. */
+  pointer: string;
+  operation: Operation;
+}
+
+interface OpenApiDocument {
+  security?: Record<string, string[]>[];
+  paths: Record<string, Record<string, unknown>>;
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+const DOCUMENT_ID = 'https://contract.test/openapi.json';
+const PUBLIC_BODY_LIMIT = 64 * 1024;
+const INTERNAL_BODY_LIMIT = 1024 * 1024;
+
+/** Request bodies the sample generator cannot make valid, by operationId (none needed so far). */
+const SAMPLE_BODIES: Record<string, unknown> = {};
+
+let stack: TestStack;
+let receiver: Receiver;
+const failingPaths = new Set<string>();
+let openApi: OpenApiDocument;
+let operations: DocumentedOperation[] = [];
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+const validators = new Map<string, ValidateFunction>();
+const validateEnvelope = ajv.compile(errorEnvelope);
+/** `${operationId} ${status}` → error codes seen ('' for a response without one). */
+const observed = new Map<string, Set<string>>();
+
+// ---- the document ----
+
+const escapePointer = (part: string) => part.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** A validator for the schema at `pointer` in the document; `$ref`s resolve within the document. */
+function validatorAt(pointer: string): ValidateFunction {
+  let validate = validators.get(pointer);
+  if (!validate) {
+    validate = ajv.compile({ $ref: `${DOCUMENT_ID}#${pointer.split('/').map(encodeURIComponent).join('/')}` });
+    validators.set(pointer, validate);
+  }
+  return validate;
+}
+
+/** The node at a local `$ref`, followed until it is no `$ref`. */
+function deref(node: Schema | undefined): Schema | undefined {
+  let current = node;
+  while (current && typeof current.$ref === 'string') {
+    const ref: string = current.$ref;
+    current = ref
+      .slice(2)
+      .split('/')
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce<any>((value, part) => value?.[part], openApi);
+  }
+  return current;
+}
+
+function loadDocument(document: OpenApiDocument): void {
+  openApi = document;
+  ajv.addSchema(document as object, DOCUMENT_ID);
+  operations = [];
+  for (const [template, item] of Object.entries(document.paths)) {
+    const pattern = new RegExp(
+      `^${template
+        .split(/(\{[^}]+\})/)
+        .map((part) => (part.startsWith('{') ? '([^/]+)' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('')}$`,
+    );
+    for (const method of HTTP_METHODS) {
+      const operation = item[method] as Operation | undefined;
+      if (operation) operations.push({ template, method, pattern, pointer: `/paths/${escapePointer(template)}/${method}`, operation });
+    }
+  }
+}
+
+const parameterCount = (template: string) => (template.match(/\{/g) ?? []).length;
+
+function findOperation(method: string, path: string): DocumentedOperation | undefined {
+  return operations
+    .filter((candidate) => candidate.method === method.toLowerCase() && candidate.pattern.test(path))
+    .sort((a, b) => parameterCount(a.template) - parameterCount(b.template))[0];
+}
+
+function documentedCodes(response: DocumentedResponse): string[] {
+  const schema = deref(response.content?.['application/json']?.schema);
+  return (deref(deref(schema?.properties?.error)?.properties?.code)?.enum as string[] | undefined) ?? [];
+}
+
+const securitySchemes = (operation: Operation) =>
+  (operation.security ?? openApi.security ?? []).flatMap((requirement) => Object.keys(requirement));
+
+// ---- the checker ----
+
+/**
+ * Asserts that a response is what the document says `method path` may answer, records
+ * the (operation, status, code) it saw, and returns the operation.
+ */
+function check(method: string, url: string, response: ApiResponse): DocumentedOperation {
+  const path = new URL(url, 'http://contract.test').pathname;
+  const found = findOperation(method, path);
+  if (!found) throw new Error(`${method} ${path} is not documented`);
+  const { operation } = found;
+  const status = String(response.status);
+  const key = operation.responses[status] ? status : response.status === 500 && operation.responses.default ? 'default' : undefined;
+  const where = `${operation.operationId} (${method} ${path}) ${status}`;
+  if (!key) throw new Error(`${where} is not documented: ${JSON.stringify(response.body)}`);
+  const documented = operation.responses[key]!;
+  const responsePointer = `${found.pointer}/responses/${key}`;
+
+  if (documented.content?.['application/json']) {
+    expect(response.headers.get('content-type'), where).toMatch(/^application\/json\b/);
+    const validate = validatorAt(`${responsePointer}/content/${escapePointer('application/json')}/schema`);
+    if (!validate(response.body)) {
+      throw new Error(`${where}: the body does not match the document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(response.body)}`);
+    }
+  } else {
+    expect(response.body, `${where} documents no body`).toBeUndefined();
+  }
+
+  for (const [name, header] of Object.entries(documented.headers ?? {})) {
+    const value = response.headers.get(name);
+    expect(value, `${where} sends ${name}`).not.toBeNull();
+    if (!header.schema) continue;
+    const type = deref(header.schema)?.type;
+    const typed = (type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(value!) ? Number(value) : value;
+    const validate = validatorAt(`${responsePointer}/headers/${escapePointer(name)}/schema`);
+    expect(validate(typed), `${where} header ${name}: ${value}`).toBe(true);
+  }
+
+  let code = '';
+  if (response.status >= 400) {
+    code = response.body.error.code;
+    expect(documentedCodes(documented), `${where} lists ${code}`).toContain(code);
+  }
+  const seen = observed.get(`${operation.operationId} ${key}`) ?? new Set<string>();
+  seen.add(code);
+  observed.set(`${operation.operationId} ${key}`, seen);
+  return found;
+}
+
+/** Like stack.request, against any base URL. */
+async function send(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body = options.rawBody;
+  if (body === undefined && options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+/** A request to the service, checked against the document. */
+async function call(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
+  const response = await send(stack.service.url, method, path, options);
+  check(method, path, response);
+  return response;
+}
+
+// ---- requests built from the document ----
+
+const internalToken = () => ({ token: stack.internalApiToken });
+
+/** A token the operation's security scheme accepts (for the public API, a fresh account's). */
+async function tokenFor(operation: Operation): Promise<string | null> {
+  const schemes = securitySchemes(operation);
+  if (schemes.length === 0) return null;
+  if (schemes.includes('internalToken')) return stack.internalApiToken;
+  if (schemes.includes('accountToken')) return (await stack.createAccount()).token;
+  throw new Error(`${operation.operationId}: no token for security ${schemes.join(', ')}`);
+}
+
+/** A concrete path for a template; the values match the id pattern and name nothing that exists. */
+const samplePath = (template: string) => template.replace(/\{([^}]+)\}/g, (_, name: string) => `contract-${name}`);
+
+const bodyLimit = (template: string) => (template.startsWith('/internal/') ? INTERNAL_BODY_LIMIT : PUBLIC_BODY_LIMIT);
+
+/** A small valid instance of a (dereferenced) JSON schema, for requests that must pass validation. */
+function sampleOf(node: Schema): unknown {
+  const schema = deref(node)!;
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  switch (type) {
+    case 'object': {
+      // The required properties, then optional ones until minProperties is met.
+      const names = [...((schema.required as string[] | undefined) ?? [])];
+      for (const name of Object.keys(schema.properties ?? {})) if (names.length < (schema.minProperties ?? 0) && !names.includes(name)) names.push(name);
+      return Object.fromEntries(names.map((name) => [name, sampleOf(schema.properties[name])]));
+    }
+    case 'array':
+      return Array.from({ length: schema.minItems ?? 0 }, () => sampleOf(schema.items));
+    case 'string':
+      return schema.format === 'date-time' ? new Date().toISOString() : 'x'.repeat(Math.max(1, schema.minLength ?? 1));
+    case 'integer':
+    case 'number':
+      return schema.minimum ?? 0;
+    case 'boolean':
+      return true;
+    default:
+      return null;
+  }
+}
+
+/** A body that passes the operation's request schema. */
+function validBody(found: DocumentedOperation): unknown {
+  const { operation } = found;
+  const body = SAMPLE_BODIES[operation.operationId] ?? sampleOf(operation.requestBody!.content['application/json']!.schema);
+  const validate = validatorAt(`${found.pointer}/requestBody/content/${escapePointer('application/json')}/schema`);
+  if (!validate(body)) throw new Error(`${operation.operationId}: add a valid body to SAMPLE_BODIES (${ajv.errorsText(validate.errors)})`);
+  return body;
+}
+
+/** Operations of the document that have a request body / need a token / document this status. */
+const withRequestBody = () => operations.filter(({ operation }) => operation.requestBody);
+const documenting = (status: string) => operations.filter(({ operation }) => operation.responses[status]);
+
+function expectError(response: ApiResponse, status: number, code: string): Record<string, unknown> {
+  expect(response.status, JSON.stringify(response.body)).toBe(status);
+  expect(response.body.error.code).toBe(code);
+  expect(typeof response.body.error.message).toBe('string');
+  return response.body.error;
+}
+
+// ---- the stack ----
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  receiver = await stack.startReceiver();
+  // A receiver under /unreachable answers every ping with 500, and so does a path in failingPaths; others get 200.
+  receiver.respondWith((request) => ({ status: request.path.startsWith('/unreachable') || failingPaths.has(request.path) ? 500 : 200 }));
+  const response = await send(stack.service.url, 'GET', '/v3/openapi.json');
+  expect(response.status).toBe(200);
+  loadDocument(response.body);
+  // The document's own answer is checked like any other.
+  check('GET', '/v3/openapi.json', response);
+});
+afterAll(() => stack?.stop());
+
+/** A fresh account with a fresh webhook on the receiver. */
+async function accountWithWebhook(path: string) {
+  const account = await stack.createAccount();
+  const created = await call('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor(path) } });
+  expect(created.status).toBe(201);
+  return { account, token: account.token, webhook: created.body as { id: string; url: string; secret: string } };
+}
+
+// ---- routes without a token ----
+
+describe('open routes', () => {
+  it('serve the document, health and readiness without a token', async () => {
+    const document = await call('GET', '/v3/openapi.json');
+    expect(document.status).toBe(200);
+    expect(document.body.openapi).toMatch(/^3\.1\./);
+    expect(await call('GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(await call('GET', '/readyz')).toMatchObject({ status: 200, body: { status: 'ready' } });
+  });
+});
+
+// ---- internal API ----
+
+describe('POST /internal/v3/accounts', () => {
+  it('answers 201 with the account id and its token, which the public API then accepts', async () => {
+    const created = await call('POST', '/internal/v3/accounts', { ...internalToken(), body: { name: 'Contract' } });
+    expect(created.status).toBe(201);
+    const listed = await call('GET', '/v3/webhooks', { token: created.body.token });
+    expect(listed).toMatchObject({ status: 200, body: { data: [] } });
+  });
+
+  it('answers 400 VALIDATION_FAILED with details and 400 MALFORMED_JSON', async () => {
+    const invalid = await call('POST', '/internal/v3/accounts', { ...internalToken(), body: { name: '', extra: 1 } });
+    const error = expectError(invalid, 400, 'VALIDATION_FAILED');
+    expect(error.details).toEqual(expect.arrayContaining([expect.objectContaining({ path: expect.stringMatching(/^\/(name|extra)$/) })]));
+    const malformed = await call('POST', '/internal/v3/accounts', {
+      ...internalToken(),
+      rawBody: '{"name": ',
+      headers: { 'content-type': 'application/json' },
+    });
+    expectError(malformed, 400, 'MALFORMED_JSON');
+  });
+});
+
+describe('PUT and DELETE /internal/v3/lists/{listId}', () => {
+  it('creates a list (201), replaces it (200), deletes it (204), then answers 404 LIST_NOT_FOUND', async () => {
+    const [owner, member] = [await stack.createAccount(), await stack.createAccount()];
+    const created = await call('PUT', '/internal/v3/lists/contract-list-1', { ...internalToken(), body: { ownerAccountId: owner.id } });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({ id: 'contract-list-1', ownerAccountId: owner.id, memberAccountIds: [], cursor: 0 });
+    const replaced = await call('PUT', '/internal/v3/lists/contract-list-1', {
+      ...internalToken(),
+      body: { ownerAccountId: owner.id, memberAccountIds: [member.id] },
+    });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.memberAccountIds).toEqual([member.id]);
+
+    expect((await call('DELETE', '/internal/v3/lists/contract-list-1', internalToken())).status).toBe(204);
+    expectError(await call('DELETE', '/internal/v3/lists/contract-list-1', internalToken()), 404, 'LIST_NOT_FOUND');
+  });
+
+  it('answers 400 VALIDATION_FAILED for a bad body, an unknown account or a bad list id, and 400 MALFORMED_JSON', async () => {
+    const owner = await stack.createAccount();
+    const badBody = await call('PUT', '/internal/v3/lists/contract-list-2', { ...internalToken(), body: { ownerAccountId: owner.id, members: [] } });
+    expect(expectError(badBody, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/members', message: expect.any(String) }]);
+
+    const unknownOwner = await call('PUT', '/internal/v3/lists/contract-list-2', { ...internalToken(), body: { ownerAccountId: 'acc_nobody' } });
+    expect(expectError(unknownOwner, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/ownerAccountId', message: expect.any(String) }]);
+
+    const badPutId = await call('PUT', '/internal/v3/lists/bad%20id', { ...internalToken(), body: { ownerAccountId: owner.id } });
+    expect(expectError(badPutId, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/params/listId', message: expect.any(String) }]);
+    const badDeleteId = await call('DELETE', '/internal/v3/lists/bad%20id', internalToken());
+    expect(expectError(badDeleteId, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/params/listId', message: expect.any(String) }]);
+
+    const malformed = await call('PUT', '/internal/v3/lists/contract-list-2', {
+      ...internalToken(),
+      rawBody: '{"ownerAccountId": }',
+      headers: { 'content-type': 'application/json' },
+    });
+    expectError(malformed, 400, 'MALFORMED_JSON');
+    // None of these created the list.
+    expectError(await call('DELETE', '/internal/v3/lists/contract-list-2', internalToken()), 404, 'LIST_NOT_FOUND');
+  });
+});
+
+describe('POST /internal/v3/lists/{listId}/writes', () => {
+  it('answers 202, the same again for a repeat, 409 WRITE_ID_REUSED for another body, 404 LIST_NOT_FOUND and 400s', async () => {
+    const owner = await stack.createAccount();
+    expect((await call('PUT', '/internal/v3/lists/contract-writes', { ...internalToken(), body: { ownerAccountId: owner.id } })).status).toBe(201);
+    const body = { writeId: 'contract-w1', changes: [{ type: 'item.added', itemId: 'tea' }] };
+    const accepted = await call('POST', '/internal/v3/lists/contract-writes/writes', { ...internalToken(), body });
+    expect(accepted).toMatchObject({ status: 202, body: { writeId: 'contract-w1', listId: 'contract-writes', cursor: 1, topics: ['list.changed', 'item.added'] } });
+    const repeated = await call('POST', '/internal/v3/lists/contract-writes/writes', { ...internalToken(), body });
+    expect(repeated.body).toEqual(accepted.body);
+
+    const reused = await call('POST', '/internal/v3/lists/contract-writes/writes', {
+      ...internalToken(),
+      body: { writeId: 'contract-w1', changes: [{ type: 'item.removed' }] },
+    });
+    expectError(reused, 409, 'WRITE_ID_REUSED');
+    expectError(await call('POST', '/internal/v3/lists/contract-nowhere/writes', { ...internalToken(), body }), 404, 'LIST_NOT_FOUND');
+
+    const invalid = await call('POST', '/internal/v3/lists/contract-writes/writes', { ...internalToken(), body: { writeId: 'w2', changes: [{ type: 'member.joined' }] } });
+    expect(expectError(invalid, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/changes/0/accountId', message: expect.any(String) }]);
+    const malformed = await call('POST', '/internal/v3/lists/contract-writes/writes', { ...internalToken(), rawBody: '{"writeId"', headers: { 'content-type': 'application/json' } });
+    expectError(malformed, 400, 'MALFORMED_JSON');
+  });
+});
+
+// ---- public API ----
+
+describe('POST /v3/webhooks', () => {
+  it('answers 201 with the secret and a Location, then 200 without it for the same URL', async () => {
+    const account = await stack.createAccount();
+    const url = receiver.urlFor('/contract/register');
+    const created = await call('POST', '/v3/webhooks', { token: account.token, body: { url } });
+    expect(created.status).toBe(201);
+    expect(created.body.secret).toMatch(/^whsec_/);
+    expect(created.headers.get('location')).toBe(`/v3/webhooks/${created.body.id}`);
+
+    const updated = await call('POST', '/v3/webhooks', { token: account.token, body: { url, events: ['item.added'] } });
+    expect(updated.status).toBe(200);
+    expect(updated.body).not.toHaveProperty('secret');
+    expect(updated.body).toMatchObject({ id: created.body.id, events: ['item.added'] });
+  });
+
+  it('answers 400 VALIDATION_FAILED, MALFORMED_JSON, URL_NOT_ALLOWED and INVALID_LIST_IDS with their details, pinging nothing', async () => {
+    const account = await stack.createAccount();
+    const pingsBefore = receiver.requests.length;
+
+    const unknownField = await call('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor('/contract/x'), secret: 'mine' } });
+    expect(expectError(unknownField, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/secret', message: expect.any(String) }]);
+
+    const malformed = await call('POST', '/v3/webhooks', {
+      token: account.token,
+      rawBody: '{"url": "https://',
+      headers: { 'content-type': 'application/json' },
+    });
+    expectError(malformed, 400, 'MALFORMED_JSON');
+
+    const plainHttp = await call('POST', '/v3/webhooks', { token: account.token, body: { url: 'http://example.com/hook' } });
+    expect(expectError(plainHttp, 400, 'URL_NOT_ALLOWED').reason).toBe('scheme');
+    const withCredentials = await call('POST', '/v3/webhooks', { token: account.token, body: { url: 'https://user:pw@example.com/hook' } });
+    expect(expectError(withCredentials, 400, 'URL_NOT_ALLOWED').reason).toBe('credentials');
+
+    const other = await stack.createAccount();
+    expect((await call('PUT', '/internal/v3/lists/contract-theirs', { ...internalToken(), body: { ownerAccountId: other.id } })).status).toBe(201);
+    const notOwned = await call('POST', '/v3/webhooks', {
+      token: account.token,
+      body: { url: receiver.urlFor('/contract/lists'), listIds: ['contract-theirs', 'contract-missing'] },
+    });
+    expect(expectError(notOwned, 400, 'INVALID_LIST_IDS').invalidListIds).toEqual(expect.arrayContaining(['contract-theirs', 'contract-missing']));
+
+    expect(receiver.requests.length).toBe(pingsBefore);
+    expect((await call('GET', '/v3/webhooks', { token: account.token })).body.data).toEqual([]);
+  });
+
+  it('answers 409 WEBHOOK_LIMIT_EXCEEDED for a sixth webhook without pinging it', async () => {
+    const account = await stack.createAccount();
+    for (let i = 1; i <= 5; i++) {
+      const created = await call('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor(`/contract/limit/${i}`) } });
+      expect(created.status).toBe(201);
+    }
+    const sixth = await call('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor('/contract/limit/6') } });
+    expectError(sixth, 409, 'WEBHOOK_LIMIT_EXCEEDED');
+    expect(receiver.requests.filter((request) => request.path === '/contract/limit/6')).toEqual([]);
+    expect((await call('GET', '/v3/webhooks', { token: account.token })).body.data).toHaveLength(5);
+  });
+
+  it('answers 422 WEBHOOK_UNREACHABLE with the reason and status when the receiver answers 500, storing nothing', async () => {
+    const account = await stack.createAccount();
+    const unreachable = await call('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor('/unreachable/contract') } });
+    const error = expectError(unreachable, 422, 'WEBHOOK_UNREACHABLE');
+    expect(error).toMatchObject({ reason: 'non_2xx', statusCode: 500 });
+    expect(receiver.requests.filter((request) => request.path === '/unreachable/contract')).toHaveLength(1);
+    expect((await call('GET', '/v3/webhooks', { token: account.token })).body.data).toEqual([]);
+  });
+});
+
+describe('GET, PATCH and DELETE /v3/webhooks/{id}', () => {
+  it('lists and reads the caller\'s webhooks, and answers 404 for an unknown id or another account\'s webhook', async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/read');
+    const listed = await call('GET', '/v3/webhooks', { token });
+    expect(listed.body.data.map((entry: { id: string }) => entry.id)).toEqual([webhook.id]);
+    const read = await call('GET', `/v3/webhooks/${webhook.id}`, { token });
+    expect(read).toMatchObject({ status: 200, body: { id: webhook.id, url: webhook.url } });
+
+    expectError(await call('GET', '/v3/webhooks/wh_000000000000000000000000', { token }), 404, 'WEBHOOK_NOT_FOUND');
+    const stranger = await stack.createAccount();
+    expectError(await call('GET', `/v3/webhooks/${webhook.id}`, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
+  });
+
+  it('pauses and reactivates with PATCH (200), and answers 400 with details, 404 for another account\'s webhook', async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/patch');
+    const paused = await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { status: 'paused' } });
+    expect(paused).toMatchObject({ status: 200, body: { status: 'paused', pausedReason: 'manual' } });
+    const active = await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { status: 'active', events: ['item.checked'] } });
+    expect(active).toMatchObject({ status: 200, body: { status: 'active', pausedReason: null, consecutiveFailures: 0, events: ['item.checked'] } });
+
+    const empty = await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: {} });
+    expect(expectError(empty, 400, 'VALIDATION_FAILED').details).toEqual([expect.objectContaining({ path: expect.any(String) })]);
+    const badStatus = await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { status: 'deleted' } });
+    expect(expectError(badStatus, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/status', message: expect.any(String) }]);
+    const malformed = await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, rawBody: '{', headers: { 'content-type': 'application/json' } });
+    expectError(malformed, 400, 'MALFORMED_JSON');
+    const notOwned = await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { listIds: ['contract-nowhere'] } });
+    expect(expectError(notOwned, 400, 'INVALID_LIST_IDS').invalidListIds).toEqual(['contract-nowhere']);
+
+    const stranger = await stack.createAccount();
+    expectError(await call('PATCH', `/v3/webhooks/${webhook.id}`, { token: stranger.token, body: { status: 'paused' } }), 404, 'WEBHOOK_NOT_FOUND');
+    expect((await call('GET', `/v3/webhooks/${webhook.id}`, { token })).body.status).toBe('active');
+  });
+
+  it('deletes with 204, after which the webhook is 404 everywhere', async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/delete');
+    const stranger = await stack.createAccount();
+    expectError(await call('DELETE', `/v3/webhooks/${webhook.id}`, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
+    const deleted = await call('DELETE', `/v3/webhooks/${webhook.id}`, { token });
+    expect(deleted.status).toBe(204);
+    expectError(await call('DELETE', `/v3/webhooks/${webhook.id}`, { token }), 404, 'WEBHOOK_NOT_FOUND');
+    expectError(await call('GET', `/v3/webhooks/${webhook.id}`, { token }), 404, 'WEBHOOK_NOT_FOUND');
+    expect((await call('GET', '/v3/webhooks', { token })).body.data).toEqual([]);
+  });
+});
+
+describe('POST /v3/webhooks/{id}/pings', () => {
+  it('answers 200 with what the ping got, with no body or an empty object', async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/ping');
+    const before = receiver.requests.filter((request) => request.path === '/contract/ping').length;
+    const bare = await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token });
+    expect(bare.body).toMatchObject({ delivered: true, statusCode: 200, error: null });
+    const withEmptyObject = await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token, body: {} });
+    expect(withEmptyObject).toMatchObject({ status: 200, body: { delivered: true } });
+    expect(receiver.requests.filter((request) => request.path === '/contract/ping')).toHaveLength(before + 2);
+  });
+
+  it('answers 200 with the failure when the receiver does not answer 2xx, also for a paused webhook', async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/ping-fails');
+    failingPaths.add('/contract/ping-fails');
+    const failed = await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token });
+    expect(failed).toMatchObject({ status: 200, body: { delivered: false, statusCode: 500, error: 'non_2xx' } });
+    expect((await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { status: 'paused' } })).status).toBe(200);
+    const whilePaused = await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token });
+    expect(whilePaused).toMatchObject({ status: 200, body: { delivered: false, statusCode: 500 } });
+    expect(receiver.requests.filter((request) => request.path === '/contract/ping-fails')).toHaveLength(3);
+    // A ping never counts as a failure.
+    expect((await call('GET', `/v3/webhooks/${webhook.id}`, { token })).body.consecutiveFailures).toBe(0);
+  });
+
+  it('answers 400 VALIDATION_FAILED for a non-empty body, 400 MALFORMED_JSON, and 404 for another account\'s webhook', async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/ping-errors');
+    const nonEmpty = await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token, body: { force: true } });
+    expect(expectError(nonEmpty, 400, 'VALIDATION_FAILED').details).toEqual([{ path: expect.stringMatching(/^\//), message: expect.any(String) }]);
+    const malformed = await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token, rawBody: '{"', headers: { 'content-type': 'application/json' } });
+    expectError(malformed, 400, 'MALFORMED_JSON');
+    const stranger = await stack.createAccount();
+    expectError(await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
+  });
+});
+
+describe('GET /v3/webhooks/{id}/deliveries', () => {
+  it('answers 200 with a page of the log, 400 for a bad query and 404 for another account\'s webhook', async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/log');
+    await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token });
+    await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token });
+    const page = await call('GET', `/v3/webhooks/${webhook.id}/deliveries?limit=1`, { token });
+    expect(page).toMatchObject({ status: 200, body: { data: [{ kind: 'ping', outcome: 'delivered' }] } });
+    const rest = await call('GET', `/v3/webhooks/${webhook.id}/deliveries?before=${page.body.next}`, { token });
+    expect(rest.body).toMatchObject({ data: [{ kind: 'ping' }], next: null });
+
+    const badQuery = await call('GET', `/v3/webhooks/${webhook.id}/deliveries?limit=1000`, { token });
+    expect(expectError(badQuery, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/query/limit', message: expect.any(String) }]);
+    const stranger = await stack.createAccount();
+    expectError(await call('GET', `/v3/webhooks/${webhook.id}/deliveries`, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
+  });
+});
+
+// ---- what every operation of a kind answers, from the document ----
+
+describe('every operation that needs a token', () => {
+  it('answers 401 UNAUTHORIZED with WWW-Authenticate to no token, a malformed one, an unknown one and the other API\'s', async () => {
+    const secured = documenting('401');
+    expect(secured.length).toBeGreaterThan(0);
+    const account = await stack.createAccount();
+    for (const found of secured) {
+      const path = samplePath(found.template);
+      const method = found.method.toUpperCase();
+      const body = found.operation.requestBody ? validBody(found) : undefined;
+      const otherApiToken = securitySchemes(found.operation).includes('internalToken') ? account.token : stack.internalApiToken;
+      for (const options of [
+        { body },
+        { body, headers: { authorization: 'Basic dXNlcjpwdw==' } },
+        { body, token: 'tok_unknown' },
+        { body, token: otherApiToken },
+        // Auth comes before the body is read.
+        ...(found.operation.requestBody ? [{ rawBody: 'not json', headers: { 'content-type': 'text/plain' } }] : []),
+      ] as RequestOptions[]) {
+        const response = await call(method, path, options);
+        expectError(response, 401, 'UNAUTHORIZED');
+        expect(response.headers.get('www-authenticate')).toBe('Bearer');
+      }
+    }
+  });
+});
+
+describe('every operation with a request body', () => {
+  it('answers 415 UNSUPPORTED_MEDIA_TYPE to a text/plain body', async () => {
+    const operationsWithBody = withRequestBody();
+    expect(operationsWithBody.length).toBeGreaterThan(0);
+    for (const found of operationsWithBody) {
+      const token = await tokenFor(found.operation);
+      const response = await call(found.method.toUpperCase(), samplePath(found.template), {
+        token,
+        rawBody: JSON.stringify(validBody(found)),
+        headers: { 'content-type': 'text/plain' },
+      });
+      expectError(response, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    }
+  });
+
+  it('reads a body of exactly the limit (64 KiB public, 1 MiB internal) and answers 413 PAYLOAD_TOO_LARGE one byte over it', async () => {
+    for (const found of withRequestBody()) {
+      const token = await tokenFor(found.operation);
+      const method = found.method.toUpperCase();
+      const path = samplePath(found.template);
+      const limit = bodyLimit(found.template);
+      // {"_":"aaa..."}: 8 bytes of JSON around the padding, all ASCII.
+      const padded = (size: number) => JSON.stringify({ _: 'a'.repeat(size - 8) });
+      expect(padded(limit)).toHaveLength(limit);
+
+      const atLimit = await call(method, path, { token, rawBody: padded(limit), headers: { 'content-type': 'application/json' } });
+      // The body was read and parsed: the unknown field `_` fails validation.
+      expectError(atLimit, 400, 'VALIDATION_FAILED');
+
+      const overLimit = await call(method, path, { token, rawBody: padded(limit + 1), headers: { 'content-type': 'application/json' } });
+      expectError(overLimit, 413, 'PAYLOAD_TOO_LARGE');
+
+      // Without a Content-Length (chunked), the limit holds while reading.
+      const chunks = [padded(limit + 1)];
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const next = chunks.shift();
+          if (next === undefined) controller.close();
+          else controller.enqueue(new TextEncoder().encode(next));
+        },
+      });
+      const chunked = await fetch(`${stack.service.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit);
+      const chunkedResponse = { status: chunked.status, headers: chunked.headers, body: await chunked.json() };
+      check(method, path, chunkedResponse);
+      expectError(chunkedResponse, 413, 'PAYLOAD_TOO_LARGE');
+    }
+  });
+});
+
+/** Where PostgreSQL is down. */
+let deadDatabase: DeadServer;
+
+/**
+ * Sends one request to an app of its own whose PostgreSQL is unreachable (the Temporal
+ * client is the live one). A pool of its own per request: postgres.js backs off longer
+ * after each failed connection attempt of a pool.
+ */
+async function sendWithoutDatabase(method: string, path: string, options: RequestOptions): Promise<ApiResponse> {
+  const sql = createSql(`postgres://postgres@127.0.0.1:${deadDatabase.port}/none`, { max: 1 });
+  const app = createApp({
+    sql,
+    workflows: createWorkflows(stack.service.client, 'unused', 1000),
+    logger: createLogger('silent'),
+    internalApiToken: stack.internalApiToken,
+    checkUrl: async (raw) => new URL(raw),
+    deliveryTimeoutMs: 1000,
+  });
+  const server: Server = app.listen(0, '127.0.0.1');
+  try {
+    await once(server, 'listening');
+    return await send(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, method, path, options);
+  } finally {
+    server.close();
+    server.closeAllConnections();
+    await once(server, 'close');
+    await sql.end({ timeout: 1 });
+  }
+}
+
+describe('every operation that documents 503, on an app whose PostgreSQL is unreachable', () => {
+  beforeAll(async () => {
+    deadDatabase = await startResettingServer();
+  });
+  afterAll(() => deadDatabase?.close());
+
+  it('answers 503 UNAVAILABLE with Retry-After to a request that is otherwise valid', async () => {
+    const unavailable = documenting('503');
+    expect(unavailable.length).toBeGreaterThan(0);
+    for (const found of unavailable) {
+      const schemes = securitySchemes(found.operation);
+      // An account token cannot be checked without PostgreSQL: any well-formed one will do.
+      const token = schemes.includes('internalToken') ? stack.internalApiToken : schemes.length > 0 ? 'tok_contract' : null;
+      const method = found.method.toUpperCase();
+      const path = samplePath(found.template);
+      const response = await sendWithoutDatabase(method, path, { token, body: found.operation.requestBody ? validBody(found) : undefined });
+      check(method, path, response);
+      expectError(response, 503, 'UNAVAILABLE');
+      expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
+    }
+  });
+});
+
+describe('routes and methods the document does not list', () => {
+  it('answers a documented path with another method 405 METHOD_NOT_ALLOWED, with Allow naming the documented methods', async () => {
+    const account = await stack.createAccount();
+    for (const [template, item] of Object.entries(openApi.paths)) {
+      const documented = HTTP_METHODS.filter((method) => item[method]);
+      const wrong = (['put', 'patch', 'delete', 'post', 'get'] as const).find((method) => !item[method])!;
+      const schemes = securitySchemes(item[documented[0]!] as Operation);
+      const token = schemes.includes('internalToken') ? stack.internalApiToken : schemes.includes('accountToken') ? account.token : null;
+      const response = await send(stack.service.url, wrong.toUpperCase(), samplePath(template), { token });
+      const where = `${wrong.toUpperCase()} ${template}`;
+      expect(response.status, where).toBe(405);
+      expect(validateEnvelope(response.body), `${where}: ${ajv.errorsText(validateEnvelope.errors)}`).toBe(true);
+      expect(response.body.error.code).toBe('METHOD_NOT_ALLOWED');
+      const allowed = (response.headers.get('allow') ?? '').split(/,\s*/).filter(Boolean).sort();
+      const expected = documented.map((method) => method.toUpperCase());
+      if (expected.includes('GET')) expected.push('HEAD');
+      expect(allowed, where).toEqual(expected.sort());
+    }
+  });
+
+  it('answers an unknown route 404 NOT_FOUND with the envelope, with or without a token', async () => {
+    const account = await stack.createAccount();
+    for (const [path, token] of [
+      ['/nothing', null],
+      ['/v3/nothing', account.token],
+      ['/v3/nothing', null],
+      ['/v3/webhooks/wh_000000000000000000000000/nothing', account.token],
+      ['/internal/v3/nothing', stack.internalApiToken],
+    ] as const) {
+      for (const method of ['GET', 'POST']) {
+        expect(findOperation(method, path), `${method} ${path} is not documented`).toBeUndefined();
+        const response = await send(stack.service.url, method, path, { token });
+        expect(response.status, `${method} ${path}`).toBe(404);
+        expect(validateEnvelope(response.body), ajv.errorsText(validateEnvelope.errors)).toBe(true);
+        expect(response.body.error).toEqual({ code: 'NOT_FOUND', message: expect.any(String) });
+      }
+    }
+  });
+});
+
+// ---- coverage: runs last in this file ----
+
+describe('coverage of the document', () => {
+  it('saw every documented status of every operation, and every error code each of those responses lists', () => {
+    const missing: string[] = [];
+    for (const { operation } of operations) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (status === 'default') continue;
+        const seen = observed.get(`${operation.operationId} ${status}`);
+        if (!seen) {
+          missing.push(`${operation.operationId} ${status}`);
+          continue;
+        }
+        for (const code of documentedCodes(response)) if (!seen.has(code)) missing.push(`${operation.operationId} ${status} ${code}`);
+      }
+    }
+    expect(operations.length).toBeGreaterThan(0);
+    expect(missing).toEqual([]);
+  });
+});
