@@ -5,17 +5,11 @@
 // test asserts that every documented (operation, status) pair, and every error code each
 // error response lists, was seen at least once: a route or status added to the document
 // fails this file until a test here covers it.
-import { once } from 'node:events';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/api/app';
 import { errorEnvelope } from '../../src/api/schemas';
 import { createSql } from '../../src/db/sql';
-import { createLogger } from '../../src/logger';
-import { createWorkflows } from '../../src/temporal/client';
 import { startResettingServer, type DeadServer } from '../support/dead-server';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type ApiResponse, type RequestOptions, type TestStack } from '../support/stack';
@@ -649,22 +643,11 @@ let deadDatabase: DeadServer;
  */
 async function sendWithoutDatabase(method: string, path: string, options: RequestOptions): Promise<ApiResponse> {
   const sql = createSql(`postgres://postgres@127.0.0.1:${deadDatabase.port}/none`, { max: 1 });
-  const app = createApp({
-    sql,
-    workflows: createWorkflows(stack.service.client, 'unused', 1000),
-    logger: createLogger('silent'),
-    internalApiToken: stack.internalApiToken,
-    checkUrl: async (raw) => new URL(raw),
-    deliveryTimeoutMs: 1000,
-  });
-  const server: Server = app.listen(0, '127.0.0.1');
+  const api = await stack.startApiWith({ sql });
   try {
-    await once(server, 'listening');
-    return await send(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, method, path, options);
+    return await api.request(method, path, options);
   } finally {
-    server.close();
-    server.closeAllConnections();
-    await once(server, 'close');
+    await api.close();
     await sql.end({ timeout: 1 });
   }
 }

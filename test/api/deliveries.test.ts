@@ -13,25 +13,16 @@ afterAll(() => stack?.stop());
 
 async function setUp(path: string) {
   const owner = await stack.createAccount();
-  const created = await stack.request('POST', '/v3/webhooks', { token: owner.token, body: { url: receiver.urlFor(path) } });
+  const webhook = await stack.registerWebhook(owner.token, receiver.urlFor(path));
   const listId = `deliveries-${path.replace(/\W/g, '')}`;
   await stack.putList(listId, owner.id);
-  return { owner, webhookId: created.body.id as string, listId };
-}
-
-async function write(listId: string, writeId: string) {
-  const response = await stack.request('POST', `/internal/v3/lists/${listId}/writes`, {
-    token: stack.internalApiToken,
-    body: { writeId, changes: [{ type: 'item.added' }] },
-  });
-  expect(response.status).toBe(202);
-  await stack.service.client.workflow.getHandle(`list-write/${listId}/${writeId}`).result();
+  return { owner, webhookId: webhook.id, listId };
 }
 
 describe('GET /v3/webhooks/{id}/deliveries', () => {
   it('lists events and pings newest first, page by page', async () => {
     const { owner, webhookId, listId } = await setUp('/log/pages');
-    for (let i = 1; i <= 3; i++) await write(listId, `w${i}`);
+    for (let i = 1; i <= 3; i++) await stack.reportWrite(listId, `w${i}`);
     receiver.respondWith({ status: 500 });
     await stack.request('POST', `/v3/webhooks/${webhookId}/pings`, { token: owner.token });
     receiver.respondWith({});
@@ -85,7 +76,7 @@ describe('GET /v3/webhooks/{id}/deliveries', () => {
       SELECT 'dlv_old' || lpad(n::text, 20, '0'), ${webhookId}, 'ping', 'ping', 'delivered', 1, now() - n * interval '1 second'
       FROM generate_series(1, ${DELIVERY_LOG_KEPT + 50}) AS n`;
     await stack.service.sql`UPDATE webhooks SET deliveries_logged = ${DELIVERY_LOG_PRUNE_EVERY - 1} WHERE id = ${webhookId}`;
-    await write(listId, 'after-backlog');
+    await stack.reportWrite(listId, 'after-backlog');
     const [{ count }] = await stack.service.sql`SELECT count(*)::int AS count FROM deliveries WHERE webhook_id = ${webhookId}`;
     expect(count).toBe(DELIVERY_LOG_KEPT);
     const newest = await stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?limit=1`, { token: owner.token });

@@ -1,10 +1,5 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/api/app';
 import { createSql } from '../../src/db/sql';
-import { createLogger } from '../../src/logger';
-import { createWorkflows } from '../../src/temporal/client';
 import { startTestStack, type TestStack } from '../support/stack';
 import { startResettingServer } from '../support/dead-server';
 
@@ -62,26 +57,15 @@ describe('HTTP foundations', () => {
   it('answers 503 UNAVAILABLE with Retry-After when PostgreSQL is unreachable', async () => {
     const deadDatabase = await startResettingServer();
     const sql = createSql(`postgres://postgres@127.0.0.1:${deadDatabase.port}/none`, { max: 1 });
-    const app = createApp({
-      sql,
-      workflows: createWorkflows(stack.service.client, 'unused', 1000),
-      logger: createLogger('silent'),
-      internalApiToken: stack.internalApiToken,
-      checkUrl: async (raw) => new URL(raw),
-      deliveryTimeoutMs: 1000,
-    });
-    const server = app.listen(0, '127.0.0.1');
-    await once(server, 'listening');
+    const api = await stack.startApiWith({ sql });
     try {
-      const { port: apiPort } = server.address() as AddressInfo;
-      const response = await fetch(`http://127.0.0.1:${apiPort}/v3/webhooks`, { method: 'POST', headers: { authorization: 'Bearer tok_x' } });
+      const response = await api.request('POST', '/v3/webhooks', { token: 'tok_x' });
       expect(response.status).toBe(503);
       expect(response.headers.get('retry-after')).toBe('5');
-      expect(await response.json()).toEqual({ error: { code: 'UNAVAILABLE', message: expect.any(String) } });
-      const ready = await fetch(`http://127.0.0.1:${apiPort}/readyz`);
-      expect(ready.status).toBe(503);
+      expect(response.body).toEqual({ error: { code: 'UNAVAILABLE', message: expect.any(String) } });
+      expect((await api.request('GET', '/readyz')).status).toBe(503);
     } finally {
-      server.close();
+      await api.close();
       await sql.end({ timeout: 1 });
       await deadDatabase.close();
     }

@@ -1,9 +1,5 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/api/app';
-import { createLogger } from '../../src/logger';
 import { createWorkflows } from '../../src/temporal/client';
 import { verifySignature } from '../../src/delivery/signing';
 import { TOPICS } from '../../src/types';
@@ -34,10 +30,8 @@ async function account() {
   return stack.createAccount();
 }
 
-async function webhook(token: string, path: string, body: Record<string, unknown> = {}) {
-  const created = await stack.request('POST', '/v3/webhooks', { token, body: { url: receiver.urlFor(path), ...body } });
-  expect(created.status).toBe(201);
-  return created.body as { id: string; secret: string };
+function webhook(token: string, path: string, body: Record<string, unknown> = {}) {
+  return stack.registerWebhook(token, receiver.urlFor(path), body);
 }
 
 async function list(ownerId: string, members: string[] = []) {
@@ -46,24 +40,12 @@ async function list(ownerId: string, members: string[] = []) {
   return listId;
 }
 
-/** Reports a write and waits until its workflow has made every delivery and reported the outcomes. */
-async function write(listId: string, changes: unknown[], extra: Record<string, unknown> = {}) {
-  const writeId = `w-${++writes}`;
-  const response = await stack.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), body: { writeId, changes, ...extra } });
-  expect(response.status).toBe(202);
-  await stack.service.client.workflow.getHandle(`list-write/${listId}/${writeId}`).result();
-  return response.body as { writeId: string; listId: string; cursor: number; topics: string[] };
+/** Reports a write and waits until all its deliveries are made and their outcomes reported. */
+function write(listId: string, changes: unknown[], extra: Record<string, unknown> = {}) {
+  return stack.reportWrite(listId, `w-${++writes}`, changes, extra);
 }
 
-async function countIs(token: string, webhookId: string, expected: number) {
-  return waitFor(
-    async () => {
-      const response = await stack.request('GET', `/v3/webhooks/${webhookId}`, { token });
-      return response.body.consecutiveFailures === expected ? response.body : undefined;
-    },
-    { what: `consecutiveFailures ${expected}` },
-  );
-}
+const countIs = (token: string, webhookId: string, count: number) => stack.waitForFailureCount(token, webhookId, count);
 
 describe('POST /internal/v3/lists/{listId}/writes', () => {
   it('answers 202 with the cursor and topics, counting 1, 2, 3 per list', async () => {
@@ -214,29 +196,15 @@ describe('a write while Temporal is unreachable', () => {
     // The same API, on the same database, with a Temporal frontend that does not answer.
     const temporalDown = await startResettingServer();
     const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${temporalDown.port}`, connectTimeout: '1s' }) });
-    const app = createApp({
-      sql: stack.service.sql,
-      workflows: createWorkflows(deadTemporal, stack.taskQueue, 3000),
-      logger: createLogger('silent'),
-      internalApiToken: stack.internalApiToken,
-      checkUrl: async (raw) => new URL(raw),
-      deliveryTimeoutMs: 3000,
-    });
-    const server = app.listen(0, '127.0.0.1');
-    await once(server, 'listening');
+    const api = await stack.startApiWith({ workflows: createWorkflows(deadTemporal, stack.taskQueue, 3000) });
     const body = JSON.stringify({ writeId: 'during-outage', changes: [{ type: 'item.added' }] });
     try {
-      const { port } = server.address() as AddressInfo;
-      const refused = await fetch(`http://127.0.0.1:${port}/internal/v3/lists/${listId}/writes`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${stack.internalApiToken}`, 'content-type': 'application/json' },
-        body,
-      });
+      const refused = await api.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), rawBody: body, headers: { 'content-type': 'application/json' } });
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toBe('5');
-      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('UNAVAILABLE');
+      expect(refused.body.error.code).toBe('UNAVAILABLE');
     } finally {
-      server.close();
+      await api.close();
       await deadTemporal.connection.close();
       await temporalDown.close();
     }

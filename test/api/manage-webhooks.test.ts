@@ -3,7 +3,6 @@ import { verifySignature } from '../../src/delivery/signing';
 import { deliveryOutcomesSignal, lifecycleStateQuery } from '../../workflows';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
-import { waitFor } from '../support/wait';
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -16,9 +15,8 @@ afterAll(() => stack?.stop());
 
 async function newWebhook(path: string, body: Record<string, unknown> = {}) {
   const account = await stack.createAccount();
-  const created = await stack.request('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor(path), ...body } });
-  expect(created.status).toBe(201);
-  return { account, token: account.token, webhook: created.body as { id: string; secret: string } };
+  const webhook = await stack.registerWebhook(account.token, receiver.urlFor(path), body);
+  return { account, token: account.token, webhook };
 }
 
 const lifecycle = (webhookId: string) => stack.service.client.workflow.getHandle(`webhook/${webhookId}`);
@@ -26,13 +24,7 @@ const lifecycle = (webhookId: string) => stack.service.client.workflow.getHandle
 /** Reports outcomes to the webhook's workflow as a list write would, and waits until the API shows the count. */
 async function reportOutcomes(token: string, webhookId: string, delivered: boolean[], expectedCount: number) {
   await lifecycle(webhookId).signal(deliveryOutcomesSignal, { delivered });
-  return waitFor(
-    async () => {
-      const response = await stack.request('GET', `/v3/webhooks/${webhookId}`, { token });
-      return response.body.consecutiveFailures === expectedCount ? response.body : undefined;
-    },
-    { what: `consecutiveFailures ${expectedCount}` },
-  );
+  return stack.waitForFailureCount(token, webhookId, expectedCount);
 }
 
 describe('GET /v3/webhooks and /v3/webhooks/{id}', () => {

@@ -2,12 +2,18 @@
 // server and database, delivering over real HTTPS to receivers that trust a test CA.
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { inject } from 'vitest';
+import { createApp, type AppDependencies } from '../../src/api/app';
+import { createWorkflows } from '../../src/temporal/client';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { startService, type Service } from '../../src/service';
 import { startReceiver, type Receiver } from './receiver';
 import { createTestCa, issueServerCert, type Pem } from './tls';
+import { waitFor } from './wait';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -37,8 +43,42 @@ export interface TestStack {
   createAccount(): Promise<{ id: string; token: string }>;
   putList(listId: string, ownerAccountId: string, memberAccountIds?: string[]): Promise<ApiResponse>;
   /** An HTTPS receiver whose certificate the service trusts; closed by stop(). */
+  /** Registers a webhook (expecting 201) and returns it with its secret. */
+  registerWebhook(token: string, url: string, body?: Record<string, unknown>): Promise<{ id: string; secret: string; url: string }>;
+  /** Reports a write (expecting 202) and waits until its workflow has made every delivery and reported the outcomes. */
+  reportWrite(listId: string, writeId: string, changes?: unknown[], extra?: Record<string, unknown>): Promise<WriteAccepted>;
+  /** Waits until GET /v3/webhooks/{id} shows this consecutive-failure count, and returns the webhook. */
+  waitForFailureCount(token: string, webhookId: string, count: number): Promise<any>;
+  /** An HTTPS receiver whose certificate the service trusts; closed by stop(). */
   startReceiver(): Promise<Receiver>;
+  /** The same API with some dependencies replaced (an unreachable database, say); closed by stop(). */
+  startApiWith(overrides: Partial<AppDependencies>): Promise<{ request: RequestFunction; close(): Promise<void> }>;
   stop(): Promise<void>;
+}
+
+export interface WriteAccepted {
+  writeId: string;
+  listId: string;
+  cursor: number;
+  topics: string[];
+}
+
+type RequestFunction = <T = any>(method: string, path: string, options?: RequestOptions) => Promise<ApiResponse<T>>;
+
+/** Calls the API at `baseUrl` as a client would; JSON in, JSON out. */
+export function requestTo(baseUrl: string): RequestFunction {
+  return async (method, path, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    let body: string | undefined = options.rawBody;
+    if (body === undefined && options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(`${baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  };
 }
 
 export async function startTestStack(env: Record<string, string> = {}): Promise<TestStack> {
@@ -69,19 +109,8 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     sender: { ca: [ca.cert] },
   });
   const receivers: Receiver[] = [];
-
-  async function request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
-    const headers: Record<string, string> = { ...options.headers };
-    if (options.token) headers.authorization = `Bearer ${options.token}`;
-    let body: string | undefined = options.rawBody;
-    if (body === undefined && options.body !== undefined) {
-      body = JSON.stringify(options.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const response = await fetch(`${service.url}${path}`, { method, headers, body, redirect: 'manual' });
-    const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
-  }
+  const servers: Server[] = [];
+  const request = requestTo(service.url);
 
   const internal = { token: internalApiToken };
   return {
@@ -98,13 +127,54 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     },
     putList: (listId, ownerAccountId, memberAccountIds = []) =>
       request('PUT', `/internal/v3/lists/${listId}`, { ...internal, body: { ownerAccountId, memberAccountIds } }),
+    async registerWebhook(token, url, body = {}) {
+      const response = await request('POST', '/v3/webhooks', { token, body: { url, ...body } });
+      if (response.status !== 201) throw new Error(`registering ${url} answered ${response.status}: ${JSON.stringify(response.body)}`);
+      return response.body;
+    },
+    async reportWrite(listId, writeId, changes = [{ type: 'item.added' }], extra = {}) {
+      const response = await request<WriteAccepted>('POST', `/internal/v3/lists/${listId}/writes`, { ...internal, body: { writeId, changes, ...extra } });
+      if (response.status !== 202) throw new Error(`write ${writeId} answered ${response.status}: ${JSON.stringify(response.body)}`);
+      await service.client.workflow.getHandle(`list-write/${listId}/${writeId}`).result();
+      return response.body;
+    },
+    waitForFailureCount: (token, webhookId, count) =>
+      waitFor(
+        async () => {
+          const response = await request('GET', `/v3/webhooks/${webhookId}`, { token });
+          return response.body.consecutiveFailures === count ? response.body : undefined;
+        },
+        { what: `consecutiveFailures ${count} on ${webhookId}` },
+      ),
     async startReceiver() {
       const receiver = await startReceiver(serverCert);
       receivers.push(receiver);
       return receiver;
     },
+    async startApiWith(overrides) {
+      const app = createApp({
+        sql: service.sql,
+        workflows: createWorkflows(service.client, taskQueue, config.deliveryTimeoutMs),
+        logger: createLogger('silent'),
+        internalApiToken,
+        checkUrl: async (raw) => new URL(raw),
+        deliveryTimeoutMs: config.deliveryTimeoutMs,
+        ...overrides,
+      });
+      const server = app.listen(0, '127.0.0.1');
+      servers.push(server);
+      await once(server, 'listening');
+      const close = async () => {
+        if (!server.listening) return;
+        server.close();
+        server.closeAllConnections();
+        await once(server, 'close');
+      };
+      return { request: requestTo(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), close };
+    },
     async stop() {
-      await Promise.all(receivers.map((receiver) => receiver.close()));
+      for (const server of servers) server.closeAllConnections();
+      await Promise.all([...receivers.map((receiver) => receiver.close()), ...servers.map((server) => new Promise((done) => server.close(done)))]);
       await service.stop();
     },
   };

@@ -29,12 +29,7 @@ describe('no signing secret in Temporal', () => {
     await stack.putList(listId, account.id);
     for (const [writeId, status] of [['ok', 200], ['fails', 500]] as const) {
       receiver.respondWith({ status });
-      const accepted = await stack.request('POST', `/internal/v3/lists/${listId}/writes`, {
-        token: stack.internalApiToken,
-        body: { writeId, changes: [{ type: 'item.added' }] },
-      });
-      expect(accepted.status).toBe(202);
-      await stack.service.client.workflow.getHandle(`list-write/${listId}/${writeId}`).result();
+      await stack.reportWrite(listId, writeId);
     }
     receiver.respondWith({});
     const abandoned = await stack.service.sql`SELECT secret FROM registrations WHERE account_id = ${account.id} AND secret IS NOT NULL`;

@@ -15,11 +15,10 @@ afterAll(() => stack?.stop());
 
 async function setUp(path: string) {
   const owner = await stack.createAccount();
-  const created = await stack.request('POST', '/v3/webhooks', { token: owner.token, body: { url: receiver.urlFor(path) } });
-  expect(created.status).toBe(201);
+  const webhook = await stack.registerWebhook(owner.token, receiver.urlFor(path));
   const listId = `lifecycle-${path.replace(/\W/g, '')}`;
   await stack.putList(listId, owner.id);
-  return { owner, webhookId: created.body.id as string, listId };
+  return { owner, webhookId: webhook.id, listId };
 }
 
 function postWrite(listId: string, writeId: string) {
@@ -27,11 +26,6 @@ function postWrite(listId: string, writeId: string) {
     token: stack.internalApiToken,
     body: { writeId, changes: [{ type: 'item.added' }] },
   });
-}
-
-async function writeAndSettle(listId: string, writeId: string) {
-  expect((await postWrite(listId, writeId)).status).toBe(202);
-  await stack.service.client.workflow.getHandle(`list-write/${listId}/${writeId}`).result();
 }
 
 describe('webhook/{id}', () => {
@@ -49,7 +43,7 @@ describe('webhook/{id}', () => {
     });
 
     receiver.respondWith({ status: 500 });
-    for (let i = 0; i < 12; i++) await writeAndSettle(listId, `can-${i}`);
+    for (let i = 0; i < 12; i++) await stack.reportWrite(listId, `can-${i}`);
     receiver.respondWith({});
 
     const handle = client.workflow.getHandle(workflowId);
@@ -73,10 +67,7 @@ describe('webhook/{id}', () => {
     await Promise.all(answers.map((_, i) => stack.service.client.workflow.getHandle(`list-write/${listId}/burst-${i}`).result()));
     receiver.respondWith({});
 
-    const webhook = await waitFor(async () => {
-      const response = await stack.request('GET', `/v3/webhooks/${webhookId}`, { token: owner.token });
-      return response.body.consecutiveFailures === burst ? response.body : undefined;
-    });
+    const webhook = await stack.waitForFailureCount(owner.token, webhookId, burst);
     expect(webhook.status).toBe('active');
     const history = await stack.service.client.workflow.getHandle(`webhook/${webhookId}`).fetchHistory();
     const events = history.events!;
