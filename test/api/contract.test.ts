@@ -12,22 +12,8 @@ import { errorEnvelope } from '../../src/api/schemas';
 import { createSql } from '../../src/db/sql';
 import { startResettingServer, type DeadServer } from '../support/dead-server';
 import type { Receiver } from '../support/receiver';
-import { startTestStack, type ApiResponse, type RequestOptions, type TestStack } from '../support/stack';
-
-type Schema = Record<string, any>;
-
-interface DocumentedResponse {
-  description: string;
-  content?: Record<string, { schema: Schema }>;
-  headers?: Record<string, { schema?: Schema }>;
-}
-
-interface Operation {
-  operationId: string;
-  security?: Record<string, string[]>[];
-  requestBody?: { required?: boolean; content: Record<string, { schema: Schema }> };
-  responses: Record<string, DocumentedResponse>;
-}
+import { requestTo, startTestStack, type ApiResponse, type RequestOptions, type TestStack } from '../support/stack';
+import { HTTP_METHODS, type DocumentedResponse, type Operation, type Schema } from '../support/openapi';
 
 interface DocumentedOperation {
   template: string;
@@ -43,7 +29,6 @@ interface OpenApiDocument {
   paths: Record<string, Record<string, unknown>>;
 }
 
-const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 const DOCUMENT_ID = 'https://contract.test/openapi.json';
 const PUBLIC_BODY_LIMIT = 64 * 1024;
 const INTERNAL_BODY_LIMIT = 1024 * 1024;
@@ -175,18 +160,8 @@ function check(method: string, url: string, response: ApiResponse): DocumentedOp
 }
 
 /** Like stack.request, against any base URL. */
-async function send(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  let body = options.rawBody;
-  if (body === undefined && options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers['content-type'] ??= 'application/json';
-  }
-  const response = await fetch(`${baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
-}
+const send = (baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> =>
+  requestTo(baseUrl)(method, path, options);
 
 /** A request to the service, checked against the document. */
 async function call(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {

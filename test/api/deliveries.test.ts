@@ -11,13 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.stop());
 
-async function setUp(path: string) {
-  const owner = await stack.createAccount();
-  const webhook = await stack.registerWebhook(owner.token, receiver.urlFor(path));
-  const listId = `deliveries-${path.replace(/\W/g, '')}`;
-  await stack.putList(listId, owner.id);
-  return { owner, webhookId: webhook.id, listId };
-}
+const setUp = (path: string) => stack.setUpListWebhook(receiver.urlFor(path));
 
 describe('GET /v3/webhooks/{id}/deliveries', () => {
   it('lists events and pings newest first, page by page', async () => {

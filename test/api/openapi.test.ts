@@ -13,23 +13,8 @@ import { buildOpenApiDocument } from '../../src/api/openapi';
 import type { Sql } from '../../src/db/sql';
 import { createLogger } from '../../src/logger';
 import type { Workflows } from '../../src/temporal/client';
+import { HTTP_METHODS, type DocumentedResponse, type Operation, type Schema } from '../support/openapi';
 
-type Schema = Record<string, any>;
-
-interface DocumentedResponse {
-  description: string;
-  content?: Record<string, { schema: Schema }>;
-  headers?: Record<string, { schema?: Schema }>;
-}
-
-interface Operation {
-  operationId?: string;
-  security?: Record<string, string[]>[];
-  requestBody?: { content: Record<string, { schema: Schema }> };
-  responses: Record<string, DocumentedResponse>;
-}
-
-const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 const document = buildOpenApiDocument() as unknown as {
   info: { description: string };
@@ -91,20 +76,22 @@ function knownErrorCodes(): Map<string, number> {
   return codes;
 }
 
+/** Dependencies for routes that touch neither PostgreSQL nor Temporal (the document, the route table). */
+const offline: AppDependencies = {
+  sql: (() => {
+    throw new Error('no database in this test');
+  }) as unknown as Sql,
+  workflows: {} as Workflows,
+  logger: createLogger('silent'),
+  internalApiToken: 'unused',
+  checkUrl: async (raw) => new URL(raw),
+  deliveryTimeoutMs: 1000,
+};
+
 /** Routes the routers serve, as "METHOD /path/{param}" (HEAD and middleware-only layers left out). */
 function servedRoutes(): string[] {
-  const deps: AppDependencies = {
-    sql: (() => {
-      throw new Error('no database in this test');
-    }) as unknown as Sql,
-    workflows: {} as Workflows,
-    logger: createLogger('silent'),
-    internalApiToken: 'unused',
-    checkUrl: async (raw) => new URL(raw),
-    deliveryTimeoutMs: 1000,
-  };
   const routes = new Set<string>();
-  for (const router of createRouters(deps)) {
+  for (const router of createRouters(offline)) {
     for (const layer of router.stack) {
       const methods = layer.methods.filter((method) => method !== 'HEAD');
       if (methods.length === 0) continue;
@@ -122,16 +109,7 @@ describe('GET /v3/openapi.json', () => {
 
   beforeAll(async () => {
     // The document route touches neither PostgreSQL nor Temporal.
-    const app = createApp({
-      sql: (() => {
-        throw new Error('no database in this test');
-      }) as unknown as Sql,
-      workflows: {} as Workflows,
-      logger: createLogger('silent'),
-      internalApiToken: 'unused',
-      checkUrl: async (raw) => new URL(raw),
-      deliveryTimeoutMs: 1000,
-    });
+    const app = createApp(offline);
     server = app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -45,6 +45,8 @@ export interface TestStack {
   /** An HTTPS receiver whose certificate the service trusts; closed by stop(). */
   /** Registers a webhook (expecting 201) and returns it with its secret. */
   registerWebhook(token: string, url: string, body?: Record<string, unknown>): Promise<{ id: string; secret: string; url: string }>;
+  /** A new account with a list it owns and a webhook at `url` (all topics by default). */
+  setUpListWebhook(url: string, body?: Record<string, unknown>): Promise<{ owner: { id: string; token: string }; webhookId: string; listId: string }>;
   /** Reports a write (expecting 202) and waits until its workflow has made every delivery and reported the outcomes. */
   reportWrite(listId: string, writeId: string, changes?: unknown[], extra?: Record<string, unknown>): Promise<WriteAccepted>;
   /** Waits until GET /v3/webhooks/{id} shows this consecutive-failure count, and returns the webhook. */
@@ -113,7 +115,7 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
   const request = requestTo(service.url);
 
   const internal = { token: internalApiToken };
-  return {
+  const stack: TestStack = {
     service,
     taskQueue,
     ca,
@@ -131,6 +133,13 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
       const response = await request('POST', '/v3/webhooks', { token, body: { url, ...body } });
       if (response.status !== 201) throw new Error(`registering ${url} answered ${response.status}: ${JSON.stringify(response.body)}`);
       return response.body;
+    },
+    async setUpListWebhook(url, body) {
+      const owner = await stack.createAccount();
+      const webhook = await stack.registerWebhook(owner.token, url, body);
+      const listId = `list-${randomBytes(6).toString('hex')}`;
+      await stack.putList(listId, owner.id);
+      return { owner, webhookId: webhook.id, listId };
     },
     async reportWrite(listId, writeId, changes = [{ type: 'item.added' }], extra = {}) {
       const response = await request<WriteAccepted>('POST', `/internal/v3/lists/${listId}/writes`, { ...internal, body: { writeId, changes, ...extra } });
@@ -178,4 +187,5 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
       await service.stop();
     },
   };
+  return stack;
 }

@@ -13,13 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.stop());
 
-async function setUp(path: string) {
-  const owner = await stack.createAccount();
-  const webhook = await stack.registerWebhook(owner.token, receiver.urlFor(path));
-  const listId = `lifecycle-${path.replace(/\W/g, '')}`;
-  await stack.putList(listId, owner.id);
-  return { owner, webhookId: webhook.id, listId };
-}
+const setUp = (path: string) => stack.setUpListWebhook(receiver.urlFor(path));
 
 function postWrite(listId: string, writeId: string) {
   return stack.request('POST', `/internal/v3/lists/${listId}/writes`, {
