@@ -1,6 +1,8 @@
 // `npm start`: everything on embedded defaults. Starts the Temporal dev server and an
 // embedded PostgreSQL unless TEMPORAL_ADDRESS and DATABASE_URL point elsewhere, then the
 // worker and the API. Ctrl-C stops every part it started.
+// `npm run start:api` / `npm run start:worker` (main.js api|worker) run one part alone,
+// against a PostgreSQL and a Temporal server that are already there.
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -8,8 +10,8 @@ import path from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ConfigError, loadConfig, type Config } from './config';
 import { startEmbeddedPostgres } from './db/embedded';
-import { createLogger } from './logger';
-import { startService } from './service';
+import { createLogger, type Logger } from './logger';
+import { startPart, startService } from './service';
 import { findTemporalCli, PrerequisiteError, startDevServer } from './temporal/dev-server';
 
 const DEV_SERVER_PORT = 7233;
@@ -39,6 +41,8 @@ async function internalApiToken(config: Config): Promise<{ token: string; genera
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  const part = process.argv[2];
+  if (part !== undefined) return startOnePart(part, config, logger);
   // Shutdown is ours (below), in order: the SDK must not start draining the worker on its own.
   Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
   // Only the embedded defaults keep files; a container with everything configured needs no data directory.
@@ -102,6 +106,20 @@ async function main(): Promise<void> {
   ];
   console.log(lines.filter(Boolean).join('\n'));
 
+}
+
+/** One part alone: nothing embedded, so every backing service must be configured. */
+async function startOnePart(part: string, config: Config, logger: Logger): Promise<void> {
+  if (part !== 'api' && part !== 'worker') throw new ConfigError(`unknown part "${part}": expected api or worker`);
+  const { databaseUrl, temporalAddress, internalApiToken } = config;
+  if (!databaseUrl || !temporalAddress) throw new ConfigError(`the ${part} alone needs DATABASE_URL and TEMPORAL_ADDRESS`);
+  if (part === 'api' && !internalApiToken) throw new ConfigError('the api alone needs INTERNAL_API_TOKEN');
+  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+  const running = await startPart(part, { config, databaseUrl, temporalAddress, internalApiToken: internalApiToken ?? '', logger });
+  console.log(part === 'api' ? `API: http://localhost:${config.port}` : `Worker: task queue webhooks on ${temporalAddress}`);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void running.stop().then(() => process.exit(0)));
+  }
 }
 
 main().catch((error: unknown) => {

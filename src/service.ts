@@ -36,32 +36,80 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-/** Connects to PostgreSQL and Temporal, applies migrations, and runs the worker and the API. */
+interface Part {
+  stop(): Promise<void>;
+}
+
+/** The API and the worker in one process: `npm start`, and what the tests run. */
 export async function startService(options: ServiceOptions): Promise<Service> {
-  const { config, logger } = options;
-  const taskQueue = options.taskQueue ?? TASK_QUEUE;
-  const sql = createSql(options.databaseUrl);
+  const sql = await openDatabase(options.databaseUrl);
+  const worker = await runWorker(options, sql);
+  const api = await runApi(options, sql);
+  return {
+    ...api,
+    sql,
+    async stop() {
+      await api.stop();
+      await worker.stop();
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+/** One part alone (`npm run start:api`, `npm run start:worker`), to scale each on its own. */
+export async function startPart(part: 'api' | 'worker', options: ServiceOptions): Promise<Part> {
+  const sql = await openDatabase(options.databaseUrl);
+  const running = part === 'api' ? await runApi(options, sql) : await runWorker(options, sql);
+  return {
+    async stop() {
+      await running.stop();
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+async function openDatabase(databaseUrl: string): Promise<Sql> {
+  const sql = createSql(databaseUrl);
   await migrate(sql);
+  return sql;
+}
 
-  const policy = createAddressPolicy(config.allowedCidrs);
-  const resolve = options.sender?.resolve ?? systemResolver;
+function urlPolicy(options: ServiceOptions) {
+  return { policy: createAddressPolicy(options.config.allowedCidrs), resolve: options.sender?.resolve ?? systemResolver };
+}
+
+/** The Temporal worker: workflows/ and activities/ on the task queue. */
+async function runWorker(options: ServiceOptions, sql: Sql): Promise<Part> {
+  const { config } = options;
+  const { policy, resolve } = urlPolicy(options);
   const http = createHttpSender({ timeoutMs: config.deliveryTimeoutMs, policy, resolve, ca: options.sender?.ca, userAgent: USER_AGENT });
-
-  const workerConnection = await NativeConnection.connect({ address: options.temporalAddress });
+  const connection = await NativeConnection.connect({ address: options.temporalAddress });
   const worker = await createWorker({
-    connection: workerConnection,
+    connection,
     namespace: config.temporalNamespace,
-    taskQueue,
+    taskQueue: options.taskQueue ?? TASK_QUEUE,
     activities: createActivities({ sql, http }),
   });
-  const workerRun = worker.run();
+  const running = worker.run();
+  return {
+    async stop() {
+      worker.shutdown();
+      await running;
+      await Promise.all([http.close(), connection.close()]);
+    },
+  };
+}
 
-  const clientConnection = await Connection.connect({ address: options.temporalAddress });
-  const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
+/** The HTTP API, a Temporal client. */
+async function runApi(options: ServiceOptions, sql: Sql): Promise<Part & { url: string; client: Client }> {
+  const { config } = options;
+  const { policy, resolve } = urlPolicy(options);
+  const connection = await Connection.connect({ address: options.temporalAddress });
+  const client = new Client({ connection, namespace: config.temporalNamespace });
   const app = createApp({
     sql,
-    workflows: createWorkflows(client, taskQueue, config.deliveryTimeoutMs),
-    logger,
+    workflows: createWorkflows(client, options.taskQueue ?? TASK_QUEUE, config.deliveryTimeoutMs),
+    logger: options.logger,
     internalApiToken: options.internalApiToken,
     checkUrl: (raw) => checkWebhookUrl(raw, policy, resolve),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
@@ -71,20 +119,15 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-
   return {
     url: `http://127.0.0.1:${port}`,
-    sql,
     client,
     async stop() {
       await new Promise<void>((done) => {
         server.close(() => done());
         server.closeAllConnections();
       });
-      worker.shutdown();
-      await workerRun;
-      await Promise.all([http.close(), clientConnection.close(), workerConnection.close()]);
-      await sql.end({ timeout: 5 });
+      await connection.close();
     },
   };
 }
