@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { recordDelivery } from '../src/db/deliveries';
 import { planDeliveries } from '../src/db/list-writes';
 import type { Sql } from '../src/db/sql';
@@ -16,26 +16,62 @@ import { eventPayload, pingPayload } from '../src/delivery/payloads';
 import { postSigned } from '../src/delivery/post-signed';
 import type { HttpSender } from '../src/delivery/sender';
 import { newId } from '../src/ids';
-import type {
-  DeliveryResult,
-  EventDeliveryOutcome,
-  ListWrite,
-  PlannedDelivery,
-  RegistrationInput,
-  RegistrationResult,
-  WebhookLifecycleState,
+import type { Logger } from '../src/logger';
+import { metrics } from '../src/metrics';
+import {
+  DELIVERY_FAILED,
+  type DeliveryResult,
+  type EventDeliveryOutcome,
+  type ListWrite,
+  type PlannedDelivery,
+  type RegistrationInput,
+  type RegistrationResult,
+  type WebhookLifecycleState,
 } from '../src/types';
 
 export interface ActivityDependencies {
   sql: Sql;
   http: HttpSender;
+  logger: Logger;
 }
+
+
 
 /**
  * Every side effect of the workflows. Secrets are read here, from PostgreSQL, and never
  * returned: nothing an activity takes or gives may hold one.
  */
-export function createActivities({ sql, http }: ActivityDependencies) {
+export function createActivities({ sql, http, logger }: ActivityDependencies) {
+  /** One log line, metrics and a log row per event delivery attempt. */
+  async function recordEventAttempt(delivery: PlannedDelivery, write: ListWrite, result: DeliveryResult): Promise<void> {
+    const outcome = result.delivered ? 'delivered' : 'failed';
+    metrics.deliveries.inc({ topic: delivery.topic, outcome, error: result.error ?? 'none' });
+    if (result.error !== 'internal') metrics.deliveryDuration.observe({ outcome }, result.durationMs / 1000);
+    logger.info({
+      msg: 'delivery',
+      deliveryId: delivery.deliveryId,
+      webhookId: delivery.webhookId,
+      workflowId: Context.current().info.workflowExecution?.workflowId,
+      topic: delivery.topic,
+      listId: write.listId,
+      cursor: write.cursor,
+      outcome,
+      statusCode: result.statusCode,
+      error: result.error,
+      durationMs: result.durationMs,
+    });
+    await recordDelivery(sql, {
+      id: delivery.deliveryId,
+      webhookId: delivery.webhookId,
+      kind: 'event',
+      event: delivery.topic,
+      listId: write.listId,
+      cursor: write.cursor,
+      at: write.at,
+      result,
+    });
+  }
+
   return {
     beginRegistration(input: RegistrationInput): Promise<{ webhookId: string }> {
       return beginRegistration(sql, input);
@@ -64,6 +100,8 @@ export function createActivities({ sql, http }: ActivityDependencies) {
       if (target === null) throw ApplicationFailure.nonRetryable(`webhook ${webhookId} no longer exists`, 'WebhookGone');
       const deliveryId = newId('dlv');
       const result = await postSigned(http, { url: target.url, webhookId, deliveryId, event: 'ping', body: pingPayload(webhookId) }, target.secret);
+      metrics.pings.inc({ outcome: result.delivered ? 'delivered' : 'failed', error: result.error ?? 'none' });
+      logger.info({ msg: 'ping', deliveryId, webhookId, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs });
       await recordDelivery(sql, { id: deliveryId, webhookId, kind: 'ping', event: 'ping', listId: null, cursor: null, at: null, result });
       return result;
     },
@@ -72,7 +110,10 @@ export function createActivities({ sql, http }: ActivityDependencies) {
       return planDeliveries(sql, write);
     },
 
-    /** One event delivery: a single attempt (the workflow never retries it), logged. */
+    /**
+     * One event delivery: a single attempt (the workflow never retries it), logged. One
+     * that gets no 2xx fails the activity with its class, so the Temporal UI shows it.
+     */
     async deliverEvent({ delivery, write }: { delivery: PlannedDelivery; write: ListWrite }): Promise<EventDeliveryOutcome> {
       // Paused or deleted since the plan: nothing is sent, nothing counted.
       const target = await findActiveDeliveryTarget(sql, delivery.webhookId);
@@ -80,36 +121,35 @@ export function createActivities({ sql, http }: ActivityDependencies) {
       const body = eventPayload(delivery.topic, write.listId, write.cursor, write.at);
       const message = { url: target.url, webhookId: delivery.webhookId, deliveryId: delivery.deliveryId, event: delivery.topic, body };
       const result = await postSigned(http, message, target.secret);
-      await recordDelivery(sql, eventRecord(delivery, write, result));
+      await recordEventAttempt(delivery, write, result);
+      if (!result.delivered) {
+        const status = result.statusCode === null ? '' : ` (HTTP ${result.statusCode})`;
+        throw ApplicationFailure.create({
+          type: DELIVERY_FAILED,
+          message: `delivery ${delivery.deliveryId} to ${delivery.webhookId} failed: ${result.error}${status}`,
+          nonRetryable: true,
+          details: [result],
+        });
+      }
       return result;
     },
 
     /** A delivery whose attempt was lost on our side (a worker died mid-way): logged as `internal`. */
     async recordInternalFailure({ delivery, write }: { delivery: PlannedDelivery; write: ListWrite }): Promise<void> {
-      const result: DeliveryResult = { delivered: false, statusCode: null, durationMs: 0, error: 'internal' };
-      await recordDelivery(sql, eventRecord(delivery, write, result));
+      await recordEventAttempt(delivery, write, { delivered: false, statusCode: null, durationMs: 0, error: 'internal' });
     },
 
-    storeWebhookState(state: WebhookLifecycleState): Promise<void> {
-      return storeWebhookState(sql, state);
+    async storeWebhookState(state: WebhookLifecycleState): Promise<void> {
+      const { paused } = await storeWebhookState(sql, state);
+      if (paused) {
+        metrics.webhooksPaused.inc({ reason: state.pausedReason ?? 'manual' });
+        logger.info({ msg: 'webhook paused', webhookId: state.webhookId, reason: state.pausedReason, consecutiveFailures: state.consecutiveFailures });
+      }
     },
 
     deleteWebhook(webhookId: string): Promise<void> {
       return deleteWebhook(sql, webhookId);
     },
-  };
-}
-
-function eventRecord(delivery: PlannedDelivery, write: ListWrite, result: DeliveryResult) {
-  return {
-    id: delivery.deliveryId,
-    webhookId: delivery.webhookId,
-    kind: 'event' as const,
-    event: delivery.topic,
-    listId: write.listId,
-    cursor: write.cursor,
-    at: write.at,
-    result,
   };
 }
 

@@ -7,12 +7,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ConfigError, loadConfig, type Config } from './config';
 import { startEmbeddedPostgres } from './db/embedded';
 import { createLogger, type Logger } from './logger';
 import { startPart, startService } from './service';
 import { findTemporalCli, PrerequisiteError, startDevServer } from './temporal/dev-server';
+import { installTemporalRuntime } from './temporal/runtime';
 
 const DEV_SERVER_PORT = 7233;
 const DEV_SERVER_UI_PORT = 8233;
@@ -43,8 +43,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const part = process.argv[2];
   if (part !== undefined) return startOnePart(part, config, logger);
-  // Shutdown is ours (below), in order: the SDK must not start draining the worker on its own.
-  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+  const sdkMetricsUrl = await installTemporalRuntime();
   // Only the embedded defaults keep files; a container with everything configured needs no data directory.
   if (!config.databaseUrl || !config.temporalAddress || !config.internalApiToken) {
     await mkdir(config.dataDir, { recursive: true });
@@ -92,7 +91,7 @@ async function main(): Promise<void> {
   }
 
   const internal = await internalApiToken(config);
-  const service = await startService({ config, databaseUrl, temporalAddress, internalApiToken: internal.token, logger });
+  const service = await startService({ config, databaseUrl, temporalAddress, internalApiToken: internal.token, logger, sdkMetricsUrl });
   stops.unshift(() => service.stop());
 
   const lines = [
@@ -114,9 +113,9 @@ async function startOnePart(part: string, config: Config, logger: Logger): Promi
   const { databaseUrl, temporalAddress, internalApiToken } = config;
   if (!databaseUrl || !temporalAddress) throw new ConfigError(`the ${part} alone needs DATABASE_URL and TEMPORAL_ADDRESS`);
   if (part === 'api' && !internalApiToken) throw new ConfigError('the api alone needs INTERNAL_API_TOKEN');
-  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
-  const running = await startPart(part, { config, databaseUrl, temporalAddress, internalApiToken: internalApiToken ?? '', logger });
-  console.log(part === 'api' ? `API: http://localhost:${config.port}` : `Worker: task queue webhooks on ${temporalAddress}`);
+  const sdkMetricsUrl = await installTemporalRuntime();
+  const running = await startPart(part, { config, databaseUrl, temporalAddress, internalApiToken: internalApiToken ?? '', logger, sdkMetricsUrl });
+  console.log(`${part === 'api' ? 'API' : 'Worker (/healthz, /metrics)'}: http://localhost:${config.port}, Temporal ${temporalAddress}`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => void running.stop().then(() => process.exit(0)));
   }

@@ -3,7 +3,9 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { version } from '../package.json';
-import { createApp } from './api/app';
+import type Koa from 'koa';
+import { createApp, createWorkerApp } from './api/app';
+import type { ApiState } from './api/middleware';
 import type { Config } from './config';
 import { migrate } from './db/migrate';
 import { createSql, type Sql } from './db/sql';
@@ -26,6 +28,8 @@ export interface ServiceOptions {
   taskQueue?: string;
   /** Tests trust their own CA here and may inject a resolver. */
   sender?: Pick<HttpSenderOptions, 'ca' | 'resolve'>;
+  /** Where the Temporal SDK's Prometheus exporter of this process answers; appended to /metrics. */
+  sdkMetricsUrl?: string;
 }
 
 export interface Service {
@@ -56,13 +60,16 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   };
 }
 
-/** One part alone (`npm run start:api`, `npm run start:worker`), to scale each on its own. */
+/**
+ * One part alone (`npm run start:api`, `npm run start:worker`), to scale each on its own.
+ * A worker alone answers /healthz and /metrics on PORT.
+ */
 export async function startPart(part: 'api' | 'worker', options: ServiceOptions): Promise<Part> {
   const sql = await openDatabase(options.databaseUrl);
-  const running = part === 'api' ? await runApi(options, sql) : await runWorker(options, sql);
+  const parts = part === 'api' ? [await runApi(options, sql)] : [await runWorker(options, sql), await listen(createWorkerApp(options), options.config.port)];
   return {
     async stop() {
-      await running.stop();
+      for (const running of parts) await running.stop();
       await sql.end({ timeout: 5 });
     },
   };
@@ -88,7 +95,7 @@ async function runWorker(options: ServiceOptions, sql: Sql): Promise<Part> {
     connection,
     namespace: config.temporalNamespace,
     taskQueue: options.taskQueue ?? TASK_QUEUE,
-    activities: createActivities({ sql, http }),
+    activities: createActivities({ sql, http, logger: options.logger }),
   });
   const running = worker.run();
   return {
@@ -113,21 +120,31 @@ async function runApi(options: ServiceOptions, sql: Sql): Promise<Part & { url: 
     internalApiToken: options.internalApiToken,
     checkUrl: (raw) => checkWebhookUrl(raw, policy, resolve),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
+    sdkMetricsUrl: options.sdkMetricsUrl,
   });
+  const server = await listen(app, config.port);
+  return {
+    url: server.url,
+    client,
+    async stop() {
+      await server.stop();
+      await connection.close();
+    },
+  };
+}
+
+async function listen(app: Koa<ApiState>, port: number): Promise<Part & { url: string }> {
   const server = await new Promise<Server>((ready, fail) => {
-    const listening = app.listen(config.port, () => ready(listening)).on('error', fail);
+    const listening = app.listen(port, () => ready(listening)).on('error', fail);
   });
   const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
   return {
-    url: `http://127.0.0.1:${port}`,
-    client,
+    url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`,
     async stop() {
       await new Promise<void>((done) => {
         server.close(() => done());
         server.closeAllConnections();
       });
-      await connection.close();
     },
   };
 }

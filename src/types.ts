@@ -26,6 +26,9 @@ export type DeliveryError =
   /** Our own failure (for example a worker lost mid-delivery); never counted against the receiver. */
   | 'internal';
 
+/** The failure type of a delivery activity whose receiver did not answer 2xx; its details hold the DeliveryResult. */
+export const DELIVERY_FAILED = 'DeliveryFailed';
+
 export interface DeliveryResult {
   delivered: boolean;
   statusCode: number | null;

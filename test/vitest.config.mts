@@ -1,10 +1,12 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   root: fileURLToPath(new URL('..', import.meta.url)),
   test: {
     include: ['test/**/*.test.ts'],
+    // The fault suite has its own command: npm run test:faults (test/faults/vitest.config.mts).
+    exclude: [...configDefaults.exclude, 'test/faults/**'],
     // The Temporal worker's native bridge needs processes, not threads; suites share one
     // dev server and one database, so they run one file at a time.
     pool: 'forks',

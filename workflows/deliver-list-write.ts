@@ -1,6 +1,6 @@
-import { ActivityFailure, getExternalWorkflowHandle, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { EventDeliveryOutcome, ListWrite, PlannedDelivery } from '../src/types';
+import { DELIVERY_FAILED, type DeliveryResult, type EventDeliveryOutcome, type ListWrite, type PlannedDelivery } from '../src/types';
 import { deliveryOutcomesSignal } from './webhook-lifecycle';
 
 const { planDeliveries, recordInternalFailure } = proxyActivities<Activities>({
@@ -49,6 +49,11 @@ export async function deliverListWrite(write: ListWrite, options: { deliveryTime
       return await deliverEvent({ delivery, write });
     } catch (error) {
       if (!(error instanceof ActivityFailure)) throw error;
+      // The receiver's failure, classified by the activity.
+      if (error.cause instanceof ApplicationFailure && error.cause.type === DELIVERY_FAILED) {
+        return error.cause.details?.[0] as DeliveryResult;
+      }
+      // Anything else (a lost worker: the activity timed out) is ours, not the receiver's.
       await recordInternalFailure({ delivery, write });
       return { delivered: false, statusCode: null, durationMs: 0, error: 'internal' };
     }

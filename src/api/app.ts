@@ -3,6 +3,7 @@ import Koa from 'koa';
 import type { Sql } from '../db/sql';
 import type { Logger } from '../logger';
 import type { Workflows } from '../temporal/client';
+import { metricsText, registry } from '../metrics';
 import { apiErrors } from './errors';
 import { buildOpenApiDocument } from './openapi';
 import { authenticateAccount, authenticateInternal, errorEnvelope, jsonBody, requestLog, type ApiState } from './middleware';
@@ -16,6 +17,8 @@ export interface AppDependencies {
   internalApiToken: string;
   checkUrl: (raw: string) => Promise<URL>;
   deliveryTimeoutMs: number;
+  /** Where the Temporal SDK's Prometheus exporter answers, if it runs; appended to /metrics. */
+  sdkMetricsUrl?: string;
 }
 
 const PUBLIC_BODY_LIMIT = 64 * 1024;
@@ -24,13 +27,10 @@ const INTERNAL_BODY_LIMIT = 1024 * 1024;
 /** The routers of the three route groups, in the order the app tries them. */
 export function createRouters(deps: AppDependencies): Router<ApiState>[] {
   // Routes that need no token.
-  const open = new Router<ApiState>();
+  const open = probeRoutes(deps);
   const openApiDocument = buildOpenApiDocument();
   open.get('/v3/openapi.json', (ctx) => {
     ctx.body = openApiDocument;
-  });
-  open.get('/healthz', (ctx) => {
-    ctx.body = { status: 'ok' };
   });
   open.get('/readyz', async (ctx) => {
     try {
@@ -55,15 +55,37 @@ export function createRouters(deps: AppDependencies): Router<ApiState>[] {
   return [open, publicApi, internalApi];
 }
 
-export function createApp(deps: AppDependencies): Koa<ApiState> {
+/** What every process answers: liveness and its metrics. */
+function probeRoutes(deps: Pick<AppDependencies, 'sdkMetricsUrl'>): Router<ApiState> {
+  const router = new Router<ApiState>();
+  router.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/metrics', async (ctx) => {
+    ctx.type = registry.contentType;
+    ctx.body = await metricsText(deps.sdkMetricsUrl);
+  });
+  return router;
+}
+
+function appWith(logger: Logger, routers: Router<ApiState>[]): Koa<ApiState> {
   const app = new Koa<ApiState>();
   // Errors are answered by errorEnvelope and logged there; Koa's own printer would repeat them.
   app.silent = true;
-  app.use(requestLog(deps.logger));
-  app.use(errorEnvelope(deps.logger));
-  for (const router of createRouters(deps)) {
+  app.use(requestLog(logger));
+  app.use(errorEnvelope(logger));
+  for (const router of routers) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
   return app;
+}
+
+export function createApp(deps: AppDependencies): Koa<ApiState> {
+  return appWith(deps.logger, createRouters(deps));
+}
+
+/** A worker running alone answers /healthz and /metrics only. */
+export function createWorkerApp(deps: Pick<AppDependencies, 'logger' | 'sdkMetricsUrl'>): Koa<ApiState> {
+  return appWith(deps.logger, [probeRoutes(deps)]);
 }

@@ -5,6 +5,7 @@ import { findAccountIdByToken } from '../db/accounts';
 import type { Sql } from '../db/sql';
 import { UrlNotAllowedError } from '../delivery/url-policy';
 import type { Logger } from '../logger';
+import { metrics } from '../metrics';
 import { ApiError, apiErrors } from './errors';
 
 declare module 'koa' {
@@ -23,7 +24,7 @@ export type ApiContext = ParameterizedContext<ApiState>;
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** Gives each request an id (kept from X-Request-Id when sane) and logs one line when it ends. */
+/** Gives each request an id (kept from X-Request-Id when sane); logs and counts it when it ends. */
 export function requestLog(logger: Logger): Middleware<ApiState> {
   return async (ctx, next) => {
     const started = performance.now();
@@ -33,13 +34,18 @@ export function requestLog(logger: Logger): Middleware<ApiState> {
     try {
       await next();
     } finally {
+      const seconds = (performance.now() - started) / 1000;
+      // The route template, never the raw path: ids in paths would make a label per webhook.
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? null;
+      metrics.httpRequests.inc({ method: ctx.method, route: route ?? 'unmatched', status: ctx.status });
+      metrics.httpDuration.observe({ method: ctx.method, route: route ?? 'unmatched' }, seconds);
       logger.info({
         msg: 'request',
         requestId: ctx.state.requestId,
         method: ctx.method,
-        route: (ctx as { _matchedRoute?: string })._matchedRoute ?? null,
+        route,
         status: ctx.status,
-        durationMs: Math.round(performance.now() - started),
+        durationMs: Math.round(seconds * 1000),
         accountId: ctx.state.accountId,
       });
     }

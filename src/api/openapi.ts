@@ -183,6 +183,17 @@ export function buildOpenApiDocument() {
       '/healthz': {
         get: { operationId: 'health', security: [], responses: { 200: ok('The process is up', ref('Health')), ...unexpected } },
       },
+      '/metrics': {
+        get: {
+          operationId: 'metrics',
+          summary: 'Prometheus metrics of this process, then the Temporal SDK\'s',
+          security: [],
+          responses: {
+            200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } },
+            ...unexpected,
+          },
+        },
+      },
       '/readyz': {
         get: {
           operationId: 'readiness',

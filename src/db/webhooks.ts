@@ -94,14 +94,20 @@ export async function updateSubscription(
     WHERE id = ${webhookId}`;
 }
 
-/** Mirrors the per-webhook workflow's state, which only that workflow changes. */
-export async function storeWebhookState(sql: Db, state: WebhookLifecycleState): Promise<void> {
-  await sql`
-    UPDATE webhooks SET status = ${state.status}, paused_reason = ${state.pausedReason},
-                        consecutive_failures = ${state.consecutiveFailures}, updated_at = now()
-    WHERE id = ${state.webhookId}
-      AND (status, paused_reason, consecutive_failures)
-          IS DISTINCT FROM (${state.status}, ${state.pausedReason}, ${state.consecutiveFailures})`;
+/**
+ * Mirrors the per-webhook workflow's state, which only that workflow changes. Returns
+ * true when this call paused the webhook (a repeat of the same call returns false).
+ */
+export async function storeWebhookState(sql: Db, state: WebhookLifecycleState): Promise<{ paused: boolean }> {
+  const [row] = await sql<{ wasStatus: string }[]>`
+    UPDATE webhooks w SET status = ${state.status}, paused_reason = ${state.pausedReason},
+                          consecutive_failures = ${state.consecutiveFailures}, updated_at = now()
+    FROM (SELECT id, status FROM webhooks WHERE id = ${state.webhookId} FOR UPDATE) AS before
+    WHERE w.id = before.id
+      AND (w.status, w.paused_reason, w.consecutive_failures)
+          IS DISTINCT FROM (${state.status}, ${state.pausedReason}, ${state.consecutiveFailures})
+    RETURNING before.status AS "wasStatus"`;
+  return { paused: row?.wasStatus === 'active' && state.status === 'paused' };
 }
 
 export async function deleteWebhook(sql: Db, webhookId: string): Promise<void> {

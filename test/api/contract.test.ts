@@ -128,9 +128,10 @@ function check(method: string, url: string, response: ApiResponse): DocumentedOp
   const documented = operation.responses[key]!;
   const responsePointer = `${found.pointer}/responses/${key}`;
 
-  if (documented.content?.['application/json']) {
-    expect(response.headers.get('content-type'), where).toMatch(/^application\/json\b/);
-    const validate = validatorAt(`${responsePointer}/content/${escapePointer('application/json')}/schema`);
+  const [mediaType] = Object.keys(documented.content ?? {});
+  if (mediaType) {
+    expect(response.headers.get('content-type'), where).toMatch(new RegExp(`^${mediaType.replace('/', '\\/')}\\b`));
+    const validate = validatorAt(`${responsePointer}/content/${escapePointer(mediaType)}/schema`);
     if (!validate(response.body)) {
       throw new Error(`${where}: the body does not match the document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(response.body)}`);
     }
@@ -267,6 +268,8 @@ describe('open routes', () => {
     expect(document.body.openapi).toMatch(/^3\.1\./);
     expect(await call('GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(await call('GET', '/readyz')).toMatchObject({ status: 200, body: { status: 'ready' } });
+    const metrics = await call('GET', '/metrics');
+    expect(metrics.body).toMatch(/^# HELP /m);
   });
 });
 

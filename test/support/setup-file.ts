@@ -1,4 +1,5 @@
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { installTemporalRuntime } from '../../src/temporal/runtime';
+import { setSdkMetricsUrl } from './runtime';
 
 // Each test file runs in a process of its own; the Temporal runtime may be installed once per process.
-Runtime.install({ logger: new DefaultLogger('WARN') });
+setSdkMetricsUrl(await installTemporalRuntime());

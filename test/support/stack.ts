@@ -10,9 +10,11 @@ import { createApp, type AppDependencies } from '../../src/api/app';
 import { createWorkflows } from '../../src/temporal/client';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
+import type { Resolver } from '../../src/delivery/url-policy';
 import { startService, type Service } from '../../src/service';
 import { startReceiver, type Receiver } from './receiver';
 import { createTestCa, issueServerCert, type Pem } from './tls';
+import { sdkMetricsUrl } from './runtime';
 import { waitFor } from './wait';
 
 export interface ApiResponse<T = any> {
@@ -79,11 +81,20 @@ export function requestTo(baseUrl: string): RequestFunction {
     }
     const response = await fetch(`${baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+    const isJson = /json/.test(response.headers.get('content-type') ?? '');
+    return { status: response.status, headers: response.headers, body: text ? (isJson ? JSON.parse(text) : text) : undefined };
   };
 }
 
-export async function startTestStack(env: Record<string, string> = {}): Promise<TestStack> {
+export interface TestStackOptions {
+  /**
+   * Resolves webhook host names for both the API's URL check and the sender's dials
+   * (ServiceOptions.sender.resolve); default: the system resolver.
+   */
+  resolve?: Resolver;
+}
+
+export async function startTestStack(env: Record<string, string> = {}, options: TestStackOptions = {}): Promise<TestStack> {
   const ca = await createTestCa();
   const serverCert = await issueServerCert(ca);
   const internalApiToken = `int_${randomBytes(24).toString('hex')}`;
@@ -108,7 +119,8 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     internalApiToken,
     logger: createLogger('info', logSink),
     taskQueue,
-    sender: { ca: [ca.cert] },
+    sender: { ca: [ca.cert], resolve: options.resolve },
+    sdkMetricsUrl: sdkMetricsUrl(),
   });
   const receivers: Receiver[] = [];
   const servers: Server[] = [];

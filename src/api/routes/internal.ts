@@ -5,6 +5,7 @@ import { recordListWrite } from '../../db/list-writes';
 import { deleteList, putList } from '../../db/lists';
 import type { Sql } from '../../db/sql';
 import type { Workflows } from '../../temporal/client';
+import { metrics } from '../../metrics';
 import { apiErrors } from '../errors';
 import type { ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
@@ -65,6 +66,7 @@ export function internalRoutes({ sql, workflows, body: jsonBody }: InternalRoute
     if (result.outcome === 'list_not_found') throw apiErrors.listNotFound();
     if (result.outcome === 'write_id_reused') throw apiErrors.writeIdReused();
     await workflows.startListWrite(result.write);
+    metrics.writesAccepted.inc({ repeated: String(result.outcome === 'repeated') });
     const { writeId, cursor, topics } = result.write;
     ctx.status = 202;
     ctx.body = { writeId, listId, cursor, topics };

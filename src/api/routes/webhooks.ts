@@ -15,7 +15,9 @@ import {
 import { newId } from '../../ids';
 import type { Workflows } from '../../temporal/client';
 import { DEFAULT_TOPICS, MAX_WEBHOOKS_PER_ACCOUNT, type Webhook } from '../../types';
-import { apiErrors } from '../errors';
+import { UrlNotAllowedError } from '../../delivery/url-policy';
+import { metrics } from '../../metrics';
+import { ApiError, apiErrors } from '../errors';
 import type { ApiContext, ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
 
@@ -50,13 +52,14 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
   router.post('/webhooks', jsonBody, async (ctx) => {
     const accountId = ctx.state.accountId!;
     const body = validate(validators.registerWebhookBody, ctx.request.body);
-    const url = (await checkUrl(body.url)).href;
+    const url = (await checkUrl(body.url).catch(countAs('url_not_allowed'))).href;
     const existing = await findWebhookByUrl(sql, accountId, url);
     if (!existing && (await countWebhooks(sql, accountId)) >= MAX_WEBHOOKS_PER_ACCOUNT) {
+      metrics.registrations.inc({ outcome: 'limit_exceeded' });
       throw apiErrors.webhookLimitExceeded(MAX_WEBHOOKS_PER_ACCOUNT);
     }
     const listIds = body.listIds ?? [];
-    await assertListsOwned(accountId, listIds);
+    await assertListsOwned(accountId, listIds).catch(countAs('invalid_list_ids'));
 
     const result = await workflows.registerWebhook({
       registrationId: newId('reg'),
@@ -66,6 +69,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
       listIds,
       deliveryTimeoutMs,
     });
+    metrics.registrations.inc({ outcome: result.outcome });
     switch (result.outcome) {
       case 'created': {
         const secret = await getWebhookSecret(sql, result.webhook.id);
@@ -131,3 +135,11 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
 }
 
 const DEFAULT_PAGE_SIZE = 20;
+
+/** Counts a registration refused before its workflow (and not for want of a backing service), then rethrows. */
+function countAs(outcome: 'url_not_allowed' | 'invalid_list_ids') {
+  return (error: unknown): never => {
+    if (error instanceof ApiError || error instanceof UrlNotAllowedError) metrics.registrations.inc({ outcome });
+    throw error;
+  };
+}
