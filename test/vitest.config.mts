@@ -5,8 +5,8 @@ export default defineConfig({
   root: fileURLToPath(new URL('..', import.meta.url)),
   test: {
     include: ['test/**/*.test.ts'],
-    // The fault suite has its own command: npm run test:faults (test/faults/vitest.config.mts).
-    exclude: [...configDefaults.exclude, 'test/faults/**'],
+    // The fault suite and the browser test have commands of their own: npm run test:faults, npm run test:ui.
+    exclude: [...configDefaults.exclude, 'test/faults/**', 'test/ui/**'],
     // The Temporal worker's native bridge needs processes, not threads; suites share one
     // dev server and one database, so they run one file at a time.
     pool: 'forks',

@@ -14,20 +14,23 @@ import { freePort } from './ports';
 declare module 'vitest' {
   export interface ProvidedContext {
     temporalAddress: string;
+    /** The dev server's Web UI; empty when TEMPORAL_ADDRESS points at a server of its own. */
+    temporalUiUrl: string;
     databaseUrl: string;
   }
 }
 
-async function startTemporal(): Promise<{ address: string; stop(): Promise<void> }> {
-  if (process.env.TEMPORAL_ADDRESS) return { address: process.env.TEMPORAL_ADDRESS, stop: async () => {} };
+async function startTemporal(): Promise<{ address: string; uiUrl: string; stop(): Promise<void> }> {
+  if (process.env.TEMPORAL_ADDRESS) return { address: process.env.TEMPORAL_ADDRESS, uiUrl: '', stop: async () => {} };
   let cliPath: string;
   try {
     cliPath = await findTemporalCli();
   } catch (error) {
     throw new Error(`The integration tests need the Temporal CLI dev server: ${(error as Error).message}`);
   }
-  const server = await startDevServer({ cliPath, namespace: 'default' });
-  return { address: server.address, stop: () => server.teardown() };
+  const uiPort = await freePort();
+  const server = await startDevServer({ cliPath, namespace: 'default', uiPort });
+  return { address: server.address, uiUrl: `http://127.0.0.1:${uiPort}`, stop: () => server.teardown() };
 }
 
 /** A database of its own for this run, on DATABASE_URL's server or an embedded one. */
@@ -67,6 +70,7 @@ export default async function setup(project: TestProject) {
     throw temporal.status === 'rejected' ? temporal.reason : (database as PromiseRejectedResult).reason;
   }
   project.provide('temporalAddress', temporal.value.address);
+  project.provide('temporalUiUrl', temporal.value.uiUrl);
   project.provide('databaseUrl', database.value.url);
   return async () => {
     await Promise.all([temporal.value.stop(), database.value.stop()]);

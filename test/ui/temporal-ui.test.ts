@@ -1,0 +1,74 @@
+// An operator's view: in the Temporal Web UI, filter by WebhookStatus and WebhookId, and
+// find the webhook that 20 failed deliveries paused. Saves screenshots the README shows.
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { lifecycleStateQuery } from '../../workflows';
+import type { Receiver } from '../support/receiver';
+import { startTestStack, type TestStack } from '../support/stack';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOTS = path.join(__dirname, 'screenshots');
+
+let stack: TestStack;
+let receiver: Receiver;
+let browser: Browser;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  receiver = await stack.startReceiver();
+  try {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      // Root in a sandbox of its own, and no network beyond loopback.
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  } catch (error) {
+    throw new Error(`This test needs Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH): ${(error as Error).message}`);
+  }
+});
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+describe('the Temporal Web UI', () => {
+  it('lists a paused webhook\'s workflow when filtered by WebhookStatus and WebhookId, and shows why it was paused', async () => {
+    const uiUrl = inject('temporalUiUrl');
+    expect(uiUrl, 'the dev server runs with its UI').toMatch(/^http:/);
+    const { owner, webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/ui/failing'));
+    receiver.respondWith({ status: 503 });
+    for (let i = 1; i <= 20; i++) await stack.reportWrite(listId, `ui-write-${i}`);
+    receiver.respondWith({});
+    const webhook = await stack.waitForFailureCount(owner.token, webhookId, 20);
+    expect(webhook).toMatchObject({ status: 'paused', pausedReason: 'auto_failures' });
+    const lifecycle = stack.service.client.workflow.getHandle(`webhook/${webhookId}`);
+    expect(await lifecycle.query(lifecycleStateQuery)).toMatchObject({ status: 'paused', consecutiveFailures: 20 });
+
+    const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
+    const query = `WebhookStatus="paused" AND WebhookId="${webhookId}"`;
+    await page.goto(`${uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
+    const row = page.getByRole('link', { name: `webhook/${webhookId}` });
+    // Visibility is eventually consistent: the UI lists the workflow once the pause is indexed.
+    await expect.poll(async () => {
+      if ((await row.count()) === 0) await page.reload();
+      return row.count();
+    }, { timeout: 30_000, interval: 1_000 }).toBeGreaterThan(0);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'paused-webhook-list.png') });
+
+    // The webhook's workflow answers the `state` query with its status and count.
+    const { runId } = await lifecycle.describe();
+    await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(`webhook/${webhookId}`)}/${runId}/query`);
+    await page.getByRole('button', { name: 'Run Query' }).click();
+    await page.getByText('"consecutiveFailures": 20').waitFor({ timeout: 15_000 });
+    await expect.poll(() => page.getByText('"pausedReason": "auto_failures"').count()).toBe(1);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'paused-webhook-query.png') });
+
+    // Why: the writes' failed delivery activities, with the receiver's classified failure.
+    await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(`list-write/${listId}/ui-write-20`)}`);
+    await page.getByText('deliverEvent').first().waitFor();
+    await expect.poll(() => page.getByText(/failed: non_2xx \(HTTP 503\)/).count(), { timeout: 15_000 }).toBeGreaterThan(0);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'failed-delivery-activity.png'), fullPage: true });
+    await page.close();
+  });
+});
