@@ -3,6 +3,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   root: fileURLToPath(new URL('..', import.meta.url)),
+  // The package's own export, as a receiver imports it, read from the sources.
+  resolve: { alias: { 'svc-webhooks/verify': fileURLToPath(new URL('../src/delivery/signing.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts'],
     // The fault suite and the browser test have commands of their own: npm run test:faults, npm run test:ui.
