@@ -1,4 +1,5 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Middleware, ParameterizedContext } from 'koa';
 import getRawBody from 'raw-body';
 import { findAccountIdByToken } from '../db/accounts';
@@ -68,6 +69,9 @@ const GRPC_UNAVAILABLE = 14;
 const GRPC_DEADLINE_EXCEEDED = 4;
 
 function isUnavailable(error: unknown): boolean {
+  // A workflow the request waited on failed: our side could not finish it (a lost worker, a
+  // database down), never the caller's fault; retrying later can succeed.
+  if (error instanceof WorkflowFailedError || error instanceof WorkflowUpdateFailedError) return true;
   for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
     if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
     if (e.code === GRPC_UNAVAILABLE || e.code === GRPC_DEADLINE_EXCEEDED) return true;
