@@ -27,4 +27,6 @@ EXPOSE 3000
 # No curl in slim images; Node 20 has fetch.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"]
+# Both parts in one process by default; docker-compose.yml runs `main.js api` and `main.js worker`
+# from this image as two services. The healthcheck fits either: each answers /healthz on PORT.
 CMD ["node", "dist/src/main.js"]

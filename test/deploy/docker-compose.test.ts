@@ -1,6 +1,9 @@
 // There is no Docker engine on our machines (DESIGN.md §1): these tests keep
 // docker-compose.yml, the Dockerfile and .dockerignore consistent with the code by reading them.
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -25,6 +28,8 @@ interface Service {
   ports?: (string | number | { target: number; published?: string | number })[];
   entrypoint?: string | string[];
   command?: string | string[];
+  container_name?: string;
+  hostname?: string;
 }
 
 /** Compose's variable interpolation: $$, $VAR, ${VAR}, ${VAR:-x}, ${VAR-x}, ${VAR:?err}, ${VAR?err}, ${VAR:+x}, ${VAR+x}. */
@@ -110,7 +115,8 @@ const TOKEN = 'int_' + 'x'.repeat(40);
 const POSTGRES_PASSWORD = 'compose-test-password';
 const operatorEnv: Env = { INTERNAL_API_TOKEN: TOKEN, POSTGRES_PASSWORD };
 
-const rawCompose = parse(read('docker-compose.yml')) as { services: Record<string, Service>; volumes?: Record<string, unknown> };
+// merge: compose resolves YAML merge keys (`<<: *anchor`); the yaml package does so only when asked.
+const rawCompose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service>; volumes?: Record<string, unknown> };
 const compose = interpolateAll(rawCompose, operatorEnv);
 const services = compose.services;
 const service = (name: string): Service => {
@@ -122,9 +128,56 @@ const service = (name: string): Service => {
 /** Long-running: everything but one-shot jobs, which must not be restarted. */
 const longRunning = Object.keys(services).filter((name) => services[name]!.restart !== 'no');
 
+const pkg = JSON.parse(read('package.json')) as { main: string; scripts: Record<string, string> };
+
+/** The service's two parts (src/main.ts: `main.js api` / `main.js worker`), and what each alone refuses to start without. */
+const PARTS = {
+  api: ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'INTERNAL_API_TOKEN'],
+  worker: ['DATABASE_URL', 'TEMPORAL_ADDRESS'],
+} as const;
+type Part = keyof typeof PARTS;
+const partNames = Object.keys(PARTS) as Part[];
+
+/** Every variable loadConfig reads, found by giving it an environment that records each read. */
+function variablesReadByConfig(): Set<string> {
+  const read = new Set<string>();
+  loadConfig(
+    new Proxy({} as Env, {
+      get(_target, key) {
+        if (typeof key === 'string') read.add(key);
+        return undefined;
+      },
+    }),
+  );
+  return read;
+}
+
+function argv(value: string | string[] | undefined): string[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value.map(String) : value.trim().split(/\s+/);
+}
+
+/** Every key of a parsed YAML tree; a `<<` left in it means merge keys were not resolved. */
+function allKeys(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(allKeys);
+  if (value && typeof value === 'object') return Object.entries(value).flatMap(([key, item]) => [key, ...allKeys(item)]);
+  return [];
+}
+
+/** Runs a compose healthcheck test (exec form, `node`) here with the given environment: its exit code. */
+function runHealthcheck(test: string[], env: Env): Promise<number> {
+  return new Promise((done) => {
+    execFile(process.execPath, test.slice(2), { env, timeout: 10_000 }, (error) => {
+      done(error ? (typeof error.code === 'number' ? error.code : -1) : 0);
+    });
+  });
+}
+
 describe('docker-compose.yml', () => {
   it('defines the production-like stack and nothing else', () => {
-    expect(Object.keys(services).sort()).toEqual(['postgres', 'temporal', 'temporal-setup', 'temporal-ui', 'webhooks']);
+    expect(Object.keys(services).sort()).toEqual(['api', 'postgres', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
+    // Shared settings come through YAML anchors and merge keys, resolved as compose does.
+    expect(allKeys(compose)).not.toContain('<<');
   });
 
   it('the interpolation used here follows compose', () => {
@@ -141,8 +194,25 @@ describe('docker-compose.yml', () => {
       expect(isPinned(s.image!), `${name}: ${s.image}`).toBe(true);
     }
     // The service itself is built from this repository, not pulled.
-    expect(service('webhooks').build).toBeDefined();
-    expect(service('webhooks').image).toBeUndefined();
+    for (const part of partNames) {
+      expect(service(part).build, part).toBeDefined();
+      expect(service(part).image, part).toBeUndefined();
+    }
+  });
+
+  it('runs the api and the worker from one image built here, each with its own part', () => {
+    for (const part of partNames) {
+      // `build: .`, or `build: { context: . }` with the Dockerfile at its default place.
+      const build = service(part).build;
+      expect(build, part).toEqual(typeof build === 'string' ? '.' : { context: '.' });
+      expect(build, part).toEqual(service('api').build);
+      expect(service(part).entrypoint, part).toBeUndefined();
+      const command = argv(service(part).command);
+      expect(command, part).toEqual(['node', pkg.main, part]);
+      // The same command as `npm run start:<part>`, after its build.
+      expect(argv(pkg.scripts[`start:${part}`]!.split('&&').at(-1)), part).toEqual(command);
+    }
+    expect(pkg.main).toBe('dist/src/main.js');
   });
 
   it('uses one Temporal release for the server and the admin tools', () => {
@@ -154,7 +224,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('gives every long-running service a healthcheck, and runs one-shot setup once', () => {
-    expect(longRunning.sort()).toEqual(['postgres', 'temporal', 'temporal-ui', 'webhooks']);
+    expect(longRunning.sort()).toEqual(['api', 'postgres', 'temporal', 'temporal-ui', 'worker']);
     for (const name of longRunning) {
       const check = services[name]!.healthcheck;
       expect(check?.disable, name).not.toBe(true);
@@ -166,7 +236,44 @@ describe('docker-compose.yml', () => {
     expect(service('temporal-setup').restart).toBe('no');
     expect(service('postgres').healthcheck!.test).toContain('pg_isready');
     expect(service('temporal').healthcheck!.test).toEqual(expect.arrayContaining(['temporal', 'operator']));
-    expect(String(service('webhooks').healthcheck!.test)).toContain('/healthz');
+    for (const part of partNames) expect(String(service(part).healthcheck!.test), part).toContain('/healthz');
+  });
+
+  it('checks the api and each worker on /healthz at the PORT it listens on', async () => {
+    // Stands in for the part: answers /healthz with `status`, on a port of its own.
+    let status = 200;
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      res.statusCode = req.url === '/healthz' ? status : 404;
+      res.end();
+    });
+    await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      for (const part of partNames) {
+        const test = service(part).healthcheck!.test;
+        // Exec form with node: the image has neither a shell-form guarantee nor curl.
+        expect(Array.isArray(test) ? test.slice(0, 2) : test, part).toEqual(['CMD', 'node']);
+        const env = environment(service(part));
+        // The part listens on PORT (loadConfig), and the check runs in the same container environment.
+        expect(env.PORT, part).toBe(String(loadConfig(env).port));
+        const inContainer = { ...env, PORT: String(port) };
+        seen.length = 0;
+        status = 200;
+        expect(await runHealthcheck(test as string[], inContainer), `${part}: healthy`).toBe(0);
+        expect(seen, part).toEqual(['GET /healthz']);
+        status = 503;
+        expect(await runHealthcheck(test as string[], inContainer), `${part}: unhealthy`).not.toBe(0);
+      }
+    } finally {
+      await new Promise((closed) => server.close(closed));
+    }
+    // Nothing listening: unhealthy.
+    for (const part of partNames) {
+      const env = { ...environment(service(part)), PORT: String(port) };
+      expect(await runHealthcheck(service(part).healthcheck!.test as string[], env), `${part}: down`).not.toBe(0);
+    }
   });
 
   it('starts each service only once what it needs is ready', () => {
@@ -174,11 +281,14 @@ describe('docker-compose.yml', () => {
     expect(dependsOn(service('temporal'))).toEqual({ postgres: 'service_healthy' });
     expect(dependsOn(service('temporal-setup'))).toEqual({ temporal: 'service_healthy' });
     expect(dependsOn(service('temporal-ui'))).toEqual({ temporal: 'service_healthy' });
-    expect(dependsOn(service('webhooks'))).toEqual({
-      postgres: 'service_healthy',
-      temporal: 'service_healthy',
-      'temporal-setup': 'service_completed_successfully',
-    });
+    // Both migrate the schema at start, and the worker's workflows set the registered search attributes.
+    for (const part of partNames) {
+      expect(dependsOn(service(part)), part).toEqual({
+        postgres: 'service_healthy',
+        temporal: 'service_healthy',
+        'temporal-setup': 'service_completed_successfully',
+      });
+    }
   });
 
   it('waits only on conditions that can come true', () => {
@@ -212,54 +322,58 @@ describe('docker-compose.yml', () => {
     expect(postgres.POSTGRES_PASSWORD).toBe(POSTGRES_PASSWORD);
   });
 
-  describe('webhooks environment', () => {
-    const env = environment(service('webhooks'));
+  for (const part of partNames) {
+    describe(`${part} environment`, () => {
+      const env = environment(service(part));
 
-    it('holds only variables that loadConfig reads', () => {
-      const readByConfig = new Set<string>();
-      loadConfig(
-        new Proxy({} as Env, {
-          get(_target, key) {
-            if (typeof key === 'string') readByConfig.add(key);
-            return undefined;
-          },
-        }),
-      );
-      expect(readByConfig.size).toBeGreaterThan(0);
-      const unknown = Object.keys(env).filter((key) => !readByConfig.has(key));
-      expect(unknown).toEqual([]);
-    });
+      it('holds only variables that loadConfig reads', () => {
+        const readByConfig = variablesReadByConfig();
+        expect(readByConfig.size).toBeGreaterThan(0);
+        const unknown = Object.keys(env).filter((key) => !readByConfig.has(key));
+        expect(unknown).toEqual([]);
+      });
 
-    it('is a valid configuration pointing at the stack', () => {
-      const config = loadConfig(env);
-      const postgres = environment(service('postgres'));
-      expect(config.databaseUrl).toBe(
-        `postgres://${postgres.POSTGRES_USER}:${POSTGRES_PASSWORD}@postgres:5432/${postgres.POSTGRES_DB}`,
-      );
-      expect(config.temporalAddress).toBe('temporal:7233');
-      expect(config.temporalNamespace).toBe('default');
-      expect(config.internalApiToken).toBe(TOKEN);
-      expect(config.port).toBe(3000);
-      expect(config.deliveryTimeoutMs).toBe(10_000);
-    });
+      it('is a valid configuration pointing at the stack', () => {
+        const config = loadConfig(env);
+        const postgres = environment(service('postgres'));
+        expect(config.databaseUrl).toBe(
+          `postgres://${postgres.POSTGRES_USER}:${POSTGRES_PASSWORD}@postgres:5432/${postgres.POSTGRES_DB}`,
+        );
+        expect(config.temporalAddress).toBe('temporal:7233');
+        expect(config.temporalNamespace).toBe('default');
+        expect(config.port).toBe(3000);
+        expect(config.deliveryTimeoutMs).toBe(10_000);
+        // The api starts deliveries that the worker runs: one task queue, one set of rules.
+        const other = loadConfig(environment(service(partNames.find((p) => p !== part)!)));
+        for (const key of ['databaseUrl', 'temporalAddress', 'temporalNamespace', 'deliveryTimeoutMs', 'allowedCidrs'] as const) {
+          expect(config[key], key).toEqual(other[key]);
+        }
+      });
 
-    it('never falls back to embedded PostgreSQL, a local dev server or a generated token', () => {
-      for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'INTERNAL_API_TOKEN']) {
-        expect(env[key]?.trim(), key).toBeTruthy();
+      it(`sets everything the ${part} alone refuses to start without: ${PARTS[part].join(', ')}`, () => {
+        for (const key of PARTS[part]) {
+          expect(env[key]?.trim(), key).toBeTruthy();
+        }
+        const config = loadConfig(env);
+        expect(config.databaseUrl).toBeDefined();
+        expect(config.temporalAddress).toBeDefined();
+        if (part === 'api') expect(config.internalApiToken).toBe(TOKEN);
+      });
+
+      if (part === 'worker') {
+        it('holds no internal API token: the worker serves no API', () => {
+          expect(Object.keys(env)).not.toContain('INTERNAL_API_TOKEN');
+        });
       }
-      const config = loadConfig(env);
-      expect(config.databaseUrl).toBeDefined();
-      expect(config.temporalAddress).toBeDefined();
-      expect(config.internalApiToken).toBeDefined();
     });
+  }
 
-    it('takes the internal API token from the operator, never from the file', () => {
-      expect(() => interpolateAll(rawCompose, { POSTGRES_PASSWORD })).toThrow(/INTERNAL_API_TOKEN/);
-      expect(() => interpolateAll(rawCompose, { INTERNAL_API_TOKEN: TOKEN })).toThrow(/POSTGRES_PASSWORD/);
-      // A token shorter than config.ts allows is refused at start, with the variable named.
-      const short = environment(interpolateAll(rawCompose, { ...operatorEnv, INTERNAL_API_TOKEN: 'short' }).services.webhooks!);
-      expect(() => loadConfig(short)).toThrow(/INTERNAL_API_TOKEN/);
-    });
+  it('takes the internal API token from the operator, never from the file', () => {
+    expect(() => interpolateAll(rawCompose, { POSTGRES_PASSWORD })).toThrow(/INTERNAL_API_TOKEN/);
+    expect(() => interpolateAll(rawCompose, { INTERNAL_API_TOKEN: TOKEN })).toThrow(/POSTGRES_PASSWORD/);
+    // A token shorter than config.ts allows is refused at start, with the variable named.
+    const short = environment(interpolateAll(rawCompose, { ...operatorEnv, INTERNAL_API_TOKEN: 'short' }).services.api!);
+    expect(() => loadConfig(short)).toThrow(/INTERNAL_API_TOKEN/);
   });
 
   it('registers exactly the search attributes of src/temporal/search-attributes.ts', () => {
@@ -273,20 +387,30 @@ describe('docker-compose.yml', () => {
     const expected = SEARCH_ATTRIBUTE_KEYS.map((key) => ({ name: key.name, type: cliType[key.type] }));
     const byName = (a: { name?: string }, b: { name?: string }) => a.name!.localeCompare(b.name!);
     expect(registered.sort(byName)).toEqual(expected.sort(byName));
-    // In the namespace and on the server the service uses.
-    const env = environment(service('webhooks'));
-    expect(script).toMatch(new RegExp(`--namespace\\s+${env.TEMPORAL_NAMESPACE}\\b`));
-    expect(script).toMatch(new RegExp(`--address\\s+${env.TEMPORAL_ADDRESS}\\b`));
+    // In the namespace and on the server both parts use.
+    for (const part of partNames) {
+      const env = environment(service(part));
+      expect(script, part).toMatch(new RegExp(`--namespace\\s+${env.TEMPORAL_NAMESPACE}\\b`));
+      expect(script, part).toMatch(new RegExp(`--address\\s+${env.TEMPORAL_ADDRESS}\\b`));
+    }
   });
 
   it('publishes only the API (3000) and the Temporal Web UI (8233)', () => {
-    const env = environment(service('webhooks'));
-    expect(publishedPorts(service('webhooks'))).toEqual([{ host: 3000, container: loadConfig(env).port }]);
+    const env = environment(service('api'));
+    expect(publishedPorts(service('api'))).toEqual([{ host: 3000, container: loadConfig(env).port }]);
     expect(publishedPorts(service('temporal-ui'))).toEqual([{ host: 8233, container: 8080 }]);
     expect(environment(service('temporal-ui')).TEMPORAL_ADDRESS).toBe(env.TEMPORAL_ADDRESS);
-    for (const name of ['postgres', 'temporal', 'temporal-setup']) {
+    for (const name of ['postgres', 'temporal', 'temporal-setup', 'worker']) {
       expect(publishedPorts(service(name)), name).toEqual([]);
     }
+  });
+
+  it('lets the worker scale (`--scale worker=N`): nothing that two replicas could both claim', () => {
+    const worker = service('worker');
+    // A published host port, a fixed container name or host name can be taken only once.
+    expect(worker.ports ?? []).toEqual([]);
+    expect(worker.container_name).toBeUndefined();
+    expect(worker.hostname).toBeUndefined();
   });
 });
 
@@ -327,7 +451,6 @@ describe('Dockerfile', () => {
   const stages = dockerfileStages(read('Dockerfile'));
   const runtime = stages.at(-1)!;
   const last = (keyword: string) => runtime.instructions.filter((i) => i.keyword === keyword).at(-1);
-  const pkg = JSON.parse(read('package.json')) as { main: string; scripts: Record<string, string> };
 
   it('builds in one stage and runs from another, on pinned base images', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
