@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { version } from '../package.json';
@@ -47,14 +47,18 @@ interface Part {
 /** The API and the worker in one process: `npm start`, and what the tests run. */
 export async function startService(options: ServiceOptions): Promise<Service> {
   const sql = await openDatabase(options.databaseUrl);
-  const worker = await runWorker(options, sql);
-  const api = await runApi(options, sql);
+  // One connection for the worker and the client, so Temporal can hand a workflow the API
+  // starts straight to this worker (eager workflow start) instead of queueing its first task.
+  const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  const worker = await runWorker(options, sql, connection);
+  const api = await runApi(options, sql, connection, { eagerStart: true });
   return {
     ...api,
     sql,
     async stop() {
       await api.stop();
       await worker.stop();
+      await connection.close();
       await sql.end({ timeout: 5 });
     },
   };
@@ -66,10 +70,15 @@ export async function startService(options: ServiceOptions): Promise<Service> {
  */
 export async function startPart(part: 'api' | 'worker', options: ServiceOptions): Promise<Part> {
   const sql = await openDatabase(options.databaseUrl);
-  const parts = part === 'api' ? [await runApi(options, sql)] : [await runWorker(options, sql), await listen(createWorkerApp(options), options.config.port)];
+  const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  const parts =
+    part === 'api'
+      ? [await runApi(options, sql, connection)]
+      : [await runWorker(options, sql, connection), await listen(createWorkerApp(options), options.config.port)];
   return {
     async stop() {
       for (const running of parts) await running.stop();
+      await connection.close();
       await sql.end({ timeout: 5 });
     },
   };
@@ -86,11 +95,10 @@ function urlPolicy(options: ServiceOptions) {
 }
 
 /** The Temporal worker: workflows/ and activities/ on the task queue. */
-async function runWorker(options: ServiceOptions, sql: Sql): Promise<Part> {
+async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeConnection): Promise<Part> {
   const { config } = options;
   const { policy, resolve } = urlPolicy(options);
   const http = createHttpSender({ timeoutMs: config.deliveryTimeoutMs, policy, resolve, ca: options.sender?.ca, userAgent: USER_AGENT });
-  const connection = await NativeConnection.connect({ address: options.temporalAddress });
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
@@ -102,20 +110,24 @@ async function runWorker(options: ServiceOptions, sql: Sql): Promise<Part> {
     async stop() {
       worker.shutdown();
       await running;
-      await Promise.all([http.close(), connection.close()]);
+      await http.close();
     },
   };
 }
 
 /** The HTTP API, a Temporal client. */
-async function runApi(options: ServiceOptions, sql: Sql): Promise<Part & { url: string; client: Client }> {
+async function runApi(
+  options: ServiceOptions,
+  sql: Sql,
+  connection: NativeConnection,
+  { eagerStart = false } = {},
+): Promise<Part & { url: string; client: Client }> {
   const { config } = options;
   const { policy, resolve } = urlPolicy(options);
-  const connection = await Connection.connect({ address: options.temporalAddress });
   const client = new Client({ connection, namespace: config.temporalNamespace });
   const app = createApp({
     sql,
-    workflows: createWorkflows(client, options.taskQueue ?? TASK_QUEUE, config.deliveryTimeoutMs),
+    workflows: createWorkflows(client, options.taskQueue ?? TASK_QUEUE, config.deliveryTimeoutMs, { eagerStart }),
     logger: options.logger,
     internalApiToken: options.internalApiToken,
     checkUrl: (raw) => checkWebhookUrl(raw, policy, resolve),
@@ -128,7 +140,6 @@ async function runApi(options: ServiceOptions, sql: Sql): Promise<Part & { url: 
     client,
     async stop() {
       await server.stop();
-      await connection.close();
     },
   };
 }

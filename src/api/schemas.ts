@@ -62,7 +62,8 @@ export const createAccountBody = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
-  properties: { name: { type: 'string', minLength: 1, maxLength: 200 } },
+  // No NUL: PostgreSQL text cannot hold it (it was a 500).
+  properties: { name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^\\u0000]*$', description: 'Any text but the NUL character' } },
 } as const;
 
 export interface PutListBody {

@@ -42,7 +42,9 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
   // sees those). The name is resolved exactly once and the socket goes to the address
   // that was checked, so a second DNS answer cannot redirect us (DNS rebinding).
   const connect: buildConnector.connector = (target, callback) => {
-    resolveAllowedAddresses(target.hostname, policy, resolve)
+    // The lookup is part of the dial: bounded like the rest of it (buildConnector's own
+    // timeout starts only once we call dialTls).
+    withTimeout(resolveAllowedAddresses(target.hostname, policy, resolve), timeoutMs, () => connectTimeout(target.hostname))
       .then(([address]) => {
         const isLiteral = net.isIP(target.hostname) !== 0;
         // servername keeps SNI and certificate verification on the name, not the address.
@@ -74,13 +76,18 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
     const signal = AbortSignal.timeout(timeoutMs);
     let statusCode: number | null = null;
     try {
-      const response = await request(target, {
+      const sent = request(target, {
         method: 'POST',
         body,
         headers: { ...lowerCaseKeys(headers), 'content-type': 'application/json', 'user-agent': userAgent },
         dispatcher: agent,
         signal,
       });
+      // undici acts on an abort only once the request has a connection: a dial that hangs
+      // (a slow DNS answer, a server that accepts and never completes the handshake) would
+      // outlive the deadline. Whichever settles later is handled by race() and then ignored.
+      const deadline = rejectOnAbort(signal);
+      const response = await Promise.race([sent, deadline.promise]).finally(deadline.stop);
       statusCode = response.statusCode;
       if (statusCode < 200 || statusCode >= 300) {
         discard(response.body);
@@ -94,6 +101,16 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
   }
 
   return { post, close: () => agent.close() };
+}
+
+/** A promise that rejects with the signal's reason when it aborts; stop() lets go of the signal. */
+function rejectOnAbort(signal: AbortSignal): { promise: Promise<never>; stop(): void } {
+  let onAbort = () => {};
+  const promise = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return { promise, stop: () => signal.removeEventListener('abort', onAbort) };
 }
 
 /**
@@ -111,6 +128,18 @@ async function readAtMost(body: AsyncIterable<Buffer>, limit: number): Promise<v
     received += chunk.length;
     if (received >= limit) break;
   }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, error: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(error()), ms);
+  });
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
+}
+
+function connectTimeout(hostname: string): Error {
+  return Object.assign(new Error(`Looking up ${hostname} timed out`), { code: 'UND_ERR_CONNECT_TIMEOUT' });
 }
 
 function trustOptions(extraCas: string[] | undefined): { ca?: string[] } {

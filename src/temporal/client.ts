@@ -21,7 +21,11 @@ const START_DEADLINE_MS = 5_000;
 
 export const lifecycleWorkflowId = (webhookId: string) => `webhook/${webhookId}`;
 
-export function createWorkflows(client: Client, taskQueue: string, deliveryTimeoutMs: number): Workflows {
+/**
+ * `eagerStart`: a worker of this task queue runs in this process on the client's own
+ * NativeConnection, so Temporal may hand it a new workflow's first task directly.
+ */
+export function createWorkflows(client: Client, taskQueue: string, deliveryTimeoutMs: number, { eagerStart = false } = {}): Workflows {
   // A workflow that answers an HTTP request: one that cannot finish soon never will.
   const workflowExecutionTimeout = '2 minutes';
   const lifecycle = (webhookId: string) => client.workflow.getHandle(lifecycleWorkflowId(webhookId));
@@ -32,6 +36,7 @@ export function createWorkflows(client: Client, taskQueue: string, deliveryTimeo
         workflowId: `registration/${input.accountId}/${input.registrationId}`,
         args: [input],
         workflowExecutionTimeout,
+        requestEagerStart: eagerStart,
         typedSearchAttributes: [{ key: AccountIdKey, value: input.accountId }],
       }),
     pingWebhook: (accountId, webhookId) =>
@@ -55,6 +60,7 @@ export function createWorkflows(client: Client, taskQueue: string, deliveryTimeo
           args: [write, { deliveryTimeoutMs }],
           // A finished write is never delivered again, whatever repeats of it come later.
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          requestEagerStart: eagerStart,
           typedSearchAttributes: [{ key: ListIdKey, value: write.listId }],
         }));
       } catch (error) {

@@ -288,6 +288,22 @@ describe('createHttpSender: receiver failures', () => {
     expect(result).toMatchObject({ delivered: false, statusCode: null, error: 'connection' });
   });
 
+  it('ends at its deadline, as timeout, while the lookup of the host has not answered', async () => {
+    let answered = false;
+    let answer: (addresses: string[]) => void = () => {};
+    const slowDns: Resolver = () =>
+      new Promise((resolve) => {
+        answer = (addresses) => {
+          answered = true;
+          resolve(addresses);
+        };
+      });
+    const result = await sender({ timeoutMs: 300, resolve: slowDns }).post('https://slow-dns.test/', body, svcHeaders);
+    expect(result).toMatchObject({ delivered: false, statusCode: null, error: 'timeout' });
+    expect(answered).toBe(false); // the deadline, not the resolver, ended it
+    answer(['127.0.0.1']);
+  });
+
   it('reports a name that does not resolve at dial time as connection', async () => {
     const dns = tableResolver({});
     const result = await sender({ resolve: dns.resolve }).post('https://nowhere.test/', body, svcHeaders);

@@ -37,7 +37,10 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
 
   /** The caller's webhook named in the path; another account's is as unknown as a missing one. */
   async function ownWebhook(ctx: ApiContext & { params: Record<string, string> }): Promise<Webhook> {
-    const webhook = await findWebhook(sql, ctx.state.accountId!, ctx.params.id!);
+    // Something that cannot be an id is as unknown as a missing one; it never reaches
+    // PostgreSQL, which refuses some strings outright (a NUL character: a 500 otherwise).
+    const id = ctx.params.id!;
+    const webhook = WEBHOOK_ID.test(id) ? await findWebhook(sql, ctx.state.accountId!, id) : null;
     if (!webhook) throw apiErrors.webhookNotFound();
     return webhook;
   }
@@ -135,6 +138,8 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
 }
 
 const DEFAULT_PAGE_SIZE = 20;
+/** The form of every webhook id (newId('wh')). */
+const WEBHOOK_ID = /^wh_[0-9a-f]{24}$/;
 
 /** Counts a registration refused before its workflow (and not for want of a backing service), then rethrows. */
 function countAs(outcome: 'url_not_allowed' | 'invalid_list_ids') {

@@ -1,0 +1,460 @@
+// Bad input (issue 6, item 4): requests generated from the OpenAPI document the service
+// serves (GET /v3/openapi.json), for every operation: wrong types for each property,
+// missing and extra fields, huge and deeply nested values, unicode and lone surrogates,
+// `__proto__` and `constructor` keys, too many items, over-long URLs, duplicate keys,
+// malformed JSON, wrong content types and encodings, over-size bodies, bad and missing
+// tokens, bad path and query values, and other tenants' ids. For every answer: no 5xx; an
+// error is the envelope with a status and code the operation documents (404 NOT_FOUND /
+// 405 METHOD_NOT_ALLOWED off the document); a rejected request changes nothing in the
+// database. This file has a stack of its own and sends one request at a time, so the
+// database snapshot before and after a request can only differ by that request.
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import Ajv2020 from 'ajv/dist/2020';
+import { request, type Dispatcher } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '../../src/api/openapi';
+import { errorEnvelope } from '../../src/api/schemas';
+import type { Resolver } from '../../src/delivery/url-policy';
+import type { Schema } from '../support/openapi';
+import type { Receiver } from '../support/receiver';
+import { startTestStack, type TestStack } from '../support/stack';
+import { OpenApi, type DocumentedOperation, type OpenApiDocument } from './support/openapi-doc';
+import { recordScenario, type ScenarioFigures } from './support/scenarios';
+
+const PUBLIC_BODY_LIMIT = 64 * 1024;
+const INTERNAL_BODY_LIMIT = 1024 * 1024;
+const TABLES = ['accounts', 'account_tokens', 'lists', 'list_members', 'webhooks', 'list_writes', 'deliveries'];
+const UNKNOWN_WEBHOOK = 'wh_000000000000000000000000';
+
+const ajv = new Ajv2020({ strict: false });
+const isEnvelope = ajv.compile(errorEnvelope);
+
+/** The operations as this build documents them: the test names. The requests come from the served document. */
+const local = new OpenApi(buildOpenApiDocument() as unknown as OpenApiDocument);
+let served: OpenApi;
+
+let stack: TestStack;
+let receiver: Receiver;
+let a: { id: string; token: string };
+let b: { id: string; token: string };
+let hookA: string;
+let hookB: string;
+const listA = `fuzz-a-${randomBytes(4).toString('hex')}`;
+const listB = `fuzz-b-${randomBytes(4).toString('hex')}`;
+const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
+
+/** Every name fails to resolve: no fuzzed URL reaches real DNS. */
+const noDns: Resolver = async (hostname) => {
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+};
+
+beforeAll(async () => {
+  stack = await startTestStack({}, { resolve: noDns });
+  receiver = await stack.startReceiver();
+  [a, b] = [await stack.createAccount(), await stack.createAccount()];
+  hookA = (await stack.registerWebhook(a.token, receiver.urlFor('/fuzz/a'))).id;
+  hookB = (await stack.registerWebhook(b.token, receiver.urlFor('/fuzz/b'))).id;
+  expect((await stack.putList(listA, a.id)).status).toBe(201);
+  expect((await stack.putList(listB, b.id)).status).toBe(201);
+  const document = await stack.request('GET', '/v3/openapi.json');
+  expect(document.status).toBe(200);
+  served = new OpenApi(document.body);
+  baseline = await snapshot();
+});
+afterAll(() => stack?.stop());
+
+// ---- the database, before and after ----
+
+let baseline: Record<string, string>;
+
+async function snapshot(): Promise<Record<string, string>> {
+  const query = TABLES.map(
+    (table) => `SELECT '${table}' AS t, count(*)::int AS n, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${table} x`,
+  ).join(' UNION ALL ');
+  const rows = await stack.service.sql.unsafe<{ t: string; n: number; h: string }[]>(query);
+  return Object.fromEntries(rows.map((row) => [row.t, `${row.n} rows ${row.h}`]));
+}
+
+// ---- sending and judging one request ----
+
+interface Probe {
+  label: string;
+  method: string;
+  path: string;
+  /** Sent as `Authorization: Bearer <token>`; `authorization` overrides it with a raw header. */
+  token?: string | null;
+  authorization?: string;
+  /** The body's Content-Type; default application/json; null: none at all. */
+  contentType?: string | null;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Sent chunked, without Content-Length. */
+  chunked?: boolean;
+  /** What this request must get, on top of the checks every request gets. */
+  expect?: { status: number; code?: string };
+}
+
+interface Tally {
+  requests: number;
+  fiveXx: number;
+  statuses: Map<number, number>;
+  unchanged: number;
+  problems: string[];
+}
+
+const newTally = (): Tally => ({ requests: 0, fiveXx: 0, statuses: new Map(), unchanged: 0, problems: [] });
+
+/** undici's request, not fetch: fetch refuses a body on GET, which is one of the cases. */
+async function send(probe: Probe) {
+  const headers: Record<string, string> = { ...probe.headers };
+  if (probe.authorization !== undefined) headers.authorization = probe.authorization;
+  else if (probe.token) headers.authorization = `Bearer ${probe.token}`;
+  let body: Buffer | Readable | undefined;
+  if (probe.body !== undefined) {
+    const bytes = typeof probe.body === 'string' ? Buffer.from(probe.body, 'utf8') : probe.body;
+    if (probe.contentType !== null) headers['content-type'] ??= probe.contentType ?? 'application/json';
+    body = probe.chunked ? Readable.from([bytes]) : bytes;
+  }
+  const response = await request(`${stack.service.url}${probe.path}`, { method: probe.method as Dispatcher.HttpMethod, headers, body });
+  const text = await response.body.text();
+  let parsed: any = text;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    // not JSON: judged as such below
+  }
+  return { status: response.statusCode, body: parsed, text };
+}
+
+async function judge(probe: Probe, tally: Tally): Promise<void> {
+  const response = await send(probe);
+  tally.requests += 1;
+  tally.statuses.set(response.status, (tally.statuses.get(response.status) ?? 0) + 1);
+  const where = `${probe.label} (${probe.method} ${probe.path.length > 100 ? `${probe.path.slice(0, 100)}…` : probe.path}) → ${response.status}`;
+  const problem = (text: string) => tally.problems.push(`${where}: ${text}`);
+  const code: string | undefined = response.body?.error?.code;
+
+  if (response.status >= 500) {
+    tally.fiveXx += 1;
+    problem(`a 5xx: ${response.text.slice(0, 200)}`);
+  }
+  if (probe.expect && (response.status !== probe.expect.status || (probe.expect.code !== undefined && code !== probe.expect.code))) {
+    problem(`expected ${probe.expect.status} ${probe.expect.code ?? ''}, got ${response.text.slice(0, 200)}`);
+  }
+
+  const found = served.find(probe.method, probe.path);
+  const documented = found?.operation.responses[String(response.status)];
+  if (response.status >= 400) {
+    if (!isEnvelope(response.body)) problem(`not the error envelope: ${response.text.slice(0, 200)}`);
+    else if (found && !documented) problem(`status not documented for ${found.operation.operationId}: ${response.text.slice(0, 200)}`);
+    else if (found && !served.codes(documented).includes(code!)) problem(`code ${code} not documented for ${found.operation.operationId} ${response.status}`);
+    else if (!found && served.knowsPath(probe.path) && !(response.status === 405 && code === 'METHOD_NOT_ALLOWED')) problem(`expected 405 METHOD_NOT_ALLOWED`);
+    else if (!found && !served.knowsPath(probe.path) && !(response.status === 404 && code === 'NOT_FOUND')) problem(`expected 404 NOT_FOUND`);
+    const after = await snapshot();
+    const changed = TABLES.filter((table) => after[table] !== baseline[table]);
+    if (changed.length > 0) problem(`a rejected request changed ${changed.join(', ')}`);
+    else tally.unchanged += 1;
+    baseline = after;
+  } else {
+    if (!documented) problem(`success status not documented: ${response.text.slice(0, 200)}`);
+    if (response.status === 202 && found?.operation.operationId === 'reportListWrite') {
+      // Its deliveries follow: wait for them, so that they are not blamed on the next request.
+      const listId = decodeURIComponent(probe.path.split('/')[4]!);
+      await stack.service.client.workflow.getHandle(`list-write/${listId}/${response.body.writeId}`).result();
+    }
+    baseline = await snapshot();
+  }
+}
+
+function figuresOf(tally: Tally): ScenarioFigures {
+  const statuses = [...tally.statuses].sort(([x], [y]) => x - y).map(([status, count]) => `${status}×${count}`).join(' ');
+  return { outcome: statuses, requests: tally.requests, fiveXx: tally.fiveXx, note: `${tally.unchanged} rejected, database unchanged by each` };
+}
+
+// ---- request generation ----
+
+type Path = Array<string | number>;
+
+const WRONG_VALUES: unknown[] = [42, -1, 1.5, 1e300, true, false, null, {}, [], 'text', [1], [null], { a: 1 }];
+const UNICODE = ['\u0000', 'a\u0000b', '\ud800', 'x\udfffx', '\ud83d\ude00', '\u202eevil', 'ｆｕｌｌ', 'e\u0301', '\uffff', '\ufeffbom', '\u0085\u2028\u2029', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢'];
+
+const clone = <T>(value: T): T => structuredClone(value);
+const short = (value: unknown) => {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 24 ? `${text.slice(0, 21)}…(${text.length})` : text;
+};
+
+function setAt(root: unknown, path: Path, value: unknown): unknown {
+  if (path.length === 0) return value;
+  const copy: any = clone(root);
+  let node = copy;
+  for (const key of path.slice(0, -1)) node = node[key];
+  node[path.at(-1)!] = value;
+  return copy;
+}
+
+function deleteAt(root: unknown, path: Path): unknown {
+  const copy: any = clone(root);
+  let node = copy;
+  for (const key of path.slice(0, -1)) node = node[key];
+  delete node[path.at(-1)!];
+  return copy;
+}
+
+/** `{<member>, ...the members of object}` as JSON text; `last` puts it after them. */
+function withMember(object: unknown, member: string, last = false): string {
+  const inner = JSON.stringify(object).slice(1, -1);
+  return `{${(last ? [inner, member] : [member, inner]).filter(Boolean).join(',')}}`;
+}
+
+const nestedArrays = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+const nestedObjects = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+
+interface BodyCase {
+  label: string;
+  text: string;
+}
+
+/** Mutations of `value` (valid for `schema`) at `path` of the body `root`, recursing into objects and arrays of objects. */
+function* mutations(schema: Schema, root: unknown, path: Path, limit: number): Generator<BodyCase> {
+  const at = (name: string | number) => `/${[...path, name].join('/')}`;
+  const here = path.reduce<any>((node, key) => node?.[key], root);
+  for (const [name, property] of Object.entries<Schema>(schema.properties ?? {})) {
+    const current = here?.[name];
+    const target = [...path, name];
+    for (const wrong of WRONG_VALUES) {
+      if (JSON.stringify(wrong) !== JSON.stringify(current)) yield { label: `${at(name)} = ${short(wrong)}`, text: JSON.stringify(setAt(root, target, wrong)) };
+    }
+    if ((schema.required ?? []).includes(name)) yield { label: `${at(name)} missing`, text: JSON.stringify(deleteAt(root, target)) };
+    for (const value of property.enum ?? []) yield { label: `${at(name)} = ${short(value)}`, text: JSON.stringify(setAt(root, target, value)) };
+    const types: string[] = [property.type ?? []].flat();
+    if (types.includes('string')) {
+      const long = (property.maxLength ?? 1000) + 1;
+      yield { label: `${at(name)}: ${long} characters (maxLength + 1)`, text: JSON.stringify(setAt(root, target, 'x'.repeat(long))) };
+      yield { label: `${at(name)}: a string near the body limit`, text: JSON.stringify(setAt(root, target, 'y'.repeat(limit - 1000))) };
+      yield { label: `${at(name)}: empty`, text: JSON.stringify(setAt(root, target, '')) };
+      for (const text of UNICODE) yield { label: `${at(name)} = ${short(text)}`, text: JSON.stringify(setAt(root, target, text)) };
+      yield { label: `${at(name)}: valid + NUL`, text: JSON.stringify(setAt(root, target, `${current ?? 'x'}\u0000`)) };
+      yield { label: `${at(name)}: 10,000-level array`, text: withMember(deleteAt(root, target), `${JSON.stringify(name)}:${nestedArrays(10_000)}`) };
+    }
+    if (types.includes('array')) {
+      const item = property.items as Schema | undefined;
+      const sample = Array.isArray(current) && current.length > 0 ? current[0] : item?.enum?.[0] ?? 'x';
+      const many = (property.maxItems ?? 1000) + 1;
+      const distinct = Array.from({ length: many }, (_, i) => (typeof sample === 'string' && !item?.enum ? `${sample}-${i}` : sample));
+      yield { label: `${at(name)}: ${many} items (maxItems + 1)`, text: JSON.stringify(setAt(root, target, distinct)) };
+      yield { label: `${at(name)}: duplicate items`, text: JSON.stringify(setAt(root, target, [sample, sample])) };
+      yield { label: `${at(name)}: 10,000 items`, text: JSON.stringify(setAt(root, target, Array.from({ length: 10_000 }, () => sample))) };
+      for (const wrong of [[1], [null], [[]], [{}], ['\u0000'], ['\ud800']]) yield { label: `${at(name)} = ${short(wrong)}`, text: JSON.stringify(setAt(root, target, wrong)) };
+      yield { label: `${at(name)}: 10,000-level array`, text: withMember(deleteAt(root, target), `${JSON.stringify(name)}:${nestedArrays(10_000)}`) };
+      if (item?.type === 'object' && Array.isArray(current) && current.length > 0) yield* mutations(item, root, [...target, 0], limit);
+    }
+  }
+  if (schema.type === 'object' && here && typeof here === 'object') {
+    yield { label: `${at('extra')}: an unknown field`, text: JSON.stringify(setAt(root, [...path, 'extra'], 1)) };
+  }
+}
+
+/** Every body case of an operation whose valid body is `valid`. */
+function* bodyCases(schema: Schema, valid: unknown, limit: number): Generator<BodyCase> {
+  for (const whole of [[], 'text', 42, null, true, [valid]]) yield { label: `the body is ${short(whole)}`, text: JSON.stringify(whole) };
+  yield* mutations(schema, valid, [], limit);
+  yield { label: '__proto__ key', text: withMember(valid, '"__proto__":{"polluted":"yes","admin":true}') };
+  yield { label: 'constructor.prototype key', text: withMember(valid, '"constructor":{"prototype":{"polluted":"yes"}}') };
+  yield { label: '__proto__ key last', text: withMember(valid, '"__proto__":{"polluted":"yes"}', true) };
+  yield { label: 'extra field nested 10,000 levels (arrays)', text: withMember(valid, `"deep":${nestedArrays(10_000)}`) };
+  yield { label: 'extra field nested 10,000 levels (objects)', text: withMember(valid, `"deep":${nestedObjects(10_000)}`) };
+  const maxDepth = Math.floor((limit - JSON.stringify(valid).length - 20) / 2);
+  yield { label: `extra field nested ${maxDepth} levels (the body limit)`, text: withMember(valid, `"deep":${nestedArrays(maxDepth)}`) };
+  for (const name of Object.keys(schema.properties ?? {})) {
+    yield { label: `duplicate key ${name}, the wrong one last`, text: withMember(valid, `${JSON.stringify(name)}:{"wrong":true}`, true) };
+    yield { label: `duplicate key ${name}, the wrong one first`, text: withMember(valid, `${JSON.stringify(name)}:{"wrong":true}`) };
+  }
+  for (const text of ['{', '{"a":}', '[1,]', `${JSON.stringify(valid)} trailing`, `\ufeff${JSON.stringify(valid)}`, 'nul', "{'a':1}", `${JSON.stringify(valid)}\u0000`, '{"a":"\\ud800"', '"\\u0000"', '1e999999']) {
+    yield { label: `malformed: ${short(text)}`, text };
+  }
+}
+
+/** A small valid request body for each operation that takes one. */
+function validBodyFor(operationId: string): unknown {
+  switch (operationId) {
+    case 'registerWebhook':
+      return { url: receiver.urlFor('/fuzz/a') };
+    case 'updateWebhook':
+      return { status: 'active' };
+    case 'pingWebhook':
+      return {};
+    case 'createAccount':
+      return { name: 'fuzz' };
+    case 'putList':
+      return { ownerAccountId: a.id, memberAccountIds: [] };
+    case 'reportListWrite':
+      return { writeId: 'fuzz-write', changes: [{ type: 'item.added', itemId: 'item-1' }] };
+    default:
+      throw new Error(`no valid body for ${operationId}: add one here`);
+  }
+}
+
+/** The path of an operation with the caller's own ids (or, for deletions, ids that exist nowhere). */
+function ownPath(found: DocumentedOperation, values: Record<string, string> = {}): string {
+  const deleting = found.method === 'delete';
+  const defaults: Record<string, string> = { id: deleting ? UNKNOWN_WEBHOOK : hookA, listId: deleting ? 'fuzz-nowhere' : listA };
+  return found.template.replace(/\{([^}]+)\}/g, (_, name: string) => values[name] ?? defaults[name]!);
+}
+
+function tokenFor(found: DocumentedOperation): string | null {
+  const schemes = served.securitySchemes(found.operation);
+  if (schemes.includes('internalToken')) return stack.internalApiToken;
+  if (schemes.includes('accountToken')) return a.token;
+  return null;
+}
+
+const BAD_PATH_VALUES = ['bad%20id', 'a%00b', '%E0%A4%A', '%F0%9F%92%A9', '%ED%A0%80', '..%2F..%2Fetc%2Fpasswd', 'x'.repeat(300), '__proto__', 'constructor', `wh_${'g'.repeat(24)}`, '%ZZ', '*', "'%20OR%201=1--", '%FF%FE'];
+
+/** Every request of the fuzz for one operation. */
+function* probesFor(found: DocumentedOperation): Generator<Probe> {
+  const method = found.method.toUpperCase();
+  const token = tokenFor(found);
+  const path = ownPath(found);
+  const schemes = served.securitySchemes(found.operation);
+  const schema = served.requestSchema(found.operation);
+  const limit = found.template.startsWith('/internal/') ? INTERNAL_BODY_LIMIT : PUBLIC_BODY_LIMIT;
+  const valid = schema ? validBodyFor(found.operation.operationId) : undefined;
+  const validText = valid === undefined ? undefined : JSON.stringify(valid);
+  const base = { method, path, token, body: validText };
+
+  // Tokens: missing, malformed, unknown, the other API's, too long, not ASCII.
+  if (schemes.length > 0) {
+    const otherApi = schemes.includes('internalToken') ? a.token : stack.internalApiToken;
+    const unauthorized = { status: 401, code: 'UNAUTHORIZED' };
+    yield { ...base, label: 'no token', token: null, expect: unauthorized };
+    for (const authorization of ['Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', `Token ${token}`, 'Bearer tok_unknown', `Bearer ${token} extra`, `Bearer ${'t'.repeat(600)}`, 'Bearer tök', `Bearer ${otherApi}`, `Bearer ${token!.slice(0, -1)}`]) {
+      yield { ...base, label: `Authorization: ${short(authorization)}`, authorization, expect: unauthorized };
+    }
+    yield { ...base, label: 'no token, malformed body', token: null, body: '{', expect: unauthorized };
+  } else {
+    yield { ...base, label: 'a token where none is needed', authorization: 'Bearer tok_unknown' };
+  }
+
+  // Headers and a query string nobody asked for.
+  yield { ...base, label: 'X-Request-Id of 5,000 characters', headers: { 'x-request-id': 'r'.repeat(5000) } };
+  yield { ...base, label: 'X-Request-Id not ASCII', headers: { 'x-request-id': 'r\u00ff\u00e9' } };
+  yield { ...base, label: 'Accept: application/xml', headers: { accept: 'application/xml' } };
+  if (found.operation.operationId !== 'listDeliveries') yield { ...base, label: 'an unknown query', path: `${path}?__proto__[x]=1&constructor=y&x=${'q'.repeat(2000)}` };
+
+  // Bodies.
+  if (schema && validText !== undefined) {
+    for (const { label, text } of bodyCases(schema, valid, limit)) yield { ...base, label, body: text };
+    for (const [contentType, body] of [
+      ['text/plain', validText],
+      ['application/x-www-form-urlencoded', 'a=1&b=2'],
+      ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--'],
+      ['application/xml', '<a/>'],
+      ['application/jsonx', validText],
+      ['application/merge-patch+json', validText],
+      ['application/json; charset=utf-16', Buffer.from(validText, 'utf16le')],
+    ] as Array<[string, string | Buffer]>) {
+      yield { ...base, label: `Content-Type: ${contentType}`, contentType, body };
+    }
+    yield { ...base, label: 'a body without Content-Type', contentType: null, expect: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' } };
+    yield { ...base, label: 'Content-Encoding: gzip', headers: { 'content-encoding': 'gzip' }, body: gzipSync(validText), expect: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' } };
+    yield { ...base, label: 'Content-Encoding: br', headers: { 'content-encoding': 'br' }, expect: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' } };
+    yield { ...base, label: 'invalid UTF-8 bytes', body: Buffer.concat([Buffer.from('{"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('":1}')]) };
+    const over = withMember(valid, `"pad":"${'p'.repeat(limit)}"`);
+    yield { ...base, label: 'body over the limit', body: over, expect: { status: 413, code: 'PAYLOAD_TOO_LARGE' } };
+    yield { ...base, label: 'body over the limit, chunked', body: over, chunked: true, expect: { status: 413, code: 'PAYLOAD_TOO_LARGE' } };
+  } else {
+    // Routes without a body: one anyway.
+    yield { ...base, label: 'a JSON body where none is read', body: '{"x":1}' };
+    yield { ...base, label: 'a malformed body where none is read', body: '{', contentType: 'text/plain' };
+    yield { ...base, label: 'a body over the limit where none is read', body: 'z'.repeat(PUBLIC_BODY_LIMIT + 1), contentType: 'text/plain' };
+  }
+
+  // Path parameters: other tenants' ids, then values that are no id at all.
+  for (const name of found.template.match(/\{([^}]+)\}/g)?.map((part) => part.slice(1, -1)) ?? []) {
+    if (name === 'id' && schemes.includes('accountToken')) {
+      yield { ...base, label: "another tenant's webhook", path: ownPath(found, { id: hookB }), expect: { status: 404, code: 'WEBHOOK_NOT_FOUND' } };
+    }
+    for (const value of BAD_PATH_VALUES) yield { ...base, label: `{${name}} = ${short(value)}`, path: ownPath(found, { [name]: value }) };
+  }
+
+  // Query strings.
+  if (found.operation.operationId === 'listDeliveries') {
+    for (const query of ['limit=0', 'limit=101', 'limit=-1', 'limit=1e2', 'limit=abc', 'limit=', 'limit=1&limit=2', 'limit[]=1', 'before=garbage', `before=dlv_${'0'.repeat(24)}`, 'before=dlv_%00', 'x=1', '__proto__=1', 'constructor=x', `limit=${'9'.repeat(5000)}`, 'limit=%E0%A4%A', 'limit=%00']) {
+      yield { ...base, label: `?${short(query)}`, path: `${path}?${query}` };
+    }
+  }
+}
+
+// ---- the tests ----
+
+const documentedOperations = local.operations.map((found) => [`${found.operation.operationId}: ${found.method.toUpperCase()} ${found.template}`, found.operation.operationId] as const);
+
+describe('bad input, generated from the OpenAPI document', () => {
+  it('fuzzes the document the service serves', ({ task }) => {
+    recordScenario(task, { scenario: 'fuzz: the served document is the one the requests come from', outcome: `${served.operations.length} operations` });
+    expect(served.document).toEqual(JSON.parse(JSON.stringify(local.document)));
+    expect(documentedOperations.length).toBeGreaterThan(0);
+  });
+
+  it.for(documentedOperations)('%s', async ([, operationId], { task }) => {
+    const tally = newTally();
+    const row = recordScenario(task, { scenario: `fuzz: ${operationId}` });
+    const found = served.byId(operationId);
+    for (const probe of probesFor(found)) await judge(probe, tally);
+    Object.assign(row, figuresOf(tally));
+    expect(tally.problems).toEqual([]);
+    expect(tally.fiveXx).toBe(0);
+    expect(tally.requests).toBeGreaterThan(5);
+  });
+
+  it("other tenants' list ids, unknown routes and methods", async ({ task }) => {
+    const tally = newTally();
+    const row = recordScenario(task, { scenario: "fuzz: other tenants' list ids, unknown routes and methods" });
+    const json = (body: unknown) => JSON.stringify(body);
+    const invalidListIds = { status: 400, code: 'INVALID_LIST_IDS' };
+    const probes: Probe[] = [
+      { label: "register with another tenant's list", method: 'POST', path: '/v3/webhooks', token: a.token, body: json({ url: receiver.urlFor('/fuzz/a'), listIds: [listB] }), expect: invalidListIds },
+      { label: "register with own and another tenant's lists", method: 'POST', path: '/v3/webhooks', token: a.token, body: json({ url: receiver.urlFor('/fuzz/a'), listIds: [listA, listB] }), expect: invalidListIds },
+      { label: "PATCH to another tenant's list", method: 'PATCH', path: `/v3/webhooks/${hookA}`, token: a.token, body: json({ listIds: [listB] }), expect: invalidListIds },
+      { label: "another tenant's webhook as a list id", method: 'PATCH', path: `/v3/webhooks/${hookA}`, token: a.token, body: json({ listIds: [hookB] }), expect: invalidListIds },
+      { label: 'a 2049-character URL', method: 'POST', path: '/v3/webhooks', token: a.token, body: json({ url: receiver.urlFor(`/${'u'.repeat(2049 - receiver.urlFor('/').length)}`) }), expect: { status: 400, code: 'VALIDATION_FAILED' } },
+      { label: '51 listIds', method: 'POST', path: '/v3/webhooks', token: a.token, body: json({ url: receiver.urlFor('/fuzz/a'), listIds: Array.from({ length: 51 }, (_, i) => `l${i}`) }), expect: { status: 400, code: 'VALIDATION_FAILED' } },
+    ];
+    for (const [template, item] of Object.entries(served.document.paths)) {
+      for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+        if (item[method.toLowerCase()]) continue;
+        const path = template.replace(/\{id\}/, hookA).replace(/\{listId\}/, listA);
+        const token = template.startsWith('/internal/') ? stack.internalApiToken : a.token;
+        probes.push({ label: `${method} ${template}`, method, path, token, body: method === 'GET' ? undefined : '{}', expect: { status: 405, code: 'METHOD_NOT_ALLOWED' } });
+      }
+    }
+     // (Paths are matched case-insensitively by the router: /V3/webhooks is /v3/webhooks, so not here.)
+    for (const path of ['/', '/v3', '/v3/webhook', `/v3/webhooks/${hookA}/pings/1`, '/v3/webhooks/x/y/z', '/internal/v3', '/internal/v3/lists', `/internal/v3/lists/${listA}/writes/w`, '/%2e%2e/%2e%2e/etc/passwd', `/v3/${'a'.repeat(8000)}`, '/v3/%00', '/v4/webhooks']) {
+      for (const method of ['GET', 'POST']) probes.push({ label: `${method} ${short(path)}`, method, path, token: a.token, expect: { status: 404, code: 'NOT_FOUND' } });
+    }
+    for (const probe of probes) await judge(probe, tally);
+    Object.assign(row, figuresOf(tally));
+    expect(tally.problems).toEqual([]);
+  });
+
+  it("answers a header beyond Node's 16 KiB limit with 431, not a 5xx", async ({ task }) => {
+    const row = recordScenario(task, { scenario: "fuzz: a header beyond Node's 16 KiB limit", requests: 1, fiveXx: 0 });
+    const response = await send({ label: 'huge header', method: 'GET', path: '/v3/webhooks', token: a.token, headers: { 'x-huge': 'h'.repeat(20_000) } });
+    const enveloped = isEnvelope(response.body);
+    row.outcome = `${response.status}${enveloped ? ` ${response.body.error.code}` : ''}`;
+    // Node's HTTP parser answers before the app sees the request: no envelope unless the server adds one.
+    row.note = enveloped ? 'in the error envelope' : "Node's own answer, empty body (no error envelope)";
+    expect(response.status).toBe(431);
+    if (response.text !== '') expect(enveloped).toBe(true);
+  });
+
+  it('leaves no trace on Object.prototype (the API runs in this process)', ({ task }) => {
+    recordScenario(task, { scenario: 'fuzz: no prototype pollution', outcome: 'Object.prototype unchanged' });
+    expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeKeys);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+});
