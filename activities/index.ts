@@ -35,8 +35,6 @@ export interface ActivityDependencies {
   logger: Logger;
 }
 
-
-
 /**
  * Every side effect of the workflows. Secrets are read here, from PostgreSQL, and never
  * returned: nothing an activity takes or gives may hold one.

@@ -100,7 +100,10 @@ export async function webhookLifecycle({ state: initial, signalsPerRun = DEFAULT
     }
     if (runIsLong() && inbox.length === 0 && version === storedVersion) {
       await condition(allHandlersFinished);
-      if (!deleted) await continueAsNew<typeof webhookLifecycle>({ state, signalsPerRun });
+      // Outcomes that arrived meanwhile are counted first (next turn): none may be left behind.
+      if (!deleted && inbox.length === 0 && version === storedVersion) {
+        await continueAsNew<typeof webhookLifecycle>({ state, signalsPerRun });
+      }
     }
   }
   await condition(allHandlersFinished);
