@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/delivery/signing';
 // @ts-expect-error: plain JavaScript, as a receiver would write it
-import { createReceiver } from '../../scripts/example-receiver.js';
+import { createReceiver } from '../../scripts/example-receiver.mjs';
 
 const secret = `whsec_${'k'.repeat(43)}`;
 const body = '{"event":"item.added","listId":"l1","cursor":7,"at":"2026-11-21T10:00:00.000Z"}';

@@ -1,11 +1,12 @@
 // An example webhook receiver (README "Receiving webhooks"). Run it behind your HTTPS
-// terminator: WEBHOOK_SECRET=whsec_... PORT=8080 node scripts/example-receiver.js
-const http = require('node:http');
-const { verifySignature } = require('svc-webhooks/verify');
+// terminator: WEBHOOK_SECRET=whsec_... PORT=8080 node scripts/example-receiver.mjs
+import http from 'node:http';
+import { pathToFileURL } from 'node:url';
+import { verifySignature } from 'svc-webhooks/verify';
 
 const MAX_BODY_BYTES = 64 * 1024;
 
-function createReceiver(secret, onEvent = (event) => console.log('received', event)) {
+export function createReceiver(secret, onEvent = (event) => console.log('received', event)) {
   return http.createServer((req, res) => {
     const chunks = [];
     let size = 0;
@@ -27,8 +28,6 @@ function createReceiver(secret, onEvent = (event) => console.log('received', eve
   });
 }
 
-if (require.main === module) {
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   createReceiver(process.env.WEBHOOK_SECRET).listen(Number(process.env.PORT ?? 8080));
 }
-
-module.exports = { createReceiver };
