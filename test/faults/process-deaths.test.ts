@@ -88,9 +88,11 @@ async function setUp(name: string) {
   return { listId, webhookId: webhook.body.id as string, path: `/${name}` };
 }
 
-/** Reports the writes, `concurrency` at a time; an answer of 202 gives the write's cursor. */
-async function report(listId: string, writeIds: string[], concurrency = 20) {
-  const answers = new Map<string, { status: number; cursor?: number }>();
+/**
+ * Reports the writes, `concurrency` at a time; an answer of 202 gives the write's cursor.
+ * `answers` fills as they come, for a test that acts part-way.
+ */
+async function report(listId: string, writeIds: string[], concurrency = 20, answers = new Map<string, { status: number; cursor?: number }>()) {
   const queue = [...writeIds];
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -163,10 +165,12 @@ describe('processes dying', () => {
     const row = recordScenario(task, { scenario: 'kill -9 the API mid-burst, then retry' });
     const scenario = await setUp('api-killed');
     const writeIds = ids('w', 300);
-    const reporting = report(scenario.listId, writeIds);
-    await receiver.waitForRequests(receiver.requests.length + 50, { timeoutMs: 60_000 });
+    const first = new Map<string, { status: number; cursor?: number }>();
+    const reporting = report(scenario.listId, writeIds, 20, first);
+    // Kill it while writes are still coming in.
+    await waitFor(async () => (first.size >= 50 ? true : undefined), { timeoutMs: 60_000, intervalMs: 5, what: '50 answers' });
     await api.kill();
-    const first = await reporting;
+    await reporting;
     api = await startPart('api', env, ports.api);
     const unanswered = writeIds.filter((writeId) => first.get(writeId)!.status !== 202);
     const retried = await report(scenario.listId, unanswered);
