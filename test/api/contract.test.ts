@@ -13,7 +13,7 @@ import { createSql } from '../../src/db/sql';
 import { startResettingServer, type DeadServer } from '../support/dead-server';
 import type { Receiver } from '../support/receiver';
 import { requestTo, startTestStack, type ApiResponse, type RequestOptions, type TestStack } from '../support/stack';
-import { HTTP_METHODS, type DocumentedResponse, type Operation, type Schema } from '../support/openapi';
+import { HTTP_METHODS, templatePattern, type DocumentedResponse, type Operation, type Schema } from '../support/openapi';
 
 interface DocumentedOperation {
   template: string;
@@ -81,12 +81,7 @@ function loadDocument(document: OpenApiDocument): void {
   ajv.addSchema(document as object, DOCUMENT_ID);
   operations = [];
   for (const [template, item] of Object.entries(document.paths)) {
-    const pattern = new RegExp(
-      `^${template
-        .split(/(\{[^}]+\})/)
-        .map((part) => (part.startsWith('{') ? '([^/]+)' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-        .join('')}$`,
-    );
+    const pattern = templatePattern(template);
     for (const method of HTTP_METHODS) {
       const operation = item[method] as Operation | undefined;
       if (operation) operations.push({ template, method, pattern, pointer: `/paths/${escapePointer(template)}/${method}`, operation });

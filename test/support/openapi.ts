@@ -16,3 +16,12 @@ export interface Operation {
 }
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/** A path template such as `/v3/webhooks/{id}` as a RegExp that matches its concrete paths. */
+export function templatePattern(template: string, flags?: string): RegExp {
+  const source = template
+    .split(/(\{[^}]+\})/)
+    .map((part) => (part.startsWith('{') ? '([^/]+)' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${source}$`, flags);
+}

@@ -1,7 +1,7 @@
 // Reading the service's OpenAPI document (GET /v3/openapi.json) to generate requests:
 // its operations, which operation a method and path reach, the statuses and error codes
 // each documents, and a small valid instance of a schema.
-import { HTTP_METHODS, type DocumentedResponse, type Operation, type Schema } from '../../support/openapi';
+import { HTTP_METHODS, templatePattern, type DocumentedResponse, type Operation, type Schema } from '../../support/openapi';
 
 export interface OpenApiDocument {
   security?: Record<string, string[]>[];
@@ -20,14 +20,8 @@ export class OpenApi {
 
   constructor(readonly document: OpenApiDocument) {
     for (const [template, item] of Object.entries(document.paths)) {
-      const pattern = new RegExp(
-        `^${template
-          .split(/(\{[^}]+\})/)
-          .map((part) => (part.startsWith('{') ? '([^/]+)' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-          .join('')}$`,
-        // Like the service's router (@koa/router matches paths case-insensitively: /V3/webhooks is /v3/webhooks).
-        'i',
-      );
+      // Like the service's router (@koa/router matches paths case-insensitively: /V3/webhooks is /v3/webhooks).
+      const pattern = templatePattern(template, 'i');
       for (const method of HTTP_METHODS) {
         const operation = item[method] as Operation | undefined;
         if (operation) this.operations.push({ template, method, pattern, operation });
