@@ -107,6 +107,9 @@ export interface PlannedDelivery {
 export type EventDeliveryOutcome = DeliveryResult | { skipped: true };
 
 export const TASK_QUEUE = 'webhooks';
+
+/** The id of a webhook's own workflow (DESIGN.md §8). */
+export const lifecycleWorkflowId = (webhookId: string) => `webhook/${webhookId}`;
 export const MAX_CONSECUTIVE_FAILURES = 20;
 export const MAX_WEBHOOKS_PER_ACCOUNT = 5;
 export const MAX_LIST_IDS = 50;

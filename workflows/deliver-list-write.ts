@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { DELIVERY_FAILED, type DeliveryResult, type EventDeliveryOutcome, type ListWrite, type PlannedDelivery } from '../src/types';
+import { DELIVERY_FAILED, lifecycleWorkflowId, type DeliveryResult, type EventDeliveryOutcome, type ListWrite, type PlannedDelivery } from '../src/types';
 import { deliveryOutcomesSignal } from './webhook-lifecycle';
 
 const { planDeliveries, recordInternalFailure } = proxyActivities<Activities>({
@@ -38,7 +38,7 @@ export async function deliverListWrite(write: ListWrite, options: { deliveryTime
   // One signal per webhook and write, however many topics it received.
   await Promise.all(
     [...outcomes].map(([webhookId, delivered]) =>
-      getExternalWorkflowHandle(`webhook/${webhookId}`)
+      getExternalWorkflowHandle(lifecycleWorkflowId(webhookId))
         .signal(deliveryOutcomesSignal, { delivered })
         .catch(() => undefined), // deleted meanwhile: its workflow has ended, nothing to count
     ),

@@ -7,7 +7,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { WebhookIdKey, WebhookStatusKey, AccountIdKey } from '../src/temporal/search-attributes';
-import type { RegistrationInput, RegistrationResult } from '../src/types';
+import { lifecycleWorkflowId, type RegistrationInput, type RegistrationResult } from '../src/types';
 import { webhookLifecycle } from './webhook-lifecycle';
 
 const store = proxyActivities<Activities>({
@@ -46,7 +46,7 @@ export async function registerWebhook(input: RegistrationInput): Promise<Registr
 async function ensureLifecycleRunning(webhookId: string, accountId: string): Promise<void> {
   try {
     await startChild(webhookLifecycle, {
-      workflowId: `webhook/${webhookId}`,
+      workflowId: lifecycleWorkflowId(webhookId),
       args: [{ state: { webhookId, accountId, status: 'active', pausedReason: null, consecutiveFailures: 0 } }],
       // It outlives this registration.
       parentClosePolicy: ParentClosePolicy.ABANDON,

@@ -1,5 +1,5 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
-import type { DeliveryResult, ListWrite, RegistrationInput, RegistrationResult, WebhookLifecycleState, WebhookStatus } from '../types';
+import { lifecycleWorkflowId, type DeliveryResult, type ListWrite, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
 import { deleteWebhookUpdate, deliverListWrite, pingWebhook, registerWebhook, setStatusUpdate } from '../../workflows';
 import { newId } from '../ids';
 import { AccountIdKey, ListIdKey, WebhookIdKey } from './search-attributes';
@@ -18,8 +18,6 @@ export interface Workflows {
 }
 
 const START_DEADLINE_MS = 5_000;
-
-export const lifecycleWorkflowId = (webhookId: string) => `webhook/${webhookId}`;
 
 /**
  * `eagerStart`: a worker of this task queue runs in this process on the client's own
