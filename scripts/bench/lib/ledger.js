@@ -1,0 +1,156 @@
+// @ts-check
+// The ledger and the figures of one step: every accepted write must come out as deliveries
+// that were received (and recorded as delivered), recorded as failed, or missing.
+'use strict';
+
+const { percentiles, round } = require('./stats');
+
+/**
+ * @typedef {{ writeId: string[], list: string[], t0: number[], sentLag: number[], doneAt: number[], status: number[], cursor: (number | null)[], error: (string | null)[], bodyBytes: number }} Writes
+ * @typedef {{ t: number[], webhook: string[], list: string[], cursor: number[], event: string[], sigOk: number[], status: number[] }} Receipts
+ * @typedef {{ webhook: string, list: string, cursor: number, event: string, delivered: boolean }} Recorded
+ */
+
+/**
+ * @param {{
+ *   writes: Writes,
+ *   receipts: Receipts,
+ *   recorded: Recorded[],
+ *   recipients: Map<string, { webhookId: string, topic: string }[]>,
+ *   steadyFrom: number,
+ *   steadyMs: number,
+ *   recordsPrunedUnseen?: number,
+ * }} input
+ */
+function computeStep({ writes, receipts, recorded, recipients, steadyFrom, steadyMs, recordsPrunedUnseen = 0 }) {
+  const n = writes.t0.length;
+  /** @type {Map<string, number>} list|cursor -> write index */
+  const writeOf = new Map();
+  const acceptSteady = [];
+  const acceptAll = [];
+  /** @type {Record<string, number>} */
+  const rejected = {};
+  let accepted = 0;
+  let acceptedSteady = 0;
+  let steadyWrites = 0;
+  const sendLag = [];
+  /** @type {Set<string>} */
+  const expected = new Set();
+  for (let i = 0; i < n; i++) {
+    const steady = /** @type {number} */ (writes.t0[i]) >= steadyFrom;
+    if (steady) steadyWrites++;
+    sendLag.push(/** @type {number} */ (writes.sentLag[i]));
+    if (writes.status[i] !== 202) {
+      const reason = writes.error[i] ?? `HTTP ${writes.status[i]}`;
+      rejected[reason] = (rejected[reason] ?? 0) + 1;
+      continue;
+    }
+    accepted++;
+    const latency = /** @type {number} */ (writes.doneAt[i]) - /** @type {number} */ (writes.t0[i]);
+    acceptAll.push(latency);
+    if (steady) {
+      acceptedSteady++;
+      acceptSteady.push(latency);
+    }
+    const list = /** @type {string} */ (writes.list[i]);
+    writeOf.set(`${list}|${writes.cursor[i]}`, i);
+    for (const { webhookId, topic } of recipients.get(list) ?? []) expected.add(`${webhookId}|${list}|${writes.cursor[i]}|${topic}`);
+  }
+
+  /** @type {Map<string, { count: number, t: number, ok: boolean, status: number }>} */
+  const received = new Map();
+  let badSignatures = 0;
+  for (let j = 0; j < receipts.t.length; j++) {
+    const key = `${receipts.webhook[j]}|${receipts.list[j]}|${receipts.cursor[j]}|${receipts.event[j]}`;
+    const ok = receipts.sigOk[j] === 1;
+    if (!ok) badSignatures++;
+    const seen = received.get(key);
+    if (seen) seen.count++;
+    else received.set(key, { count: 1, t: /** @type {number} */ (receipts.t[j]), ok, status: /** @type {number} */ (receipts.status[j]) });
+  }
+  /** @type {Map<string, { count: number, delivered: boolean }>} */
+  const records = new Map();
+  for (const r of recorded) {
+    const key = `${r.webhook}|${r.list}|${r.cursor}|${r.event}`;
+    const seen = records.get(key);
+    if (seen) {
+      seen.count++;
+      seen.delivered = r.delivered;
+    } else records.set(key, { count: 1, delivered: r.delivered });
+  }
+
+  let delivered = 0;
+  let failedRecorded = 0;
+  let receivedUnrecorded = 0;
+  /** @type {{ key: string, why: string }[]} */
+  const missing = [];
+  /** @type {{ key: string, received: number, recorded: number }[]} */
+  const duplicates = [];
+  const e2eSteady = [];
+  const e2eAll = [];
+  let deliveredSteady = 0;
+  for (const key of expected) {
+    const got = received.get(key);
+    const rec = records.get(key);
+    if ((got && got.count > 1) || (rec && rec.count > 1)) duplicates.push({ key, received: got?.count ?? 0, recorded: rec?.count ?? 0 });
+    if (got) {
+      const [webhook, list, cursor] = key.split('|');
+      void webhook;
+      const i = /** @type {number} */ (writeOf.get(`${list}|${cursor}`));
+      const latency = got.t - /** @type {number} */ (writes.t0[i]);
+      e2eAll.push(latency);
+      if (/** @type {number} */ (writes.t0[i]) >= steadyFrom) {
+        e2eSteady.push(latency);
+        deliveredSteady++;
+      }
+    }
+    if (rec && !rec.delivered) failedRecorded++;
+    else if (rec && got) delivered++;
+    else if (rec) missing.push({ key, why: 'recorded as delivered, never received' });
+    else if (got) receivedUnrecorded++;
+    else missing.push({ key, why: 'neither received nor recorded' });
+  }
+  // Rows the service logged but pruned (it keeps the newest 1000 per webhook) before the
+  // harness read them: a receipt without its row is then no loss.
+  const explained = Math.min(receivedUnrecorded, recordsPrunedUnseen);
+  delivered += explained;
+  for (let k = explained; k < receivedUnrecorded; k++) missing.push({ key: '(one of the received)', why: 'received, never recorded' });
+
+  const unexpectedReceipts = [...received.keys()].filter((key) => !expected.has(key));
+  const unexpectedRecords = [...records.keys()].filter((key) => !expected.has(key));
+  const ledger = {
+    sent: expected.size,
+    delivered,
+    failedRecorded,
+    missing: missing.length,
+    duplicates: duplicates.length,
+    badSignatures,
+    unexpected: unexpectedReceipts.length + unexpectedRecords.length,
+    recordsPrunedUnseen,
+    balanced:
+      expected.size === delivered + failedRecorded + missing.length &&
+      missing.length === 0 &&
+      duplicates.length === 0 &&
+      badSignatures === 0 &&
+      unexpectedReceipts.length + unexpectedRecords.length === 0,
+    missingSample: missing.slice(0, 10),
+    duplicateSample: duplicates.slice(0, 10),
+    unexpectedSample: [...unexpectedReceipts, ...unexpectedRecords].slice(0, 10),
+  };
+
+  const steadySec = steadyMs / 1000;
+  return {
+    writes: { scheduled: n, steady: steadyWrites, accepted, rejected, bodyBytes: writes.bodyBytes, maxInFlight: /** @type {any} */ (writes).maxInFlight },
+    acceptedPerSec: round(acceptedSteady / steadySec),
+    deliveriesPerSec: round(deliveredSteady / steadySec),
+    deliveriesTotal: e2eAll.length,
+    acceptMs: percentiles(acceptSteady),
+    e2eMs: percentiles(e2eSteady),
+    acceptMsAllPhases: percentiles(acceptAll, [50, 99]),
+    e2eMsAllPhases: percentiles(e2eAll, [50, 99]),
+    generatorLagMs: percentiles(sendLag, [50, 99]),
+    ledger,
+  };
+}
+
+module.exports = { computeStep };

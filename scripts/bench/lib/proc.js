@@ -1,0 +1,212 @@
+// @ts-check
+// CPU time and resident memory of process groups, read from /proc (Linux only).
+'use strict';
+
+const fs = require('node:fs');
+const { execFileSync } = require('node:child_process');
+
+let clockTicks = 100;
+try {
+  clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+} catch {
+  // 100 on every Linux we know of
+}
+
+/**
+ * @typedef {{ pid: number, ppid: number, comm: string, ticks: number, startTicks: number }} Stat
+ */
+
+/** @param {number} pid @returns {Stat | null} */
+function readStat(pid) {
+  let text;
+  try {
+    text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  const close = text.lastIndexOf(')');
+  const comm = text.slice(text.indexOf('(') + 1, close);
+  const fields = text.slice(close + 2).split(' ');
+  // fields[0] is field 3 (state): utime is field 14, stime 15, starttime 22.
+  return {
+    pid,
+    ppid: Number(fields[1]),
+    comm,
+    ticks: Number(fields[11]) + Number(fields[12]),
+    startTicks: Number(fields[19]),
+  };
+}
+
+/** Resident set size in KiB (VmRSS), or 0 when the process is gone. @param {number} pid */
+function readRssKiB(pid) {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /^VmRSS:\s+(\d+)/m.exec(status);
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** @param {number} pid */
+function readCmdline(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** Every process of the machine, as pid -> parent pid. */
+function processTable() {
+  /** @type {Map<number, Stat>} */
+  const table = new Map();
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readStat(Number(name));
+    if (stat) table.set(stat.pid, stat);
+  }
+  return table;
+}
+
+/** `root` and all its descendants. @param {number} root @param {Map<number, Stat>} [table] */
+function descendants(root, table = processTable()) {
+  const result = [root];
+  for (let i = 0; i < result.length; i++) {
+    for (const stat of table.values()) if (stat.ppid === result[i]) result.push(stat.pid);
+  }
+  return result;
+}
+
+/** Busy and total CPU ticks of the whole machine (/proc/stat, all cores). */
+function machineTicks() {
+  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  const values = line.trim().split(/\s+/).slice(1).map(Number);
+  const idle = (values[3] ?? 0) + (values[4] ?? 0); // idle + iowait
+  const total = values.slice(0, 8).reduce((a, b) => a + b, 0); // guest time is already in user
+  return { busy: total - idle, total };
+}
+
+/**
+ * Samples groups of processes. Each group is a function giving its pids now (they may
+ * change: database backends come and go). CPU of a pid counts from when the sampler first
+ * saw it, or from its start when it started after the sampler did; peak RSS is the highest
+ * sum of the group's VmRSS seen by a sample since the window began.
+ */
+class ProcessSampler {
+  /** @param {number} intervalMs */
+  constructor(intervalMs = 250) {
+    this.intervalMs = intervalMs;
+    /** @type {Map<string, () => number[]>} */
+    this.groups = new Map();
+    /** @type {Map<string, Map<number, { base: number, last: number }>>} */
+    this.seen = new Map();
+    /** @type {Map<string, number>} */
+    this.peakKiB = new Map();
+    this.startTicks = bootTicksNow();
+    /** @type {NodeJS.Timeout | undefined} */
+    this.timer = undefined;
+  }
+
+  /** @param {string} name @param {() => number[]} pids */
+  addGroup(name, pids) {
+    this.groups.set(name, pids);
+    this.seen.set(name, new Map());
+    this.peakKiB.set(name, 0);
+    this.sampleGroup(name);
+  }
+
+  /** @param {string} name */
+  removeGroup(name) {
+    this.groups.delete(name);
+  }
+
+  start() {
+    this.timer = setInterval(() => this.sample(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop() {
+    clearInterval(this.timer);
+  }
+
+  sample() {
+    for (const name of this.groups.keys()) this.sampleGroup(name);
+  }
+
+  /** @param {string} name */
+  sampleGroup(name) {
+    const pids = safePids(this.groups.get(name));
+    const seen = /** @type {Map<number, { base: number, last: number }>} */ (this.seen.get(name));
+    let rss = 0;
+    for (const pid of pids) {
+      const stat = readStat(pid);
+      if (!stat) continue;
+      const known = seen.get(pid);
+      if (known) known.last = Math.max(known.last, stat.ticks);
+      else seen.set(pid, { base: stat.startTicks > this.startTicks ? 0 : stat.ticks, last: stat.ticks });
+      rss += readRssKiB(pid);
+    }
+    if (rss > (this.peakKiB.get(name) ?? 0)) this.peakKiB.set(name, rss);
+  }
+
+  /** CPU ms of every group so far (cumulative). @returns {Record<string, number>} */
+  cpuMs() {
+    this.sample();
+    /** @type {Record<string, number>} */
+    const result = {};
+    for (const [name, seen] of this.seen) {
+      let ticks = 0;
+      for (const { base, last } of seen.values()) ticks += last - base;
+      result[name] = (ticks * 1000) / clockTicks;
+    }
+    return result;
+  }
+
+  /** Starts a measurement window: returns a function that ends it with CPU ms and peak RSS MiB per group. */
+  window() {
+    const cpuBefore = this.cpuMs();
+    const machineBefore = machineTicks();
+    for (const name of this.peakKiB.keys()) this.peakKiB.set(name, 0);
+    this.sample();
+    const started = Date.now();
+    return () => {
+      const cpuAfter = this.cpuMs();
+      const machineAfter = machineTicks();
+      /** @type {Record<string, { cpuMs: number, peakRssMiB: number }>} */
+      const groups = {};
+      for (const name of this.groups.keys()) {
+        groups[name] = {
+          cpuMs: Math.round((cpuAfter[name] ?? 0) - (cpuBefore[name] ?? 0)),
+          peakRssMiB: Math.round(((this.peakKiB.get(name) ?? 0) / 1024) * 10) / 10,
+        };
+      }
+      const machineBusyMs = ((machineAfter.busy - machineBefore.busy) * 1000) / clockTicks;
+      const attributed = Object.values(groups).reduce((sum, g) => sum + g.cpuMs, 0);
+      return {
+        wallMs: Date.now() - started,
+        groups,
+        machineBusyMs: Math.round(machineBusyMs),
+        /** Busy CPU of the machine that no measured group accounts for: the kernel, and other work on the machine. */
+        unattributedMs: Math.round(machineBusyMs - attributed),
+      };
+    };
+  }
+}
+
+/** @param {(() => number[]) | undefined} fn */
+function safePids(fn) {
+  try {
+    return fn ? fn() : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Ticks since boot now (to compare with a process's start time). */
+function bootTicksNow() {
+  const uptime = Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+  return Math.floor(uptime * clockTicks);
+}
+
+module.exports = { ProcessSampler, readStat, readCmdline, processTable, descendants, machineTicks, clockTicks };

@@ -1,0 +1,350 @@
+// @ts-check
+// Writes a run's results: <stamp>.json (everything), <stamp>.md (the tables) and <stamp>.png
+// (end-to-end latency against offered load; drawn as SVG, rendered with @resvg/resvg-js).
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+
+const GROUP_ORDER = ['api', 'worker', 'service', 'baseline', 'temporal', 'postgres', 'receivers', 'generator'];
+
+/** @param {any} report @param {string} outDir */
+async function writeReports(report, outDir) {
+  fs.mkdirSync(outDir, { recursive: true });
+  const stamp = report.startedAt.slice(0, 16).replace(':', '-') + (report.config.quick ? '-quick' : '');
+  const jsonPath = path.join(outDir, `${stamp}.json`);
+  const mdPath = path.join(outDir, `${stamp}.md`);
+  const pngPath = path.join(outDir, `${stamp}.png`);
+  const svgPath = path.join(outDir, `${stamp}.svg`);
+  fs.writeFileSync(jsonPath, `${JSON.stringify(report, null, 1)}\n`);
+  const svg = chart(report);
+  const paths = [jsonPath, mdPath];
+  let image = path.basename(pngPath);
+  try {
+    const { Resvg } = require('@resvg/resvg-js');
+    const png = new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' }, background: 'white' }).render().asPng();
+    fs.writeFileSync(pngPath, png);
+    paths.push(pngPath);
+  } catch (error) {
+    // No renderer (an install without devDependencies): keep the SVG.
+    fs.writeFileSync(svgPath, svg);
+    paths.push(svgPath);
+    image = path.basename(svgPath);
+    console.error(`bench: PNG not rendered (${error instanceof Error ? error.message : error}); wrote ${svgPath}`);
+  }
+  const markdown = renderMarkdown(report, image);
+  fs.writeFileSync(mdPath, markdown);
+  return { markdown, paths };
+}
+
+/** @param {number | null | undefined} v @param {number} [digits] */
+const num = (v, digits = 1) => (v === null || v === undefined || Number.isNaN(v) ? '–' : String(Math.round(v * 10 ** digits) / 10 ** digits));
+/** @param {number | null | undefined} a @param {number | null | undefined} b */
+const ratio = (a, b) => (a && b ? `${num(a / b, 2)}×` : '–');
+
+/** The step a scenario is summed up by: its knee, else its first step. @param {any} s */
+function kneeStep(s) {
+  if (!s.steps?.length) return null;
+  return s.steps.find((/** @type {any} */ st) => st.rate === s.knee) ?? null;
+}
+
+/** @param {any} report @param {string} image */
+function renderMarkdown(report, image) {
+  const { config: c, environment: e } = report;
+  const out = [];
+  out.push(`# Benchmark ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC (${c.quick ? 'quick: BENCH_QUICK=1' : 'full'})`);
+  out.push('');
+  out.push(
+    `${e.cpu}, ${e.cores} cores, ${e.memoryGiB} GiB; Node ${e.node}; Temporal SDK ${e.temporalSdk}, ${e.temporalCli}; ${String(e.postgres).split(' on ')[0]}; ` +
+      `commit ${e.git.commit?.slice(0, 10) ?? '?'}${e.git.dirty ? ' (uncommitted changes)' : ''}; load average at start ${e.loadAverageAtStart.join(' ')}.`,
+  );
+  out.push(
+    `Open loop: writes due at fixed times t0, every latency from t0. Steps of ${c.warmupMs / 1000} s warm-up + ${c.steadyMs / 1000} s steady (the figures) + drain (at most ${c.drainMs / 1000} s). ` +
+      `Knee: the highest step with end-to-end p99 < ${c.criteria.e2eP99Ms} ms, accept p99 < ${c.criteria.acceptP99Ms} ms, every write accepted and a balanced ledger; stepping stops at the first step that fails.`,
+  );
+  out.push('');
+  out.push('## At the knee');
+  out.push('');
+  out.push('| scenario | knee (writes/s offered) | accepted writes/s | deliveries/s | accept p50 / p99 ms | end-to-end p50 / p99 / p99.9 ms | CPU-ms per delivery, service / all processes | CPU ceiling deliveries/s | worker peak RSS MiB |');
+  out.push('|---|---|---|---|---|---|---|---|---|');
+  const fanouts = report.scenarios.filter((/** @type {any} */ s) => s.kind === 'fanout');
+  for (const s of fanouts) {
+    if (s.error) {
+      out.push(`| ${s.id} | error: ${s.error.split('\n')[0]} | | | | | | | |`);
+      continue;
+    }
+    const k = kneeStep(s);
+    const top = s.steps.length && s.steps.every((/** @type {any} */ st) => st.pass) && s.knee === c.rates[c.rates.length - 1] ? ' (highest step: limit not reached)' : '';
+    if (!k) {
+      const first = s.steps[0];
+      out.push(
+        first
+          ? `| ${s.id} | none: ${first.rate}/s failed (${first.failures.join('; ')}) | ${num(first.acceptedPerSec)} | ${num(first.deliveriesPerSec)} | ${num(first.acceptMs.p50)} / ${num(first.acceptMs.p99)} | ` +
+              `${num(first.e2eMs.p50)} / ${num(first.e2eMs.p99)} / ${num(first.e2eMs.p99_9)} | ${num(first.cpuMsPerDelivery.service, 2)} / ${num(first.cpuMsPerDelivery.all, 2)} | ${num(first.cpuCeilingPerSec, 0)} | ${num(first.workerPeakRssMiB, 0)} |`
+          : `| ${s.id} | no step | | | | | | | |`,
+      );
+      continue;
+    }
+    out.push(
+      `| ${s.id} | ${k.rate}${top} | ${num(k.acceptedPerSec)} | ${num(k.deliveriesPerSec)} | ${num(k.acceptMs.p50)} / ${num(k.acceptMs.p99)} | ` +
+        `${num(k.e2eMs.p50)} / ${num(k.e2eMs.p99)} / ${num(k.e2eMs.p99_9)} | ${num(k.cpuMsPerDelivery.service, 2)} / ${num(k.cpuMsPerDelivery.all, 2)} | ${num(k.cpuCeilingPerSec, 0)} | ${num(k.workerPeakRssMiB, 0)} |`,
+    );
+  }
+  const registrations = report.scenarios.filter((/** @type {any} */ s) => s.kind === 'registration');
+  for (const s of registrations) {
+    if (s.error || !s.registration) continue;
+    const r = s.registration;
+    out.push(
+      `| ${s.id} | ${r.created}/${r.count} at ${r.rate}/s | | | registration p50 / p99: ${num(r.latencyMs.p50)} / ${num(r.latencyMs.p99)} | | ` +
+        `${num(r.cpuMsPerRegistration.service, 1)} / ${num(r.cpuMsPerRegistration.all, 1)} per registration | | ${num(r.workerPeakRssMiB, 0)} |`,
+    );
+  }
+  out.push('');
+
+  // Ratios to the baseline of the same fan-out, each at its own knee.
+  const baselines = new Map(fanouts.filter((/** @type {any} */ s) => s.mode === 'baseline').map((/** @type {any} */ s) => [s.fanout, kneeStep(s)]));
+  const ratios = fanouts.filter((/** @type {any} */ s) => s.mode !== 'baseline' && !s.error);
+  if (ratios.length) {
+    out.push('## Ratio to the plain-Node baseline (same fan-out, each at its own knee)');
+    out.push('');
+    out.push('| scenario | deliveries/s at the knee | accept p99 | end-to-end p50 | end-to-end p99 | CPU-ms per delivery (all processes) | CPU ceiling deliveries/s |');
+    out.push('|---|---|---|---|---|---|---|');
+    for (const s of ratios) {
+      const k = kneeStep(s);
+      const b = baselines.get(s.fanout);
+      if (!k || !b) {
+        // No knee: the first step's figures against the baseline's, marked.
+        const f = s.steps?.[0];
+        const bf = fanouts.find((/** @type {any} */ x) => x.mode === 'baseline' && x.fanout === s.fanout)?.steps?.find((/** @type {any} */ st) => st.rate === f?.rate);
+        if (!f || !bf) {
+          out.push(`| ${s.id} | ${!k ? 'no knee' : 'no baseline'} | | | | | |`);
+          continue;
+        }
+        out.push(
+          `| ${s.id} vs baseline-fanout${s.fanout}, both at ${f.rate}/s (no knee) | – | ${ratio(f.acceptMs.p99, bf.acceptMs.p99)} | ${ratio(f.e2eMs.p50, bf.e2eMs.p50)} | ${ratio(f.e2eMs.p99, bf.e2eMs.p99)} | ` +
+            `${ratio(f.cpuMsPerDelivery.all, bf.cpuMsPerDelivery.all)} | ${ratio(f.cpuCeilingPerSec, bf.cpuCeilingPerSec)} (${num(f.cpuCeilingPerSec, 0)} vs ${num(bf.cpuCeilingPerSec, 0)}) |`,
+        );
+        continue;
+      }
+      out.push(
+        `| ${s.id} vs baseline-fanout${s.fanout} | ${ratio(k.deliveriesPerSec, b.deliveriesPerSec)} (${num(k.deliveriesPerSec)} vs ${num(b.deliveriesPerSec)}) | ` +
+          `${ratio(k.acceptMs.p99, b.acceptMs.p99)} | ${ratio(k.e2eMs.p50, b.e2eMs.p50)} | ${ratio(k.e2eMs.p99, b.e2eMs.p99)} | ${ratio(k.cpuMsPerDelivery.all, b.cpuMsPerDelivery.all)} | ${ratio(k.cpuCeilingPerSec, b.cpuCeilingPerSec)} (${num(k.cpuCeilingPerSec, 0)} vs ${num(b.cpuCeilingPerSec, 0)}) |`,
+      );
+    }
+    const capped = [...baselines.entries()].filter(([fanout]) => {
+      const s = fanouts.find((/** @type {any} */ x) => x.mode === 'baseline' && x.fanout === fanout);
+      return s && s.steps.every((/** @type {any} */ st) => st.pass);
+    });
+    if (capped.length) out.push(`\nThe baseline passed every step (fan-out ${capped.map(([f]) => f).join(', ')}): its real limit is higher, so deliveries/s ratios are upper bounds.`);
+    out.push('');
+  }
+
+  for (const s of report.scenarios.filter((/** @type {any} */ x) => x.kind === 'hot')) {
+    out.push(`## Hot webhook (${s.id})`);
+    out.push('');
+    if (s.error || !s.hot) {
+      out.push(`error: ${s.error}`);
+      out.push('');
+      continue;
+    }
+    const h = s.hot;
+    const st = s.steps[0];
+    out.push(`${h.rate} writes/s for ${h.durationS} s to one webhook; ${h.pattern}.`);
+    out.push('');
+    out.push(`- Ledger: sent ${st.ledger.sent} = ${st.ledger.delivered} delivered + ${st.ledger.failedRecorded} failed + ${st.ledger.missing} missing; ${st.ledger.duplicates} duplicates (${st.ledger.balanced ? 'balanced' : 'NOT balanced'}). Accept p50/p99 ${num(st.acceptMs.p50)}/${num(st.acceptMs.p99)} ms; end-to-end p50/p99 ${num(st.e2eMs.p50)}/${num(st.e2eMs.p99)} ms; drain ${num(st.drainMs / 1000)} s.`);
+    out.push(`- Lag from the receipt of the last failure to the \`state\` query of \`webhook/{id}\` showing the final count (${h.finalQueryCount}, ${h.finalQueryStatus}): **${num(h.queryLagMs, 0)} ms**; to the database mirror (GET /v3/webhooks/{id}) showing ${h.finalDatabaseCount}: ${num(h.databaseLagMs, 0)} ms.`);
+    out.push(`- Query: ${h.querySamples} answers, p50/p99 ${num(h.queryMs.p50)}/${num(h.queryMs.p99)} ms, ${h.queryErrors} errors${h.queryErrorSample.length ? ` (${h.queryErrorSample.join('; ')})` : ''}; highest count seen ${h.maxCountSeen}; reactivations: ${h.reactivations.length}.`);
+    out.push(`- History of \`webhook/{id}\`: ${h.history.runs} runs (${h.history.continuedAsNew} continue-as-new), ${h.history.signalsReceived} outcome signals received for ${h.signalsExpected} accepted writes, ${h.history.workflowTaskFailed} failed and ${h.history.workflowTaskTimedOut} timed-out workflow tasks; list-write workflows not completed: ${h.history.notCompletedListWrites ?? '?'}${h.history.errors.length ? `; errors reading histories: ${h.history.errors.join('; ')}` : ''}.`);
+    out.push(`- Warnings / errors in the logs: ${logSummary(s.logs)}.`);
+    out.push('');
+  }
+
+  if (registrations.length) {
+    out.push('## Registration');
+    out.push('');
+    out.push('| scenario | created | open-loop rate | p50 / p99 / p99.9 ms | answers | pings received / verified | CPU-ms per registration, service / all |');
+    out.push('|---|---|---|---|---|---|---|');
+    for (const s of registrations) {
+      if (s.error || !s.registration) {
+        out.push(`| ${s.id} | error: ${String(s.error).split('\n')[0]} | | | | | |`);
+        continue;
+      }
+      const r = s.registration;
+      out.push(
+        `| ${s.id} | ${r.created}/${r.count} (${r.accounts} accounts × ${r.count / r.accounts}) | ${r.rate}/s | ${num(r.latencyMs.p50)} / ${num(r.latencyMs.p99)} / ${num(r.latencyMs.p99_9)} | ` +
+          `${Object.entries(r.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')} | ${r.pings.received} / ${r.pings.verified} | ${num(r.cpuMsPerRegistration.service)} / ${num(r.cpuMsPerRegistration.all)} |`,
+      );
+    }
+    out.push('');
+  }
+
+  out.push('## Steps');
+  out.push('');
+  out.push('| scenario | offered writes/s | accepted/s | deliveries/s | accept p50 / p99 ms | end-to-end p50 / p99 / p99.9 ms | ledger: sent = delivered + failed + missing (dup) | drain s | Temporal server warn / error lines | CPU-ms/delivery, all (net of idle) | machine busy / unattributed CPU s (cores busy outside the bench before the step; peak over 1 s during it) | result |');
+  out.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const s of report.scenarios) {
+    for (const st of s.steps ?? []) {
+      const l = st.ledger;
+      out.push(
+        `| ${s.id} | ${st.rate} | ${num(st.acceptedPerSec)} | ${num(st.deliveriesPerSec)} | ${num(st.acceptMs.p50)} / ${num(st.acceptMs.p99)} | ${num(st.e2eMs.p50)} / ${num(st.e2eMs.p99)} / ${num(st.e2eMs.p99_9)} | ` +
+          `${l.sent} = ${l.delivered} + ${l.failedRecorded} + ${l.missing} (${l.duplicates})${l.balanced ? '' : ' **unbalanced**'} | ${num(st.drainMs / 1000)} | ${st.temporalLog ? `${st.temporalLog.warnings} / ${st.temporalLog.errors}` : '–'} | ${num(st.cpuMsPerDelivery.all, 2)} (${num(st.cpuMsPerDelivery.allNetOfIdle, 2)}) | ` +
+          `${num(st.cpu.machineBusyMs / 1000)} / ${num(st.cpu.unattributedMs / 1000)} (${num(st.quiet?.otherCores, 2)}; peak ${num(st.outsideLoad?.maxCores, 2)}) | ${s.kind === 'hot' ? '(hot)' : st.pass ? 'pass' : `fail: ${st.failures.join('; ')}`}${st.discardedAttempts?.length ? ` (after ${st.discardedAttempts.length} attempt(s) failed under outside load)` : ''} |`,
+      );
+    }
+  }
+  out.push('');
+
+  const withSdk = report.scenarios.filter((/** @type {any} */ x) => (kneeStep(x) ?? x.steps?.[0])?.sdk);
+  if (withSdk.length) {
+    out.push('## Where the time goes: the worker\'s Temporal SDK metrics (mean ms, count), at the knee (else the first step)');
+    out.push('');
+    const keys = [
+      ['workflow task schedule-to-start', 'workflow_task_schedule_to_start_latency'],
+      ['workflow task execution: list-write', 'workflow_task_execution_latency{deliverListWrite}'],
+      ['workflow task execution: webhook/{id}', 'workflow_task_execution_latency{webhookLifecycle}'],
+      ['workflow task replay', 'workflow_task_replay_latency'],
+      ['RespondWorkflowTaskCompleted', 'request_latency{RespondWorkflowTaskCompleted}'],
+      ['activity schedule-to-start', 'activity_schedule_to_start_latency{deliverEvent}'],
+      ['deliverEvent execution', 'activity_execution_latency{deliverEvent}'],
+      ['planDeliveries execution', 'activity_execution_latency{planDeliveries}'],
+      ['storeWebhookState execution', 'activity_execution_latency{storeWebhookState}'],
+      ['RespondActivityTaskCompleted', 'request_latency{RespondActivityTaskCompleted}'],
+      ['list-write workflow end-to-end', 'workflow_endtoend_latency{deliverListWrite}'],
+    ];
+    out.push(`| scenario | step | ${keys.map(([label]) => label).join(' | ')} |`);
+    out.push(`|---|---|${keys.map(() => '---|').join('')}`);
+    for (const s of withSdk) {
+      const st = kneeStep(s) ?? s.steps[0];
+      const cell = (/** @type {string} */ key) => {
+        // A key without a {type} sums every type's histogram.
+        const parts = Object.entries(st.sdk).filter(([k]) => k === key || (!key.includes('{') && k.startsWith(`${key}{`)));
+        const count = parts.reduce((n, [, v]) => n + Number(/** @type {any} */ (v).count), 0);
+        if (!count) return '–';
+        const mean = parts.reduce((n, [, v]) => n + Number(/** @type {any} */ (v).meanMs ?? 0) * Number(/** @type {any} */ (v).count), 0) / count;
+        return `${num(mean)} (${count})`;
+      };
+      out.push(`| ${s.id} | ${st.rate}/s | ${keys.map(([, key]) => cell(/** @type {string} */ (key))).join(' | ')} |`);
+    }
+    out.push('');
+  }
+
+  out.push('## CPU seconds and peak RSS (MiB) per process, at the knee (else the first step)');
+  out.push('');
+  out.push(`| scenario | step | ${GROUP_ORDER.join(' | ')} | harness-unattributed CPU s | wall s |`);
+  out.push(`|---|---|${GROUP_ORDER.map(() => '---|').join('')}---|---|`);
+  for (const s of report.scenarios) {
+    const st = kneeStep(s) ?? s.steps?.[0];
+    const cpu = st?.cpu ?? s.registration?.cpu;
+    if (!cpu) continue;
+    const cells = GROUP_ORDER.map((g) => (cpu.groups[g] ? `${num(cpu.groups[g].cpuMs / 1000)} s (${num(cpu.groups[g].peakRssMiB, 0)})` : ''));
+    out.push(`| ${s.id} | ${st ? `${st.rate}/s` : 'registrations'} | ${cells.join(' | ')} | ${num(cpu.unattributedMs / 1000)} | ${num(cpu.wallMs / 1000)} |`);
+  }
+  out.push('');
+
+  out.push('## Notes');
+  out.push('');
+  const bodyBytes = report.scenarios.flatMap((/** @type {any} */ s) => s.steps ?? []).find((/** @type {any} */ st) => st.writes?.bodyBytes)?.writes.bodyBytes;
+  out.push(`- Write requests carry ${c.changesPerWrite} \`item.added\` changes, ${bodyBytes ?? '?'} bytes each. Delivery bodies are fixed by the contract (\`{"event","listId","cursor","at"}\`, about 110 bytes): "1 KiB bodies" can only apply to the write request.`);
+  out.push('- Fan-out 10: one list, owner with 5 webhooks and a member with 5 (at most 5 per account), each subscribed to `list.changed` only, each on its own HTTPS receiver (origin): 10 deliveries per write. Fan-out 1: 10 lists of 10 accounts with one webhook each, writes round-robin over the lists. Each write fires `item.added` and `list.changed`.');
+  out.push('- Receivers verify every signature (pings once the registration has answered with the secret) and record (list, cursor, webhook, topic) and the receipt time; the ledger joins them with the 202 answers and with the delivery log (polled while it grows, since the service prunes it to 1000 per webhook).');
+  out.push('- CPU: /proc/<pid>/stat of each process (the Temporal CLI with its children; PostgreSQL: the postmaster, its background processes and the backends of the bench database) over warm-up + steady + drain, divided by the deliveries of the step. "service" sums the system under test (API, worker, Temporal, PostgreSQL; or the baseline process), "all" adds receivers and generator. Unattributed = machine busy CPU minus all measured processes (the kernel, the harness, anything else running on the machine).');
+  out.push('- CPU ceiling = cores × 1000 / CPU-ms per delivery (all processes): the deliveries/s this machine could carry at the measured CPU cost were nothing else running. Unlike latency and the knee, it hardly depends on other load on the machine, which the steps table shows (unattributed CPU).');
+  out.push('- Peak RSS of PostgreSQL sums its processes and so counts its shared buffers several times.');
+  out.push(`- Worker: ${e.workerOptions.sdkDefaults}; the product sets only: ${e.workerOptions.overrides.join(' ')}.`);
+  if (e.temporalServer) out.push(`- Temporal server: \`${e.temporalServer.cmdline.replace(/ --port \d+| --http-port \d+| --metrics-port \d+/g, '')}\`.`);
+  out.push(`- Service processes: ${Object.entries(e.serviceEnvironment).map(([k, v]) => `${k}=${v}`).join(', ')}.`);
+  for (const s of report.scenarios.filter((/** @type {any} */ x) => x.temporalLog && (x.temporalLog.warnings || x.temporalLog.errors))) {
+    const top = Object.entries(s.temporalLog.byMessage).sort((a, b) => Number(b[1]) - Number(a[1])).slice(0, 4);
+    out.push(`- Temporal server log, ${s.id}: ${s.temporalLog.warnings} warnings, ${s.temporalLog.errors} errors; most frequent: ${top.map(([k, v]) => `\`${k}\` ×${v}`).join(', ')}.`);
+  }
+  const allLogs = report.scenarios.filter((/** @type {any} */ s) => s.logs).map((/** @type {any} */ s) => `${s.id}: ${logSummary(s.logs)}`);
+  if (allLogs.length) out.push(`- Warnings / errors in the service logs: ${allLogs.join('; ')}.`);
+  out.push('');
+  out.push(`![End-to-end latency against offered load](${image})`);
+  out.push('');
+  return out.join('\n');
+}
+
+/** @param {Record<string, { warnings: number, errors: number, sample: string[] }> | undefined} logs */
+function logSummary(logs) {
+  if (!logs) return 'none read';
+  return Object.entries(logs)
+    .map(([name, l]) => `${name} ${l.warnings} warnings, ${l.errors} errors${l.sample.length ? ` (e.g. \`${l.sample[0]?.replace(/`/g, "'").slice(0, 160)}\`)` : ''}`)
+    .join(', ');
+}
+
+// ---------------------------------------------------------------------------------------
+
+const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf'];
+
+/** End-to-end p50 (dashed) and p99 (solid) against offered writes/s, log-log. @param {any} report */
+function chart(report) {
+  const W = 980;
+  const H = 600;
+  const m = { left: 84, right: 290, top: 50, bottom: 60 };
+  const series = report.scenarios.filter((/** @type {any} */ s) => s.kind === 'fanout' && s.steps?.length);
+  const rates = series.flatMap((/** @type {any} */ s) => s.steps.map((/** @type {any} */ st) => st.rate));
+  const lat = series.flatMap((/** @type {any} */ s) => s.steps.flatMap((/** @type {any} */ st) => [st.e2eMs.p50, st.e2eMs.p99])).filter((/** @type {any} */ v) => v > 0);
+  const xMin = Math.min(...rates, 25);
+  const xMax = Math.max(...rates, 100);
+  const yMin = Math.max(0.5, 10 ** Math.floor(Math.log10(Math.min(...lat, 10))));
+  const yMax = 10 ** Math.ceil(Math.log10(Math.max(...lat, 1000)));
+  const pw = W - m.left - m.right;
+  const ph = H - m.top - m.bottom;
+  const x = (/** @type {number} */ v) => m.left + ((Math.log(v) - Math.log(xMin)) / (Math.log(xMax) - Math.log(xMin) || 1)) * pw;
+  const y = (/** @type {number} */ v) => m.top + ph - ((Math.log10(Math.max(v, yMin)) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin))) * ph;
+  const parts = [];
+  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, sans-serif" font-size="12">`);
+  parts.push(`<rect width="${W}" height="${H}" fill="white"/>`);
+  parts.push(`<text x="${m.left}" y="28" font-size="16" font-weight="bold">End-to-end latency (write t0 to receipt) against offered load</text>`);
+  parts.push(`<text x="${m.left}" y="44" font-size="11" fill="#555">${esc(`${report.startedAt.slice(0, 16)} ${report.config.quick ? 'quick' : 'full'} run; solid p99, dashed p50; hollow marker: step failed`)}</text>`);
+  // Grid and axes.
+  for (let v = yMin; v <= yMax; v *= 10) {
+    parts.push(`<line x1="${m.left}" x2="${m.left + pw}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`);
+    parts.push(`<text x="${m.left - 8}" y="${y(v) + 4}" text-anchor="end">${v >= 1000 ? `${v / 1000} s` : `${v} ms`}</text>`);
+  }
+  for (const r of [...new Set(rates)].sort((a, b) => a - b)) {
+    parts.push(`<line x1="${x(r)}" x2="${x(r)}" y1="${m.top}" y2="${m.top + ph}" stroke="#eee"/>`);
+    parts.push(`<text x="${x(r)}" y="${m.top + ph + 18}" text-anchor="middle">${r}</text>`);
+  }
+  parts.push(`<rect x="${m.left}" y="${m.top}" width="${pw}" height="${ph}" fill="none" stroke="#888"/>`);
+  parts.push(`<text x="${m.left + pw / 2}" y="${H - 18}" text-anchor="middle">offered load (writes/s, log scale)</text>`);
+  parts.push(`<text transform="translate(16 ${m.top + ph / 2}) rotate(-90)" text-anchor="middle">end-to-end latency (log scale)</text>`);
+  const limit = report.config.criteria.e2eP99Ms;
+  parts.push(`<line x1="${m.left}" x2="${m.left + pw}" y1="${y(limit)}" y2="${y(limit)}" stroke="#999" stroke-dasharray="2 3"/>`);
+  parts.push(`<text x="${m.left + pw - 4}" y="${y(limit) - 4}" text-anchor="end" fill="#777">p99 limit ${limit} ms</text>`);
+  series.forEach((/** @type {any} */ s, /** @type {number} */ i) => {
+    const color = COLORS[i % COLORS.length];
+    for (const [key, dash] of /** @type {const} */ ([['p99', ''], ['p50', '6 4']])) {
+      const pts = s.steps.filter((/** @type {any} */ st) => st.e2eMs[key] !== null);
+      if (!pts.length) continue;
+      parts.push(`<polyline fill="none" stroke="${color}" stroke-width="2" ${dash ? `stroke-dasharray="${dash}"` : ''} points="${pts.map((/** @type {any} */ st) => `${x(st.rate).toFixed(1)},${y(st.e2eMs[key]).toFixed(1)}`).join(' ')}"/>`);
+      for (const st of pts) {
+        parts.push(`<circle cx="${x(st.rate).toFixed(1)}" cy="${y(st.e2eMs[key]).toFixed(1)}" r="3.5" fill="${st.pass ? color : 'white'}" stroke="${color}" stroke-width="1.5"/>`);
+      }
+    }
+    const ly = m.top + 10 + i * 22;
+    parts.push(`<line x1="${W - m.right + 20}" x2="${W - m.right + 50}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/>`);
+    parts.push(`<text x="${W - m.right + 58}" y="${ly + 4}">${esc(s.id)}${s.knee ? ` (knee ${s.knee}/s)` : ''}</text>`);
+  });
+  parts.push('</svg>');
+  return parts.join('\n');
+}
+
+/** @param {string} s */
+function esc(s) {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+module.exports = { writeReports, renderMarkdown, chart };
+
+// `node scripts/bench/report.js results/<stamp>.json` renders the Markdown and the chart of a run again.
+if (require.main === module) {
+  const file = process.argv[2];
+  if (!file) {
+    console.error('usage: node scripts/bench/report.js scripts/bench/results/<stamp>.json');
+    process.exit(2);
+  }
+  const report = JSON.parse(fs.readFileSync(file, 'utf8'));
+  writeReports(report, path.dirname(path.resolve(file))).then(({ paths }) => console.log(`wrote ${paths.join(', ')}`));
+}
