@@ -120,15 +120,18 @@ async function main() {
   /** @type {any[]} */
   const results = [];
   for (const scenario of scenarios) {
+    if (exiting) return;
     log(`== ${scenario.id}: ${scenario.title}`);
     try {
       results.push(await runScenario(scenario, ctx, environment));
     } catch (error) {
+      if (exiting) return;
       console.error(error);
       results.push({ ...scenario, error: error instanceof Error ? error.message : String(error) });
     }
   }
 
+  if (exiting) return; // interrupted: no partial results
   const report = {
     version: 1,
     startedAt: startedAt.toISOString(),

@@ -20,16 +20,18 @@ const ownPids = new Set();
 
 /** @param {string} name @param {() => Promise<void>} stop @returns {() => Promise<void>} runs the stop once and unregisters it */
 function onStop(name, stop) {
-  const entry = { name, stop };
-  stops.unshift(entry);
-  let done = false;
-  return async () => {
-    if (done) return;
-    done = true;
+  /** @type {Promise<void> | undefined} */
+  let running;
+  // Once, whoever asks first: the scenario that started it, or stopAll on Ctrl-C.
+  const once = () => {
     const index = stops.indexOf(entry);
     if (index >= 0) stops.splice(index, 1);
-    await stop();
+    running ??= stop();
+    return running;
   };
+  const entry = { name, stop: once };
+  stops.unshift(entry);
+  return once;
 }
 
 async function stopAll() {
