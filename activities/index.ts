@@ -1,10 +1,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { recordDelivery } from '../src/db/deliveries';
-import { planDeliveries } from '../src/db/list-writes';
 import type { Sql } from '../src/db/sql';
 import {
   abandonRegistration,
-  beginRegistration,
   completeRegistration,
   deleteWebhook,
   findDeliveryTarget,
@@ -22,7 +20,7 @@ import {
   DELIVERY_FAILED,
   type DeliveryResult,
   type EventDeliveryOutcome,
-  type ListWrite,
+  type ListEvent,
   type PlannedDelivery,
   type RegistrationInput,
   type RegistrationResult,
@@ -41,7 +39,7 @@ export interface ActivityDependencies {
  */
 export function createActivities({ sql, http, logger }: ActivityDependencies) {
   /** One log line, metrics and a log row per event delivery attempt. */
-  async function recordEventAttempt(delivery: PlannedDelivery, write: ListWrite, result: DeliveryResult): Promise<void> {
+  async function recordEventAttempt(delivery: PlannedDelivery, event: ListEvent, result: DeliveryResult): Promise<{ failuresToReset: boolean }> {
     const outcome = result.delivered ? 'delivered' : 'failed';
     metrics.deliveries.inc({ topic: delivery.topic, outcome, error: result.error ?? 'none' });
     if (result.error !== 'internal') metrics.deliveryDuration.observe({ outcome }, result.durationMs / 1000);
@@ -51,30 +49,26 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
       webhookId: delivery.webhookId,
       workflowId: Context.current().info.workflowExecution?.workflowId,
       topic: delivery.topic,
-      listId: write.listId,
-      cursor: write.cursor,
+      listId: event.listId,
+      cursor: event.cursor,
       outcome,
       statusCode: result.statusCode,
       error: result.error,
       durationMs: result.durationMs,
     });
-    await recordDelivery(sql, {
+    return recordDelivery(sql, {
       id: delivery.deliveryId,
       webhookId: delivery.webhookId,
       kind: 'event',
       event: delivery.topic,
-      listId: write.listId,
-      cursor: write.cursor,
-      at: write.at,
+      listId: event.listId,
+      cursor: event.cursor,
+      at: event.at,
       result,
     });
   }
 
   return {
-    beginRegistration(input: RegistrationInput): Promise<{ webhookId: string }> {
-      return beginRegistration(sql, input);
-    },
-
     async pingRegistrationUrl(request: { registrationId: string; webhookId: string; url: string }): Promise<DeliveryResult> {
       const secret = await getRegistrationSecret(sql, request.registrationId);
       if (secret === null) {
@@ -104,22 +98,20 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
       return result;
     },
 
-    planDeliveries(write: ListWrite): Promise<PlannedDelivery[]> {
-      return planDeliveries(sql, write);
-    },
-
     /**
      * One event delivery: a single attempt (the workflow never retries it), logged. One
      * that gets no 2xx fails the activity with its class, so the Temporal UI shows it.
      */
-    async deliverEvent({ delivery, write }: { delivery: PlannedDelivery; write: ListWrite }): Promise<EventDeliveryOutcome> {
-      // Paused or deleted since the plan: nothing is sent, nothing counted.
+    async deliverEvent({ delivery, event }: { delivery: PlannedDelivery; event: ListEvent }): Promise<EventDeliveryOutcome> {
+      // Paused or deleted since the write was accepted: nothing is sent, nothing counted.
       const target = await findActiveDeliveryTarget(sql, delivery.webhookId);
       if (target === null) return { skipped: true };
-      const body = eventPayload(delivery.topic, write.listId, write.cursor, write.at);
+      const body = eventPayload(delivery.topic, event.listId, event.cursor, event.at);
       const message = { url: target.url, webhookId: delivery.webhookId, deliveryId: delivery.deliveryId, event: delivery.topic, body };
       const result = await postSigned(http, message, target.secret);
-      await recordEventAttempt(delivery, write, result);
+      // Read as the attempt is logged, after the POST: a failure reported before then
+      // is one this success comes after, and so resets.
+      const { failuresToReset } = await recordEventAttempt(delivery, event, result);
       if (!result.delivered) {
         const status = result.statusCode === null ? '' : ` (HTTP ${result.statusCode})`;
         throw ApplicationFailure.create({
@@ -129,12 +121,12 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
           details: [result],
         });
       }
-      return result;
+      return { ...result, resetsFailures: failuresToReset };
     },
 
     /** A delivery whose attempt was lost on our side (a worker died mid-way): logged as `internal`. */
-    async recordInternalFailure({ delivery, write }: { delivery: PlannedDelivery; write: ListWrite }): Promise<void> {
-      await recordEventAttempt(delivery, write, { delivered: false, statusCode: null, durationMs: 0, error: 'internal' });
+    async recordInternalFailure({ delivery, event }: { delivery: PlannedDelivery; event: ListEvent }): Promise<void> {
+      await recordEventAttempt(delivery, event, { delivered: false, statusCode: null, durationMs: 0, error: 'internal' });
     },
 
     async storeWebhookState(state: WebhookLifecycleState): Promise<void> {

@@ -36,9 +36,11 @@ export interface DeliveryResult {
   error: DeliveryError | null;
 }
 
-/** Input of the registration workflow: the validated, normalised request. */
+/** Input of the registration workflow: the validated, normalised request, already begun (see beginRegistration). */
 export interface RegistrationInput {
   registrationId: string;
+  /** The webhook's id: the existing one's when the URL is registered again. */
+  webhookId: string;
   accountId: string;
   url: string;
   events: Topic[];
@@ -72,6 +74,11 @@ export interface WebhookLifecycleState {
   status: WebhookStatus;
   pausedReason: PausedReason | null;
   consecutiveFailures: number;
+  /**
+   * Every failure this workflow has been told of, across its runs. Mirrored beside the
+   * count, it lets a delivery tell whether its success still has a failure to reset.
+   */
+  failuresCounted: number;
 }
 
 /** Input of `webhook/{id}`, carried across continue-as-new. */
@@ -86,7 +93,7 @@ export interface DeliveryOutcomes {
   delivered: boolean[];
 }
 
-/** Input of `list-write/{listId}/{writeId}`: a recorded write, to deliver. */
+/** A recorded write: what its event bodies say. */
 export interface ListWrite {
   listId: string;
   writeId: string;
@@ -96,15 +103,36 @@ export interface ListWrite {
   topics: Topic[];
 }
 
-/** One delivery a write will make: its log id is fixed before it is attempted. */
+/** What an event body says of its write. */
+export type ListEvent = Pick<ListWrite, 'listId' | 'cursor' | 'at'>;
+
+/** A webhook a write goes to, and the topics of the write it subscribes to. */
+export interface Recipient {
+  webhookId: string;
+  topics: Topic[];
+}
+
+/** Input of `list-write/{listId}/{writeId}`: the write and its recipients, fixed when it was accepted. */
+export interface ListWriteDeliveries {
+  write: ListWrite;
+  recipients: Recipient[];
+  /** The HTTP deadline of each delivery; the activity's own timeout sits a little above it. */
+  deliveryTimeoutMs: number;
+}
+
+/** One delivery of a write: its log id is fixed before it is attempted. */
 export interface PlannedDelivery {
   deliveryId: string;
   webhookId: string;
   topic: Topic;
 }
 
-/** What a delivery attempt came to; `skipped` when the webhook was paused or deleted since the plan. */
-export type EventDeliveryOutcome = DeliveryResult | { skipped: true };
+/**
+ * What a delivery attempt came to. A success carries `resetsFailures` when the webhook may
+ * have failures still counted, so its workflow must hear of it; `skipped` when the webhook
+ * was paused or deleted since the write was accepted.
+ */
+export type EventDeliveryOutcome = (DeliveryResult & { resetsFailures: boolean }) | { skipped: true };
 
 export const TASK_QUEUE = 'webhooks';
 

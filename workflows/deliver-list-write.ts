@@ -1,9 +1,17 @@
-import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, proxyActivities, uuid4 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { DELIVERY_FAILED, lifecycleWorkflowId, type DeliveryResult, type EventDeliveryOutcome, type ListWrite, type PlannedDelivery } from '../src/types';
+import {
+  DELIVERY_FAILED,
+  lifecycleWorkflowId,
+  type DeliveryResult,
+  type EventDeliveryOutcome,
+  type ListEvent,
+  type ListWriteDeliveries,
+  type PlannedDelivery,
+} from '../src/types';
 import { deliveryOutcomesSignal } from './webhook-lifecycle';
 
-const { planDeliveries, recordInternalFailure } = proxyActivities<Activities>({
+const { recordInternalFailure } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
 });
@@ -12,18 +20,21 @@ const { planDeliveries, recordInternalFailure } = proxyActivities<Activities>({
 const DELIVERIES_PER_BATCH = 500;
 
 /**
- * `list-write/{listId}/{writeId}`: one signed POST per webhook and topic of the write,
- * each a single attempt, then each webhook's outcomes to its `webhook/{id}` workflow.
+ * `list-write/{listId}/{writeId}`: one signed POST per recipient and topic, each a single
+ * attempt, then to each webhook's `webhook/{id}` the outcomes that can change its count.
  */
-export async function deliverListWrite(write: ListWrite, options: { deliveryTimeoutMs: number }): Promise<void> {
+export async function deliverListWrite({ write, recipients, deliveryTimeoutMs }: ListWriteDeliveries): Promise<void> {
   // One attempt, never retried; the timeout sits above the HTTP deadline, so only a lost
   // worker reaches it, and that is our failure, not the receiver's.
   const { deliverEvent } = proxyActivities<Activities>({
-    startToCloseTimeout: options.deliveryTimeoutMs + 5_000,
+    startToCloseTimeout: deliveryTimeoutMs + 5_000,
     retry: { maximumAttempts: 1 },
   });
 
-  const planned = await planDeliveries(write);
+  const planned: PlannedDelivery[] = recipients.flatMap(({ webhookId, topics }) =>
+    topics.map((topic) => ({ deliveryId: deliveryId(), webhookId, topic })),
+  );
+  const event: ListEvent = { listId: write.listId, cursor: write.cursor, at: write.at };
   const outcomes = new Map<string, boolean[]>();
   for (let start = 0; start < planned.length; start += DELIVERIES_PER_BATCH) {
     const batch = planned.slice(start, start + DELIVERIES_PER_BATCH);
@@ -31,6 +42,8 @@ export async function deliverListWrite(write: ListWrite, options: { deliveryTime
     batch.forEach((delivery, i) => {
       const result = results[i]!;
       if ('skipped' in result || result.error === 'internal') return;
+      // A success that resets nothing would only wake the webhook's workflow for nothing.
+      if (result.delivered && !result.resetsFailures) return;
       outcomes.set(delivery.webhookId, [...(outcomes.get(delivery.webhookId) ?? []), result.delivered]);
     });
   }
@@ -46,16 +59,21 @@ export async function deliverListWrite(write: ListWrite, options: { deliveryTime
 
   async function attempt(delivery: PlannedDelivery): Promise<EventDeliveryOutcome> {
     try {
-      return await deliverEvent({ delivery, write });
+      return await deliverEvent({ delivery, event });
     } catch (error) {
       if (!(error instanceof ActivityFailure)) throw error;
       // The receiver's failure, classified by the activity.
       if (error.cause instanceof ApplicationFailure && error.cause.type === DELIVERY_FAILED) {
-        return error.cause.details?.[0] as DeliveryResult;
+        return { ...(error.cause.details?.[0] as DeliveryResult), resetsFailures: false };
       }
       // Anything else (a lost worker: the activity timed out) is ours, not the receiver's.
-      await recordInternalFailure({ delivery, write });
-      return { delivered: false, statusCode: null, durationMs: 0, error: 'internal' };
+      await recordInternalFailure({ delivery, event });
+      return { delivered: false, statusCode: null, durationMs: 0, error: 'internal', resetsFailures: false };
     }
   }
+}
+
+/** In the form of the service's other ids (`dlv_` and 24 hex digits), from the workflow's replay-safe random. */
+function deliveryId(): string {
+  return `dlv_${uuid4().replace(/-/g, '').slice(0, 24)}`;
 }

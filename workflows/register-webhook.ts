@@ -1,9 +1,4 @@
-import {
-  ParentClosePolicy,
-  proxyActivities,
-  startChild,
-  upsertSearchAttributes,
-} from '@temporalio/workflow';
+import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { WebhookIdKey, WebhookStatusKey, AccountIdKey } from '../src/temporal/search-attributes';
@@ -17,7 +12,7 @@ const store = proxyActivities<Activities>({
 
 /**
  * POST /v3/webhooks: ping the url, then store the webhook. The secret never passes
- * through here: activities keep it in PostgreSQL, keyed by the registration id.
+ * through here: the API has kept it in PostgreSQL, keyed by the registration id.
  */
 export async function registerWebhook(input: RegistrationInput): Promise<RegistrationResult> {
   // One attempt, like every delivery: a registration ping is never retried.
@@ -26,12 +21,10 @@ export async function registerWebhook(input: RegistrationInput): Promise<Registr
     retry: { maximumAttempts: 1 },
   });
 
-  const { webhookId } = await store.beginRegistration(input);
-  upsertSearchAttributes([{ key: WebhookIdKey, value: webhookId }]);
-
-  const ping = await pingRegistrationUrl({ registrationId: input.registrationId, webhookId, url: input.url });
+  const { registrationId, webhookId, url } = input;
+  const ping = await pingRegistrationUrl({ registrationId, webhookId, url });
   if (!ping.delivered) {
-    await store.abandonRegistration(input.registrationId);
+    await store.abandonRegistration(registrationId);
     return { outcome: 'unreachable', ping };
   }
 
@@ -47,7 +40,7 @@ async function ensureLifecycleRunning(webhookId: string, accountId: string): Pro
   try {
     await startChild(webhookLifecycle, {
       workflowId: lifecycleWorkflowId(webhookId),
-      args: [{ state: { webhookId, accountId, status: 'active', pausedReason: null, consecutiveFailures: 0 } }],
+      args: [{ state: { webhookId, accountId, status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 } }],
       // It outlives this registration.
       parentClosePolicy: ParentClosePolicy.ABANDON,
       typedSearchAttributes: [

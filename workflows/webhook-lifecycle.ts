@@ -115,7 +115,8 @@ function countOutcomes(
   change: (next: Partial<WebhookLifecycleState>) => void,
 ): void {
   for (const delivered of outcomes) {
-    if (state.status === 'paused') return; // outcomes after a pause change nothing
+    if (!delivered) change({ failuresCounted: state.failuresCounted + 1 });
+    if (state.status === 'paused') continue; // outcomes after a pause change nothing else
     if (delivered) {
       if (state.consecutiveFailures !== 0) change({ consecutiveFailures: 0 });
     } else if (state.consecutiveFailures + 1 >= MAX_CONSECUTIVE_FAILURES) {

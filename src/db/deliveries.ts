@@ -32,14 +32,22 @@ export const DELIVERY_LOG_KEPT = 1000;
 /** Pruning runs once every this many attempts of a webhook, not on every insert. */
 export const DELIVERY_LOG_PRUNE_EVERY = 100;
 
-/** Logs an attempt (nothing when the webhook is gone), and now and then prunes the webhook's log. */
-export async function recordDelivery(sql: Db, delivery: DeliveryRecord): Promise<void> {
+/**
+ * Logs an attempt (nothing when the webhook is gone), and now and then prunes the webhook's
+ * log. A failed event delivery is also reported against the webhook, in the same statement,
+ * before its workflow hears of it. `failuresToReset`: whether, at this moment, the webhook
+ * has a failure count above 0 or failures its workflow has yet to count; a success then
+ * has something to reset.
+ */
+export async function recordDelivery(sql: Db, delivery: DeliveryRecord): Promise<{ failuresToReset: boolean }> {
   const { result } = delivery;
-  const [logged] = await sql<{ count: string }[]>`
+  const reportsFailure = delivery.kind === 'event' && !result.delivered && result.error !== 'internal';
+  const [logged] = await sql<{ count: string; failuresToReset: boolean }[]>`
     WITH counted AS (
-      UPDATE webhooks SET deliveries_logged = deliveries_logged + 1
+      UPDATE webhooks SET deliveries_logged = deliveries_logged + 1,
+                          failures_reported = failures_reported + ${reportsFailure ? 1 : 0}
       WHERE id = ${delivery.webhookId}
-      RETURNING deliveries_logged
+      RETURNING deliveries_logged, consecutive_failures > 0 OR failures_reported > failures_counted AS failures_to_reset
     ), inserted AS (
       INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, outcome, status_code, error, duration_ms)
       SELECT ${delivery.id}, ${delivery.webhookId}, ${delivery.kind}, ${delivery.event}, ${delivery.listId},
@@ -48,10 +56,11 @@ export async function recordDelivery(sql: Db, delivery: DeliveryRecord): Promise
       FROM counted
       ON CONFLICT (id) DO NOTHING
     )
-    SELECT deliveries_logged AS count FROM counted`;
+    SELECT deliveries_logged AS count, failures_to_reset AS "failuresToReset" FROM counted`;
   if (logged && Number(logged.count) % DELIVERY_LOG_PRUNE_EVERY === 0) {
     await pruneDeliveryLog(sql, delivery.webhookId);
   }
+  return { failuresToReset: logged?.failuresToReset ?? false };
 }
 
 export async function pruneDeliveryLog(sql: Db, webhookId: string): Promise<void> {

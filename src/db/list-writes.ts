@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ChangeType } from '../delivery/topics';
 import { topicsOfWrite } from '../delivery/topics';
-import { newId } from '../ids';
-import { TOPICS, type ListWrite, type PlannedDelivery, type Topic } from '../types';
+import { TOPICS, type ListWrite, type Recipient, type Topic } from '../types';
 import type { Db, Sql } from './sql';
 
 export interface Change {
@@ -20,7 +19,7 @@ export interface WriteRequest {
 }
 
 export type RecordWriteResult =
-  | { outcome: 'recorded' | 'repeated'; write: ListWrite }
+  | { outcome: 'recorded' | 'repeated'; write: ListWrite; recipients: Recipient[] }
   | { outcome: 'write_id_reused' }
   | { outcome: 'list_not_found' };
 
@@ -35,9 +34,10 @@ function bodyHash(request: WriteRequest): Buffer {
 
 /**
  * Records a write once: assigns the list's next cursor, applies membership changes and
- * notes which accounts may receive it (owner, members before and after). A repeat of the
- * same body returns the first answer; the same writeId with another body is refused.
- * The list row is locked, so racing repeats and writes to one list are serialised.
+ * notes which accounts may receive it (owner, members before and after), then finds its
+ * recipients. A repeat of the same body returns the first answer; the same writeId with
+ * another body is refused. The list row is locked, so racing repeats and writes to one
+ * list are serialised.
  */
 export async function recordListWrite(sql: Sql, request: WriteRequest): Promise<RecordWriteResult> {
   const hash = bodyHash(request);
@@ -52,7 +52,7 @@ export async function recordListWrite(sql: Sql, request: WriteRequest): Promise<
     if (previous) {
       if (!previous.bodyHash.equals(hash)) return { outcome: 'write_id_reused' };
       const write = { listId: request.listId, writeId: request.writeId, cursor: Number(previous.cursor), at: previous.at.toISOString(), topics: previous.topics };
-      return { outcome: 'repeated', write };
+      return { outcome: 'repeated', write, recipients: await findRecipients(tx, write) };
     }
 
     const membersBefore = await listMembers(tx, request.listId);
@@ -77,7 +77,7 @@ export async function recordListWrite(sql: Sql, request: WriteRequest): Promise<
     await tx`
       INSERT INTO list_writes (list_id, write_id, body_hash, cursor, at, topics, account_ids)
       VALUES (${write.listId}, ${write.writeId}, ${hash}, ${write.cursor}, ${write.at}, ${write.topics}, ${accountIds})`;
-    return { outcome: 'recorded', write };
+    return { outcome: 'recorded', write, recipients: await findRecipients(tx, write) };
   });
 }
 
@@ -87,10 +87,10 @@ async function listMembers(sql: Db, listId: string): Promise<string[]> {
 }
 
 /**
- * The deliveries of a write: one per active webhook of an account that may receive it,
- * and per topic of the write that the webhook subscribes to, if its listIds allow the list.
+ * The recipients of a recorded write: every active webhook of an account that may receive
+ * it whose listIds allow the list, with the topics of the write it subscribes to.
  */
-export async function planDeliveries(sql: Db, write: { listId: string; writeId: string }): Promise<PlannedDelivery[]> {
+async function findRecipients(sql: Db, write: { listId: string; writeId: string }): Promise<Recipient[]> {
   const rows = await sql<{ id: string; events: Topic[]; topics: Topic[] }[]>`
     SELECT w.id, w.events, lw.topics
     FROM list_writes lw
@@ -100,11 +100,8 @@ export async function planDeliveries(sql: Db, write: { listId: string; writeId: 
       AND w.events && lw.topics
       AND (cardinality(w.list_ids) = 0 OR lw.list_id = ANY(w.list_ids))
     ORDER BY w.id`;
-  return rows.flatMap((row) =>
-    TOPICS.filter((topic) => row.topics.includes(topic) && row.events.includes(topic)).map((topic) => ({
-      deliveryId: newId('dlv'),
-      webhookId: row.id,
-      topic,
-    })),
-  );
+  return rows.map((row) => ({
+    webhookId: row.id,
+    topics: TOPICS.filter((topic) => row.topics.includes(topic) && row.events.includes(topic)),
+  }));
 }

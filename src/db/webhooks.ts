@@ -101,11 +101,12 @@ export async function updateSubscription(
 export async function storeWebhookState(sql: Db, state: WebhookLifecycleState): Promise<{ paused: boolean }> {
   const [row] = await sql<{ wasStatus: string }[]>`
     UPDATE webhooks w SET status = ${state.status}, paused_reason = ${state.pausedReason},
-                          consecutive_failures = ${state.consecutiveFailures}, updated_at = now()
+                          consecutive_failures = ${state.consecutiveFailures},
+                          failures_counted = ${state.failuresCounted}, updated_at = now()
     FROM (SELECT id, status FROM webhooks WHERE id = ${state.webhookId} FOR UPDATE) AS before
     WHERE w.id = before.id
-      AND (w.status, w.paused_reason, w.consecutive_failures)
-          IS DISTINCT FROM (${state.status}, ${state.pausedReason}, ${state.consecutiveFailures})
+      AND (w.status, w.paused_reason, w.consecutive_failures, w.failures_counted)
+          IS DISTINCT FROM (${state.status}, ${state.pausedReason}, ${state.consecutiveFailures}, ${state.failuresCounted})
     RETURNING before.status AS "wasStatus"`;
   return { paused: row?.wasStatus === 'active' && state.status === 'paused' };
 }
@@ -118,7 +119,10 @@ export async function deleteWebhook(sql: Db, webhookId: string): Promise<void> {
  * Records a registration in flight with the id and secret the webhook will have: the
  * existing ones on re-registration, new ones otherwise. Idempotent per registration id.
  */
-export async function beginRegistration(sql: Db, input: RegistrationInput): Promise<{ webhookId: string }> {
+export async function beginRegistration(
+  sql: Db,
+  input: Pick<RegistrationInput, 'registrationId' | 'accountId' | 'url'>,
+): Promise<{ webhookId: string }> {
   const [row] = await sql<{ webhookId: string }[]>`
     WITH existing AS (
       SELECT id, secret FROM webhooks WHERE account_id = ${input.accountId} AND url = ${input.url}

@@ -1,5 +1,5 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
-import { lifecycleWorkflowId, type DeliveryResult, type ListWrite, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
+import { lifecycleWorkflowId, type DeliveryResult, type ListWrite, type Recipient, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
 import { deleteWebhookUpdate, deliverListWrite, pingWebhook, registerWebhook, setStatusUpdate } from '../../workflows';
 import { newId } from '../ids';
 import { AccountIdKey, ListIdKey, WebhookIdKey } from './search-attributes';
@@ -10,7 +10,7 @@ export interface Workflows {
   pingWebhook(accountId: string, webhookId: string): Promise<DeliveryResult>;
   setWebhookStatus(webhookId: string, status: WebhookStatus): Promise<WebhookLifecycleState>;
   /** Starts the deliveries of a recorded write, once: a repeat finds it started (or done). */
-  startListWrite(write: ListWrite): Promise<void>;
+  startListWrite(write: ListWrite, recipients: Recipient[]): Promise<void>;
   /** Removes the webhook through its workflow, which then ends; false when no such workflow runs. */
   deleteWebhook(webhookId: string): Promise<boolean>;
   /** Resolves when the Temporal frontend answers; for /readyz. */
@@ -35,7 +35,10 @@ export function createWorkflows(client: Client, taskQueue: string, deliveryTimeo
         args: [input],
         workflowExecutionTimeout,
         requestEagerStart: eagerStart,
-        typedSearchAttributes: [{ key: AccountIdKey, value: input.accountId }],
+        typedSearchAttributes: [
+          { key: AccountIdKey, value: input.accountId },
+          { key: WebhookIdKey, value: input.webhookId },
+        ],
       }),
     pingWebhook: (accountId, webhookId) =>
       client.workflow.execute(pingWebhook, {
@@ -48,14 +51,14 @@ export function createWorkflows(client: Client, taskQueue: string, deliveryTimeo
           { key: WebhookIdKey, value: webhookId },
         ],
       }),
-    startListWrite: async (write) => {
+    startListWrite: async (write, recipients) => {
       try {
         // Fail fast while Temporal is down (the upstream gets 503 and retries) instead of
         // riding out the client's own retries.
         await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () => client.workflow.start(deliverListWrite, {
           taskQueue,
           workflowId: `list-write/${write.listId}/${write.writeId}`,
-          args: [write, { deliveryTimeoutMs }],
+          args: [{ write, recipients, deliveryTimeoutMs }],
           // A finished write is never delivered again, whatever repeats of it come later.
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           requestEagerStart: eagerStart,

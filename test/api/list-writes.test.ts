@@ -1,8 +1,9 @@
 import { Client, Connection } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkflows } from '../../src/temporal/client';
 import { verifySignature } from '../../src/delivery/signing';
-import { TOPICS } from '../../src/types';
+import { TOPICS, type DeliveryOutcomes } from '../../src/types';
 import { lifecycleStateQuery } from '../../workflows';
 import type { Receiver, ReceivedRequest } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -46,6 +47,16 @@ function write(listId: string, changes: unknown[], extra: Record<string, unknown
 }
 
 const countIs = (token: string, webhookId: string, count: number) => stack.waitForFailureCount(token, webhookId, count);
+
+/** The outcomes each signal to `webhook/{id}` carried, in order. */
+async function signalsTo(webhookId: string): Promise<boolean[][]> {
+  const history = await stack.service.client.workflow.getHandle(`webhook/${webhookId}`).fetchHistory();
+  return history.events!.flatMap((event) => {
+    const signal = event.workflowExecutionSignaledEventAttributes;
+    if (!signal) return [];
+    return [defaultPayloadConverter.fromPayload<DeliveryOutcomes>(signal.input!.payloads![0]!).delivered];
+  });
+}
 
 describe('POST /internal/v3/lists/{listId}/writes', () => {
   it('answers 202 with the cursor and topics, counting 1, 2, 3 per list', async () => {
@@ -303,15 +314,35 @@ describe('failed deliveries', () => {
     await countIs(owner.token, failing.id, 0);
   });
 
-  it('sends one outcome signal per write and webhook, however many topics it received', async () => {
+  it('sends one outcome signal per write and webhook, however many topics failed', async () => {
     const owner = await account();
     const hook = await webhook(owner.token, '/signals', { events: ['item.added', 'item.removed', 'list.changed'] });
     const listId = await list(owner.id);
+    receiver.respondWith((request) => (request.path === '/signals' && request.headers['svc-event'] !== 'ping' ? { status: 500 } : {}));
     for (let i = 0; i < 3; i++) await write(listId, [{ type: 'item.added' }, { type: 'item.removed' }]);
+    receiver.respondWith({});
     expect(at('/signals').filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(9);
-    const history = await stack.service.client.workflow.getHandle(`webhook/${hook.id}`).fetchHistory();
-    const signals = history.events!.filter((event) => event.workflowExecutionSignaledEventAttributes);
-    expect(signals).toHaveLength(3);
+    await countIs(owner.token, hook.id, 9);
+    expect(await signalsTo(hook.id)).toEqual([[false, false, false], [false, false, false], [false, false, false]]);
+  });
+
+  it('wakes the webhook\'s workflow only for outcomes that can change its count', async () => {
+    const owner = await account();
+    const hook = await webhook(owner.token, '/quiet');
+    const listId = await list(owner.id);
+    // Successes while the count is 0 reset nothing: no signal.
+    for (let i = 0; i < 3; i++) await write(listId, [{ type: 'item.added' }]);
+    expect(await signalsTo(hook.id)).toEqual([]);
+
+    receiver.respondWith((request) => (request.path === '/quiet' ? { status: 500 } : {}));
+    for (let i = 0; i < 2; i++) await write(listId, [{ type: 'item.added' }]);
+    await countIs(owner.token, hook.id, 2);
+    receiver.respondWith({});
+    // The first success after them resets the count; the next ones are quiet again.
+    for (let i = 0; i < 3; i++) await write(listId, [{ type: 'item.added' }]);
+    await countIs(owner.token, hook.id, 0);
+    expect(at('/quiet').filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(8);
+    expect(await signalsTo(hook.id)).toEqual([[false], [false], [true]]);
   });
 
   it('stops delivering to a deleted webhook at once', async () => {

@@ -69,6 +69,7 @@ describe('POST /v3/webhooks: creation and update', () => {
       status: 'active',
       pausedReason: null,
       consecutiveFailures: 0,
+      failuresCounted: 0,
     });
   });
 

@@ -65,7 +65,7 @@ export function internalRoutes({ sql, workflows, body: jsonBody }: InternalRoute
     const result = await recordListWrite(sql, { listId, ...body });
     if (result.outcome === 'list_not_found') throw apiErrors.listNotFound();
     if (result.outcome === 'write_id_reused') throw apiErrors.writeIdReused();
-    await workflows.startListWrite(result.write);
+    await workflows.startListWrite(result.write, result.recipients);
     metrics.writesAccepted.inc({ repeated: String(result.outcome === 'repeated') });
     const { writeId, cursor, topics } = result.write;
     ctx.status = 202;

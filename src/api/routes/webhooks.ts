@@ -4,6 +4,7 @@ import { listDeliveries } from '../../db/deliveries';
 import { findListIdsNotOwned } from '../../db/lists';
 import type { Sql } from '../../db/sql';
 import {
+  beginRegistration,
   countWebhooks,
   deleteWebhook,
   findWebhook,
@@ -64,8 +65,12 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     const listIds = body.listIds ?? [];
     await assertListsOwned(accountId, listIds).catch(countAs('invalid_list_ids'));
 
+    // The secret is kept here, in PostgreSQL, for the workflow's ping to be signed with.
+    const registrationId = newId('reg');
+    const { webhookId } = await beginRegistration(sql, { registrationId, accountId, url });
     const result = await workflows.registerWebhook({
-      registrationId: newId('reg'),
+      registrationId,
+      webhookId,
       accountId,
       url,
       events: body.events ?? DEFAULT_TOPICS,

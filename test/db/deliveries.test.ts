@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createAccount } from '../../src/db/accounts';
+import { recordDelivery, type DeliveryRecord } from '../../src/db/deliveries';
+import { migrate } from '../../src/db/migrate';
+import { createSql, type Sql } from '../../src/db/sql';
+import { storeWebhookState } from '../../src/db/webhooks';
+import { newId, newSigningSecret } from '../../src/ids';
+import type { DeliveryError } from '../../src/types';
+
+let sql: Sql;
+beforeAll(async () => {
+  sql = createSql(inject('databaseUrl'), { max: 2 });
+  await migrate(sql);
+});
+afterAll(() => sql?.end());
+
+async function newWebhook() {
+  const account = await createAccount(sql, 'deliveries test');
+  const id = newId('wh');
+  await sql`
+    INSERT INTO webhooks (id, account_id, url, secret, events, list_ids)
+    VALUES (${id}, ${account.id}, ${`https://receiver.test/${id}`}, ${newSigningSecret()}, ${['list.changed']}, ${[]})`;
+  return { webhookId: id, accountId: account.id };
+}
+
+function attempt(webhookId: string, kind: DeliveryRecord['kind'], error: DeliveryError | null): Promise<{ failuresToReset: boolean }> {
+  return recordDelivery(sql, {
+    id: newId('dlv'),
+    webhookId,
+    kind,
+    event: kind === 'ping' ? 'ping' : 'list.changed',
+    listId: kind === 'ping' ? null : 'list-1',
+    cursor: kind === 'ping' ? null : 1,
+    at: kind === 'ping' ? null : new Date().toISOString(),
+    result: { delivered: error === null, statusCode: error === null ? 200 : null, durationMs: 3, error },
+  });
+}
+
+describe('recordDelivery', () => {
+  it('tells a success it has failures to reset while the count is above 0 or a reported failure is not yet counted', async () => {
+    const { webhookId, accountId } = await newWebhook();
+    const state = { webhookId, accountId, status: 'active', pausedReason: null } as const;
+    expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: false });
+
+    await attempt(webhookId, 'event', 'non_2xx');
+    // Reported, but the webhook's workflow has not counted it yet.
+    expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: true });
+
+    await storeWebhookState(sql, { ...state, consecutiveFailures: 1, failuresCounted: 1 });
+    expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: true });
+
+    await storeWebhookState(sql, { ...state, consecutiveFailures: 0, failuresCounted: 1 });
+    expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: false });
+  });
+
+  it('reports no failure for a failed ping or an internal failure: neither is counted', async () => {
+    const { webhookId } = await newWebhook();
+    await attempt(webhookId, 'ping', 'timeout');
+    await attempt(webhookId, 'event', 'internal');
+    expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: false });
+  });
+
+  it('logs nothing for a webhook that is gone', async () => {
+    const { webhookId } = await newWebhook();
+    await sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
+    expect(await attempt(webhookId, 'event', 'timeout')).toEqual({ failuresToReset: false });
+    expect(await sql`SELECT 1 FROM deliveries WHERE webhook_id = ${webhookId}`).toHaveLength(0);
+  });
+});
