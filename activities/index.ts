@@ -6,7 +6,6 @@ import {
   completeRegistration,
   deleteWebhook,
   findDeliveryTarget,
-  findActiveDeliveryTarget,
   getRegistrationSecret,
   storeWebhookState,
 } from '../src/db/webhooks';
@@ -27,6 +26,18 @@ import {
   type WebhookLifecycleState,
 } from '../src/types';
 
+/** The fields that name an event delivery in the logs. */
+function describe(delivery: PlannedDelivery, event: ListEvent) {
+  return {
+    deliveryId: delivery.deliveryId,
+    webhookId: delivery.webhookId,
+    workflowId: Context.current().info.workflowExecution?.workflowId,
+    topic: delivery.topic,
+    listId: event.listId,
+    cursor: event.cursor,
+  };
+}
+
 export interface ActivityDependencies {
   sql: Sql;
   http: HttpSender;
@@ -45,12 +56,7 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
     if (result.error !== 'internal') metrics.deliveryDuration.observe({ outcome }, result.durationMs / 1000);
     logger.info({
       msg: 'delivery',
-      deliveryId: delivery.deliveryId,
-      webhookId: delivery.webhookId,
-      workflowId: Context.current().info.workflowExecution?.workflowId,
-      topic: delivery.topic,
-      listId: event.listId,
-      cursor: event.cursor,
+      ...describe(delivery, event),
       outcome,
       statusCode: result.statusCode,
       error: result.error,
@@ -104,8 +110,13 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
      */
     async deliverEvent({ delivery, event }: { delivery: PlannedDelivery; event: ListEvent }): Promise<EventDeliveryOutcome> {
       // Paused or deleted since the write was accepted: nothing is sent, nothing counted.
-      const target = await findActiveDeliveryTarget(sql, delivery.webhookId);
-      if (target === null) return { skipped: true };
+      const target = await findDeliveryTarget(sql, delivery.webhookId);
+      if (target === null || target.status !== 'active') {
+        const reason = target === null ? 'deleted' : 'paused';
+        metrics.deliveriesSkipped.inc({ reason });
+        logger.info({ msg: 'delivery skipped', reason, ...describe(delivery, event) });
+        return { skipped: true };
+      }
       const body = eventPayload(delivery.topic, event.listId, event.cursor, event.at);
       const message = { url: target.url, webhookId: delivery.webhookId, deliveryId: delivery.deliveryId, event: delivery.topic, body };
       const result = await postSigned(http, message, target.secret);

@@ -14,6 +14,12 @@ export const metrics = {
     labelNames: ['topic', 'outcome', 'error'] as const,
     registers: [registry],
   }),
+  deliveriesSkipped: new Counter({
+    name: 'webhook_deliveries_skipped_total',
+    help: 'Event deliveries not attempted because the webhook was paused or deleted after the write was accepted',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  }),
   deliveryDuration: new Histogram({
     name: 'webhook_delivery_duration_seconds',
     help: 'Time of one event delivery, from dial to the end of the response',

@@ -154,7 +154,7 @@ function renderMarkdown(report, image) {
     const st = s.steps[0];
     out.push(`${h.rate} writes/s for ${h.durationS} s to one webhook; ${h.pattern}.`);
     out.push('');
-    out.push(`- Ledger: sent ${st.ledger.sent} = ${st.ledger.delivered} delivered + ${st.ledger.failedRecorded} failed + ${st.ledger.missing} missing; ${st.ledger.duplicates} duplicates (${st.ledger.balanced ? 'balanced' : 'NOT balanced'}). Accept p50/p99 ${num(st.acceptMs.p50)}/${num(st.acceptMs.p99)} ms; end-to-end p50/p99 ${num(st.e2eMs.p50)}/${num(st.e2eMs.p99)} ms; drain ${num(st.drainMs / 1000)} s.`);
+    out.push(`- Ledger: sent ${st.ledger.sent} = ${st.ledger.delivered} delivered + ${st.ledger.failedRecorded} failed + ${st.ledger.skipped} skipped while paused + ${st.ledger.missing} missing; ${st.ledger.duplicates} duplicates (${st.ledger.balanced ? 'balanced' : 'NOT balanced'}). Accept p50/p99 ${num(st.acceptMs.p50)}/${num(st.acceptMs.p99)} ms; end-to-end p50/p99 ${num(st.e2eMs.p50)}/${num(st.e2eMs.p99)} ms; drain ${num(st.drainMs / 1000)} s.`);
     out.push(`- Lag from the receipt of the last failure to the \`state\` query of \`webhook/{id}\` showing the final count (${h.finalQueryCount}, ${h.finalQueryStatus}): **${num(h.queryLagMs, 0)} ms**; to the database mirror (GET /v3/webhooks/{id}) showing ${h.finalDatabaseCount}: ${num(h.databaseLagMs, 0)} ms.`);
     out.push(`- Query: ${h.querySamples} answers, p50/p99 ${num(h.queryMs.p50)}/${num(h.queryMs.p99)} ms, ${h.queryErrors} errors${h.queryErrorSample.length ? ` (${h.queryErrorSample.join('; ')})` : ''}; highest count seen ${h.maxCountSeen}; reactivations: ${h.reactivations.length}.`);
     out.push(`- History of \`webhook/{id}\`: ${h.history.runs} runs (${h.history.continuedAsNew} continue-as-new), ${h.history.signalsReceived} outcome signals received for ${h.signalsExpected} accepted writes, ${h.history.workflowTaskFailed} failed and ${h.history.workflowTaskTimedOut} timed-out workflow tasks; list-write workflows not completed: ${h.history.notCompletedListWrites ?? '?'}${h.history.errors.length ? `; errors reading histories: ${h.history.errors.join('; ')}` : ''}.`);
@@ -183,14 +183,14 @@ function renderMarkdown(report, image) {
 
   out.push('## Steps');
   out.push('');
-  out.push('| scenario | offered writes/s | accepted/s | deliveries/s | accept p50 / p99 ms | end-to-end p50 / p99 / p99.9 ms | ledger: sent = delivered + failed + missing (dup) | drain s | Temporal server warn / error lines | CPU-ms/delivery, all (net of idle) | machine busy / unattributed CPU s (cores busy outside the bench before the step; peak over 1 s during it) | result |');
+  out.push('| scenario | offered writes/s | accepted/s | deliveries/s | accept p50 / p99 ms | end-to-end p50 / p99 / p99.9 ms | ledger: sent = delivered + failed (+ skipped while paused) + missing (dup) | drain s | Temporal server warn / error lines | CPU-ms/delivery, all (net of idle) | machine busy / unattributed CPU s (cores busy outside the bench before the step; peak over 1 s during it) | result |');
   out.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const s of report.scenarios) {
     for (const st of s.steps ?? []) {
       const l = st.ledger;
       out.push(
         `| ${s.id} | ${st.rate} | ${num(st.acceptedPerSec)} | ${num(st.deliveriesPerSec)} | ${num(st.acceptMs.p50)} / ${num(st.acceptMs.p99)} | ${num(st.e2eMs.p50)} / ${num(st.e2eMs.p99)} / ${num(st.e2eMs.p99_9)} | ` +
-          `${l.sent} = ${l.delivered} + ${l.failedRecorded} + ${l.missing} (${l.duplicates})${l.balanced ? '' : ' **unbalanced**'} | ${num(st.drainMs / 1000)} | ${st.temporalLog ? `${st.temporalLog.warnings} / ${st.temporalLog.errors}` : '–'} | ${num(st.cpuMsPerDelivery.all, 2)} (${num(st.cpuMsPerDelivery.allNetOfIdle, 2)}) | ` +
+          `${l.sent} = ${l.delivered} + ${l.failedRecorded}${l.skipped ? ` + ${l.skipped} skipped` : ''} + ${l.missing} (${l.duplicates})${l.balanced ? '' : ' **unbalanced**'} | ${num(st.drainMs / 1000)} | ${st.temporalLog ? `${st.temporalLog.warnings} / ${st.temporalLog.errors}` : '–'} | ${num(st.cpuMsPerDelivery.all, 2)} (${num(st.cpuMsPerDelivery.allNetOfIdle, 2)}) | ` +
           `${num(st.cpu.machineBusyMs / 1000)} / ${num(st.cpu.unattributedMs / 1000)} (${num(st.quiet?.otherCores, 2)}; peak ${num(st.outsideLoad?.maxCores, 2)}) | ${s.kind === 'hot' ? '(hot)' : st.pass ? 'pass' : `fail: ${st.failures.join('; ')}`}${st.discardedAttempts?.length ? ` (after ${st.discardedAttempts.length} attempt(s) failed under outside load)` : ''} |`,
       );
     }

@@ -7,6 +7,8 @@
 //   BENCH_SCENARIOS=a,b  only the scenarios whose id contains one of these
 //   BENCH_RATES=25,50    the write rates stepped through (writes/s)
 //   BENCH_KEEP=1         keep the run directory (logs of every process) under the OS temp dir
+//   BENCH_SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'
+//                        extra Node arguments for the service's processes (to profile them)
 'use strict';
 
 const fs = require('node:fs');
@@ -317,19 +319,20 @@ async function startService(mode, ctx, environment) {
   const workerPort = await stack.freePort();
   const metricsUrl = mode === 'split' ? `http://127.0.0.1:${workerPort}/metrics` : `${baseUrl}/metrics`;
   const main = path.join(DIST, 'src/main.js');
+  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   /** @type {{ name: string, pid: number, stop: () => Promise<void>, logFile: string, child: any }[]} */
   const processes = [];
   try {
     if (mode === 'split') {
       // The worker first (it migrates the database too), then the API.
-      const worker = stack.spawnNode({ name: 'worker', args: [main, 'worker'], env: { ...env, PORT: String(workerPort) }, logFile: path.join(scenarioDir, 'worker.log'), cwd: ROOT });
+      const worker = stack.spawnNode({ name: 'worker', args: [...nodeArgs, main, 'worker'], env: { ...env, PORT: String(workerPort) }, logFile: path.join(scenarioDir, 'worker.log'), cwd: ROOT });
       processes.push({ name: 'worker', ...worker });
       await stack.waitUntil(async () => /^Worker/m.test(fs.readFileSync(worker.logFile, 'utf8')), { what: 'worker start', timeoutMs: 60_000, child: worker.child, logFile: worker.logFile });
-      const api = stack.spawnNode({ name: 'api', args: [main, 'api'], env: { ...env, PORT: String(apiPort) }, logFile: path.join(scenarioDir, 'api.log'), cwd: ROOT });
+      const api = stack.spawnNode({ name: 'api', args: [...nodeArgs, main, 'api'], env: { ...env, PORT: String(apiPort) }, logFile: path.join(scenarioDir, 'api.log'), cwd: ROOT });
       processes.push({ name: 'api', ...api });
       await stack.waitUntil(() => stack.httpOk(`${baseUrl}/readyz`), { what: 'API ready', timeoutMs: 60_000, child: api.child, logFile: api.logFile });
     } else {
-      const service = stack.spawnNode({ name: 'service', args: [main], env: { ...env, PORT: String(apiPort) }, logFile: path.join(scenarioDir, 'service.log'), cwd: ROOT });
+      const service = stack.spawnNode({ name: 'service', args: [...nodeArgs, main], env: { ...env, PORT: String(apiPort) }, logFile: path.join(scenarioDir, 'service.log'), cwd: ROOT });
       processes.push({ name: 'service', ...service });
       await stack.waitUntil(() => stack.httpOk(`${baseUrl}/readyz`), { what: 'service ready', timeoutMs: 60_000, child: service.child, logFile: service.logFile });
     }
@@ -520,7 +523,7 @@ async function runFanout(scenario, target, ctx) {
     log(
       `${scenario.id} ${rate}/s: accepted ${step.acceptedPerSec}/s, deliveries ${step.deliveriesPerSec}/s, accept p99 ${step.acceptMs.p99} ms, ` +
         `e2e p50/p99 ${step.e2eMs.p50}/${step.e2eMs.p99} ms, ledger ${step.ledger.balanced ? 'balanced' : 'NOT balanced'} ` +
-        `(sent ${step.ledger.sent} = ${step.ledger.delivered} delivered + ${step.ledger.failedRecorded} failed + ${step.ledger.missing} missing; ${step.ledger.duplicates} dup), ` +
+        `(sent ${step.ledger.sent} = ${step.ledger.delivered} delivered + ${step.ledger.failedRecorded} failed + ${step.ledger.skipped ? `${step.ledger.skipped} skipped while paused + ` : ''}${step.ledger.missing} missing; ${step.ledger.duplicates} dup), ` +
         `${step.cpuMsPerDelivery.all} CPU-ms/delivery -> ${step.pass ? 'pass' : `FAIL (${step.failures.join('; ')})`}`,
     );
     if (!step.ledger.balanced) {
@@ -555,9 +558,11 @@ async function measureIdle(ctx, target) {
 
 /**
  * One step: warm-up and steady phase at `rate`, then the drain; the ledger; CPU and memory.
- * @param {{ drainLimitMs?: number, idle?: { cpuMsPerSec: Record<string, number> }, rate: number, lists: string[], recipients: Map<string, { webhookId: string, topic: string }[]>, webhookIds: string[], target: any, ctx: any, prefix: string, durationMs?: number, warmupMs?: number, onSent?: () => void }} options
+ * `skippedKeys`: the deliveries the service says it skipped (the webhook was paused); only
+ * the hot webhook's scenario, where pauses can happen, passes it.
+ * @param {{ drainLimitMs?: number, idle?: { cpuMsPerSec: Record<string, number> }, rate: number, lists: string[], recipients: Map<string, { webhookId: string, topic: string }[]>, webhookIds: string[], target: any, ctx: any, prefix: string, durationMs?: number, warmupMs?: number, onSent?: () => void, skippedKeys?: () => Set<string> }} options
  */
-async function runStep({ idle, rate, lists, recipients, webhookIds, target, ctx, prefix, durationMs, warmupMs = CONFIG.warmupMs, drainLimitMs = CONFIG.drainMs }) {
+async function runStep({ idle, rate, lists, recipients, webhookIds, target, ctx, prefix, durationMs, warmupMs = CONFIG.warmupMs, drainLimitMs = CONFIG.drainMs, skippedKeys = () => new Set() }) {
   const totalMs = durationMs ?? warmupMs + CONFIG.steadyMs;
   const steadyMs = totalMs - warmupMs;
   const quiet = await waitForQuiet(ctx.sampler);
@@ -582,7 +587,8 @@ async function runStep({ idle, rate, lists, recipients, webhookIds, target, ctx,
   while (nowMs() - sentEnd < drainLimitMs) {
     const recorded = await poller.count();
     const { pending } = await ctx.receivers('counts');
-    if (recorded >= expected && pending >= expected) {
+    const due = expected - skippedKeys().size;
+    if (recorded >= due && pending >= due) {
       drained = true;
       break;
     }
@@ -604,7 +610,7 @@ async function runStep({ idle, rate, lists, recipients, webhookIds, target, ctx,
   for (let j = 0; j < receipts.t.length; j++) {
     if (receipts.status[j] !== 200 && (lastFailureReceiptAt === null || receipts.t[j] > lastFailureReceiptAt)) lastFailureReceiptAt = receipts.t[j];
   }
-  const figures = computeStep({ writes, receipts, recorded, recipients, steadyFrom: startAt + warmupMs, steadyMs, recordsPrunedUnseen: prunedUnseen });
+  const figures = computeStep({ writes, receipts, recorded, recipients, steadyFrom: startAt + warmupMs, steadyMs, recordsPrunedUnseen: prunedUnseen, skipped: skippedKeys() });
   const sum = (/** @type {string[]} */ names) => names.reduce((s, n) => s + (measured.groups[n]?.cpuMs ?? 0), 0);
   const deliveries = Math.max(1, figures.deliveriesTotal);
   const failures = [];
@@ -805,7 +811,8 @@ async function runHot(target, ctx) {
 
   let step;
   try {
-    step = await runStep({ rate: CONFIG.hot.rate, lists: [listId], recipients, webhookIds: [webhookId], target, ctx, prefix: `${tag}-hot`, durationMs: CONFIG.hot.durationMs, warmupMs: 0, drainLimitMs: CONFIG.hot.drainMs });
+    const skippedKeys = () => pausedDeliveries(target.logFiles, webhookId, listId);
+    step = await runStep({ rate: CONFIG.hot.rate, lists: [listId], recipients, webhookIds: [webhookId], target, ctx, prefix: `${tag}-hot`, durationMs: CONFIG.hot.durationMs, warmupMs: 0, drainLimitMs: CONFIG.hot.drainMs, skippedKeys });
     sending = false;
     // Then until the query's answer has not changed for 3 s (at most 30 s).
     const deadline = nowMs() + 30_000;
@@ -939,6 +946,31 @@ async function runRegistration(target, ctx) {
 }
 
 /** Warnings and errors in the service's logs (pino JSON levels 40+, the SDK's WARN/ERROR lines). */
+/**
+ * The hot webhook's deliveries that the service's logs say were not due: skipped because it
+ * was paused when the delivery came (`delivery skipped`), or left out of a write recorded
+ * while it was paused (`list write` with no recipients: the hot list has only this webhook).
+ * Keys as the ledger's: webhook|list|cursor|topic.
+ */
+function pausedDeliveries(/** @type {{ name: string, file: string }[]} */ files, /** @type {string} */ webhookId, /** @type {string} */ listId) {
+  const keys = new Set();
+  for (const { file } of files) {
+    let text = '';
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n')) {
+      if (!line.includes(listId) || !/"msg":"(delivery skipped|list write)"/.test(line)) continue;
+      const entry = JSON.parse(line);
+      if (entry.msg === 'delivery skipped' && entry.webhookId === webhookId) keys.add(`${webhookId}|${listId}|${entry.cursor}|${entry.topic}`);
+      if (entry.msg === 'list write' && entry.listId === listId && entry.recipients === 0) keys.add(`${webhookId}|${listId}|${entry.cursor}|list.changed`);
+    }
+  }
+  return keys;
+}
+
 function scanLogs(/** @type {{ name: string, file: string }[]} */ files) {
   /** @type {Record<string, { warnings: number, errors: number, sample: string[] }>} */
   const result = {};

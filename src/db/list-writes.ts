@@ -46,25 +46,34 @@ export async function recordListWrite(sql: Sql, request: WriteRequest): Promise<
       SELECT cursor, owner_account_id AS "ownerAccountId" FROM lists WHERE id = ${request.listId} FOR UPDATE`;
     if (!list) return { outcome: 'list_not_found' };
 
-    const [previous] = await tx<{ bodyHash: Buffer; cursor: string; at: Date; topics: Topic[] }[]>`
-      SELECT body_hash AS "bodyHash", cursor, at, topics FROM list_writes
-      WHERE list_id = ${request.listId} AND write_id = ${request.writeId}`;
-    if (previous) {
-      if (!previous.bodyHash.equals(hash)) return { outcome: 'write_id_reused' };
-      const write = { listId: request.listId, writeId: request.writeId, cursor: Number(previous.cursor), at: previous.at.toISOString(), topics: previous.topics };
-      return { outcome: 'repeated', write, recipients: await findRecipients(tx, write) };
+    // Read once the lock is held (a statement of its own, so it sees what the holder before
+    // committed): the members, and the write if it was recorded before.
+    const [seen] = await tx<SeenRow[]>`
+      SELECT ARRAY(SELECT account_id FROM list_members WHERE list_id = ${request.listId}) AS members,
+             lw.body_hash AS "bodyHash", lw.cursor, lw.at, lw.topics, lw.account_ids AS "accountIds"
+      FROM (VALUES (${request.listId}, ${request.writeId})) AS asked (list_id, write_id)
+      LEFT JOIN list_writes lw USING (list_id, write_id)`;
+    const { members, bodyHash, cursor, at, topics, accountIds: recordedFor } = seen!;
+    if (bodyHash !== null) {
+      if (!bodyHash.equals(hash)) return { outcome: 'write_id_reused' };
+      const write = { listId: request.listId, writeId: request.writeId, cursor: Number(cursor), at: at!.toISOString(), topics: topics! };
+      return { outcome: 'repeated', write, recipients: await findRecipients(tx, write, recordedFor!) };
     }
 
-    const membersBefore = await listMembers(tx, request.listId);
-    for (const change of request.changes) {
+    let membersAfter = members;
+    const membershipChanges = request.changes.filter((change) => change.type === 'member.joined' || change.type === 'member.left');
+    for (const change of membershipChanges) {
       if (change.type === 'member.joined') {
         await tx`INSERT INTO list_members (list_id, account_id) VALUES (${request.listId}, ${change.accountId!}) ON CONFLICT DO NOTHING`;
-      } else if (change.type === 'member.left') {
+      } else {
         await tx`DELETE FROM list_members WHERE list_id = ${request.listId} AND account_id = ${change.accountId!}`;
       }
     }
-    const membersAfter = await listMembers(tx, request.listId);
-    const accountIds = [...new Set([list.ownerAccountId, ...membersBefore, ...membersAfter])];
+    if (membershipChanges.length > 0) {
+      const rows = await tx<{ accountId: string }[]>`SELECT account_id AS "accountId" FROM list_members WHERE list_id = ${request.listId}`;
+      membersAfter = rows.map((row) => row.accountId);
+    }
+    const accountIds = [...new Set([list.ownerAccountId, ...members, ...membersAfter])];
 
     const write: ListWrite = {
       listId: request.listId,
@@ -73,35 +82,38 @@ export async function recordListWrite(sql: Sql, request: WriteRequest): Promise<
       at: new Date(request.at ?? Date.now()).toISOString(),
       topics: topicsOfWrite(request.changes),
     };
-    await tx`UPDATE lists SET cursor = ${write.cursor}, updated_at = now() WHERE id = ${request.listId}`;
     await tx`
+      WITH advanced AS (UPDATE lists SET cursor = ${write.cursor}, updated_at = now() WHERE id = ${request.listId})
       INSERT INTO list_writes (list_id, write_id, body_hash, cursor, at, topics, account_ids)
       VALUES (${write.listId}, ${write.writeId}, ${hash}, ${write.cursor}, ${write.at}, ${write.topics}, ${accountIds})`;
-    return { outcome: 'recorded', write, recipients: await findRecipients(tx, write) };
+    return { outcome: 'recorded', write, recipients: await findRecipients(tx, write, accountIds) };
   });
 }
 
-async function listMembers(sql: Db, listId: string): Promise<string[]> {
-  const rows = await sql<{ accountId: string }[]>`SELECT account_id AS "accountId" FROM list_members WHERE list_id = ${listId}`;
-  return rows.map((row) => row.accountId);
+interface SeenRow {
+  members: string[];
+  /** The rest is null unless the writeId was recorded before. */
+  bodyHash: Buffer | null;
+  cursor: string | null;
+  at: Date | null;
+  topics: Topic[] | null;
+  accountIds: string[] | null;
 }
 
 /**
- * The recipients of a recorded write: every active webhook of an account that may receive
- * it whose listIds allow the list, with the topics of the write it subscribes to.
+ * The recipients of a write: every active webhook of the accounts that may receive it
+ * whose listIds allow the list, with the topics of the write it subscribes to.
  */
-async function findRecipients(sql: Db, write: { listId: string; writeId: string }): Promise<Recipient[]> {
-  const rows = await sql<{ id: string; events: Topic[]; topics: Topic[] }[]>`
-    SELECT w.id, w.events, lw.topics
-    FROM list_writes lw
-    JOIN webhooks w ON w.account_id = ANY(lw.account_ids)
-    WHERE lw.list_id = ${write.listId} AND lw.write_id = ${write.writeId}
-      AND w.status = 'active'
-      AND w.events && lw.topics
-      AND (cardinality(w.list_ids) = 0 OR lw.list_id = ANY(w.list_ids))
-    ORDER BY w.id`;
+async function findRecipients(sql: Db, write: ListWrite, accountIds: string[]): Promise<Recipient[]> {
+  const rows = await sql<{ id: string; events: Topic[] }[]>`
+    SELECT id, events FROM webhooks
+    WHERE account_id = ANY(${accountIds})
+      AND status = 'active'
+      AND events && ${write.topics}
+      AND (cardinality(list_ids) = 0 OR ${write.listId} = ANY(list_ids))
+    ORDER BY id`;
   return rows.map((row) => ({
     webhookId: row.id,
-    topics: TOPICS.filter((topic) => row.topics.includes(topic) && row.events.includes(topic)),
+    topics: TOPICS.filter((topic) => write.topics.includes(topic) && row.events.includes(topic)),
   }));
 }

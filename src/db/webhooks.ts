@@ -6,6 +6,7 @@ import {
   type Topic,
   type Webhook,
   type WebhookLifecycleState,
+  type WebhookStatus,
 } from '../types';
 import { findListIdsNotOwned } from './lists';
 import type { Db, Sql } from './sql';
@@ -68,16 +69,10 @@ export async function getWebhookSecret(sql: Db, webhookId: string): Promise<stri
   return row?.secret ?? null;
 }
 
-/** Where and how to sign a delivery to the webhook; null once it is deleted. */
-export async function findDeliveryTarget(sql: Db, webhookId: string): Promise<{ url: string; secret: string } | null> {
-  const [row] = await sql<{ url: string; secret: string }[]>`SELECT url, secret FROM webhooks WHERE id = ${webhookId}`;
-  return row ?? null;
-}
-
-/** The same, only while the webhook is active: paused webhooks receive nothing. */
-export async function findActiveDeliveryTarget(sql: Db, webhookId: string): Promise<{ url: string; secret: string } | null> {
-  const [row] = await sql<{ url: string; secret: string }[]>`
-    SELECT url, secret FROM webhooks WHERE id = ${webhookId} AND status = 'active'`;
+/** Where and how to sign a delivery to the webhook, and whether it is active; null once it is deleted. */
+export async function findDeliveryTarget(sql: Db, webhookId: string): Promise<{ url: string; secret: string; status: WebhookStatus } | null> {
+  const [row] = await sql<{ url: string; secret: string; status: WebhookStatus }[]>`
+    SELECT url, secret, status FROM webhooks WHERE id = ${webhookId}`;
   return row ?? null;
 }
 

@@ -96,6 +96,10 @@ export function startDevServer(options: DevServerOptions): Promise<TestWorkflowE
         '--sqlite-pragma', 'journal_mode=WAL',
         '--sqlite-pragma', 'synchronous=OFF',
         '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
+        '--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1',
+        '--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1',
+        '--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000',
+        '--dynamic-config-value', 'history.visibilityProcessorMaxPollRPS=1000',
       ],
     },
   });

@@ -4,10 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkflows } from '../../src/temporal/client';
 import { verifySignature } from '../../src/delivery/signing';
 import { TOPICS, type DeliveryOutcomes } from '../../src/types';
-import { lifecycleStateQuery } from '../../workflows';
+import { deliverListWrite, lifecycleStateQuery } from '../../workflows';
 import type { Receiver, ReceivedRequest } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
 import { startResettingServer } from '../support/dead-server';
+import { sample } from '../support/metrics';
 import { freePort } from '../support/ports';
 import { startReceiver } from '../support/receiver';
 import { createSelfSignedCert } from '../support/tls';
@@ -343,6 +344,32 @@ describe('failed deliveries', () => {
     await countIs(owner.token, hook.id, 0);
     expect(at('/quiet').filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(8);
     expect(await signalsTo(hook.id)).toEqual([[false], [false], [true]]);
+  });
+
+  it('skips and counts a delivery whose webhook was paused or deleted after the write was accepted', async () => {
+    const owner = await account();
+    const paused = await webhook(owner.token, '/skipped/paused');
+    const deleted = await webhook(owner.token, '/skipped/deleted');
+    expect((await stack.request('PATCH', `/v3/webhooks/${paused.id}`, { token: owner.token, body: { status: 'paused' } })).status).toBe(200);
+    expect((await stack.request('DELETE', `/v3/webhooks/${deleted.id}`, { token: owner.token })).status).toBe(204);
+    const skipped = async (reason: string) =>
+      sample((await stack.request('GET', '/metrics')).body, 'webhook_deliveries_skipped_total', { reason });
+    const before = { paused: await skipped('paused'), deleted: await skipped('deleted') };
+
+    // A write recorded while both were active, delivered after the changes.
+    await stack.service.client.workflow.execute(deliverListWrite, {
+      taskQueue: stack.taskQueue,
+      workflowId: `list-write/skipped/${paused.id}`,
+      args: [{
+        write: { listId: 'list-skipped', writeId: 'w-1', cursor: 1, at: new Date().toISOString(), topics: ['list.changed'] },
+        recipients: [{ webhookId: paused.id, topics: ['list.changed'] }, { webhookId: deleted.id, topics: ['list.changed'] }],
+        deliveryTimeoutMs: 5_000,
+      }],
+    });
+    expect(await skipped('paused')).toBe(before.paused + 1);
+    expect(await skipped('deleted')).toBe(before.deleted + 1);
+    expect([...at('/skipped/paused'), ...at('/skipped/deleted')].filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(0);
+    expect(await signalsTo(paused.id)).toEqual([]);
   });
 
   it('stops delivering to a deleted webhook at once', async () => {

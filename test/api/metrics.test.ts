@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkerApp } from '../../src/api/app';
 import { createLogger } from '../../src/logger';
 import type { Receiver } from '../support/receiver';
+import { sample } from '../support/metrics';
 import { sdkMetricsUrl } from '../support/runtime';
 import { requestTo, startTestStack, type TestStack } from '../support/stack';
 
@@ -14,16 +15,6 @@ beforeAll(async () => {
   receiver = await stack.startReceiver();
 });
 afterAll(() => stack?.stop());
-
-/** The value of one sample line of the Prometheus text, 0 when absent. */
-function sample(text: string, name: string, labels: Record<string, string>): number {
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  const line = text.split('\n').find((candidate) => {
-    const match = /^([a-z_:]+)\{(.*)\} (\S+)$/.exec(candidate);
-    return match?.[1] === name && wanted.every((pair) => match[2]!.split(',').includes(pair));
-  });
-  return line ? Number(line.split(' ').at(-1)) : 0;
-}
 
 describe('GET /metrics', () => {
   it('counts deliveries by topic and outcome, registrations, pings, pauses, writes and requests, with the SDK\'s metrics', async () => {

@@ -1,6 +1,7 @@
 // @ts-check
 // The ledger and the figures of one step: every accepted write must come out as deliveries
-// that were received (and recorded as delivered), recorded as failed, or missing.
+// that were received (and recorded as delivered), recorded as failed, skipped (the service
+// says so: the webhook was paused), or missing.
 'use strict';
 
 const { percentiles, round } = require('./stats');
@@ -20,9 +21,10 @@ const { percentiles, round } = require('./stats');
  *   steadyFrom: number,
  *   steadyMs: number,
  *   recordsPrunedUnseen?: number,
+ *   skipped?: Set<string>,
  * }} input
  */
-function computeStep({ writes, receipts, recorded, recipients, steadyFrom, steadyMs, recordsPrunedUnseen = 0 }) {
+function computeStep({ writes, receipts, recorded, recipients, steadyFrom, steadyMs, recordsPrunedUnseen = 0, skipped = new Set() }) {
   const n = writes.t0.length;
   /** @type {Map<string, number>} list|cursor -> write index */
   const writeOf = new Map();
@@ -81,6 +83,7 @@ function computeStep({ writes, receipts, recorded, recipients, steadyFrom, stead
 
   let delivered = 0;
   let failedRecorded = 0;
+  let skippedPaused = 0;
   let receivedUnrecorded = 0;
   /** @type {{ key: string, why: string }[]} */
   const missing = [];
@@ -108,6 +111,7 @@ function computeStep({ writes, receipts, recorded, recipients, steadyFrom, stead
     else if (rec && got) delivered++;
     else if (rec) missing.push({ key, why: 'recorded as delivered, never received' });
     else if (got) receivedUnrecorded++;
+    else if (skipped.has(key)) skippedPaused++;
     else missing.push({ key, why: 'neither received nor recorded' });
   }
   // Rows the service logged but pruned (it keeps the newest 1000 per webhook) before the
@@ -122,13 +126,14 @@ function computeStep({ writes, receipts, recorded, recipients, steadyFrom, stead
     sent: expected.size,
     delivered,
     failedRecorded,
+    skipped: skippedPaused,
     missing: missing.length,
     duplicates: duplicates.length,
     badSignatures,
     unexpected: unexpectedReceipts.length + unexpectedRecords.length,
     recordsPrunedUnseen,
     balanced:
-      expected.size === delivered + failedRecorded + missing.length &&
+      expected.size === delivered + failedRecorded + skippedPaused + missing.length &&
       missing.length === 0 &&
       duplicates.length === 0 &&
       badSignatures === 0 &&

@@ -5,6 +5,7 @@ import { recordListWrite } from '../../db/list-writes';
 import { deleteList, putList } from '../../db/lists';
 import type { Sql } from '../../db/sql';
 import type { Workflows } from '../../temporal/client';
+import type { Logger } from '../../logger';
 import { metrics } from '../../metrics';
 import { apiErrors } from '../errors';
 import type { ApiState } from '../middleware';
@@ -14,11 +15,12 @@ import { validate, validators } from '../schemas';
 export interface InternalRoutesDeps {
   sql: Sql;
   workflows: Workflows;
+  logger: Logger;
   /** Reads the JSON body, on the routes that take one. */
   body: Middleware<ApiState>;
 }
 
-export function internalRoutes({ sql, workflows, body: jsonBody }: InternalRoutesDeps): Router<ApiState> {
+export function internalRoutes({ sql, workflows, logger, body: jsonBody }: InternalRoutesDeps): Router<ApiState> {
   const router = new Router<ApiState>();
 
   router.post('/accounts', jsonBody, async (ctx) => {
@@ -66,8 +68,11 @@ export function internalRoutes({ sql, workflows, body: jsonBody }: InternalRoute
     if (result.outcome === 'list_not_found') throw apiErrors.listNotFound();
     if (result.outcome === 'write_id_reused') throw apiErrors.writeIdReused();
     await workflows.startListWrite(result.write, result.recipients);
-    metrics.writesAccepted.inc({ repeated: String(result.outcome === 'repeated') });
+    const repeated = result.outcome === 'repeated';
+    metrics.writesAccepted.inc({ repeated: String(repeated) });
     const { writeId, cursor, topics } = result.write;
+    // Who a write went to, for operators: paused webhooks are not among its recipients.
+    logger.info({ msg: 'list write', requestId: ctx.state.requestId, listId, writeId, cursor, topics, recipients: result.recipients.length, repeated });
     ctx.status = 202;
     ctx.body = { writeId, listId, cursor, topics };
   });
