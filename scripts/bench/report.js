@@ -58,9 +58,17 @@ function renderMarkdown(report, image) {
     `${e.cpu}, ${e.cores} cores, ${e.memoryGiB} GiB; Node ${e.node}; Temporal SDK ${e.temporalSdk}, ${e.temporalCli}; ${String(e.postgres).split(' on ')[0]}; ` +
       `commit ${e.git.commit?.slice(0, 10) ?? '?'}${e.git.dirty ? ' (uncommitted changes)' : ''}; load average at start ${e.loadAverageAtStart.join(' ')}.`,
   );
+  if (e.postgresCommitMs) {
+    const p = e.postgresCommitMs;
+    out.push(
+      `PostgreSQL commit latency on this machine (one small transaction every 50 ms, idle, before the scenarios; every accepted write waits for one): ` +
+        `p50 ${num(p.p50)} ms, p99 ${num(p.p99)} ms, max ${num(p.max)} ms; ${p.over50} of ${p.commits} over 50 ms.`,
+    );
+  }
   out.push(
     `Open loop: writes due at fixed times t0, every latency from t0. Steps of ${c.warmupMs / 1000} s warm-up + ${c.steadyMs / 1000} s steady (the figures) + drain (at most ${c.drainMs / 1000} s). ` +
-      `Knee: the highest step with end-to-end p99 < ${c.criteria.e2eP99Ms} ms, accept p99 < ${c.criteria.acceptP99Ms} ms, every write accepted and a balanced ledger; stepping stops at the first step that fails.`,
+      `Knee: the highest step with end-to-end p99 < ${c.criteria.e2eP99Ms} ms, accept p99 < ${c.criteria.acceptP99Ms} ms, every write accepted and a balanced ledger; stepping stops at the first step that fails. ` +
+      `A failed step is run ${c.repeatsOfFailedStep ?? 0} more time(s) and the last attempt counts (single stalls of the disk fail steps at random); the steps table says so.`,
   );
   out.push('');
   out.push('## At the knee');
@@ -191,7 +199,7 @@ function renderMarkdown(report, image) {
       out.push(
         `| ${s.id} | ${st.rate} | ${num(st.acceptedPerSec)} | ${num(st.deliveriesPerSec)} | ${num(st.acceptMs.p50)} / ${num(st.acceptMs.p99)} | ${num(st.e2eMs.p50)} / ${num(st.e2eMs.p99)} / ${num(st.e2eMs.p99_9)} | ` +
           `${l.sent} = ${l.delivered} + ${l.failedRecorded}${l.skipped ? ` + ${l.skipped} skipped` : ''} + ${l.missing} (${l.duplicates})${l.balanced ? '' : ' **unbalanced**'} | ${num(st.drainMs / 1000)} | ${st.temporalLog ? `${st.temporalLog.warnings} / ${st.temporalLog.errors}` : '–'} | ${num(st.cpuMsPerDelivery.all, 2)} (${num(st.cpuMsPerDelivery.allNetOfIdle, 2)}) | ` +
-          `${num(st.cpu.machineBusyMs / 1000)} / ${num(st.cpu.unattributedMs / 1000)} (${num(st.quiet?.otherCores, 2)}; peak ${num(st.outsideLoad?.maxCores, 2)}) | ${s.kind === 'hot' ? '(hot)' : st.pass ? 'pass' : `fail: ${st.failures.join('; ')}`}${st.discardedAttempts?.length ? ` (after ${st.discardedAttempts.length} attempt(s) failed under outside load)` : ''} |`,
+          `${num(st.cpu.machineBusyMs / 1000)} / ${num(st.cpu.unattributedMs / 1000)} (${num(st.quiet?.otherCores, 2)}; peak ${num(st.outsideLoad?.maxCores, 2)}) | ${s.kind === 'hot' ? '(hot)' : st.pass ? 'pass' : `fail: ${st.failures.join('; ')}`}${st.discardedAttempts?.length ? ` (repeated; earlier: ${st.discardedAttempts.map((/** @type {any} */ d) => d.failures.join(', ')).join(' / ')})` : ''} |`,
       );
     }
   }

@@ -64,15 +64,28 @@ export function internalRoutes({ sql, workflows, logger, body: jsonBody }: Inter
         ),
       );
     }
+    const received = performance.now();
     const result = await recordListWrite(sql, { listId, ...body });
     if (result.outcome === 'list_not_found') throw apiErrors.listNotFound();
     if (result.outcome === 'write_id_reused') throw apiErrors.writeIdReused();
+    const recorded = performance.now();
     await workflows.startListWrite(result.write, result.recipients);
     const repeated = result.outcome === 'repeated';
     metrics.writesAccepted.inc({ repeated: String(repeated) });
     const { writeId, cursor, topics } = result.write;
-    // Who a write went to, for operators: paused webhooks are not among its recipients.
-    logger.info({ msg: 'list write', requestId: ctx.state.requestId, listId, writeId, cursor, topics, recipients: result.recipients.length, repeated });
+    // Who a write went to (paused webhooks are not among its recipients), and where its time went.
+    logger.info({
+      msg: 'list write',
+      requestId: ctx.state.requestId,
+      listId,
+      writeId,
+      cursor,
+      topics,
+      recipients: result.recipients.length,
+      repeated,
+      recordMs: Math.round(recorded - received),
+      startMs: Math.round(performance.now() - recorded),
+    });
     ctx.status = 202;
     ctx.body = { writeId, listId, cursor, topics };
   });
