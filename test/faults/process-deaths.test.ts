@@ -137,6 +137,22 @@ async function ledger(scenario: { listId: string; path: string }, cursors: numbe
 
 const ids = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
 
+/**
+ * A write and /readyz while a backing service is down, then its restart, then the
+ * upstream's retries of the same write until one is accepted.
+ */
+async function writeThroughOutage(listId: string, restart: () => Promise<void>) {
+  const write = () => request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal, body: { writeId: 'during', changes: [{ type: 'list.updated' }] } });
+  const whileDown = await write();
+  const readiness = await request('GET', '/readyz');
+  await restart();
+  const retried = await waitFor(async () => {
+    const answer = await write();
+    return answer.status === 202 ? answer : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 500, what: 'the API to accept writes again' });
+  return { whileDown, readiness, retried };
+}
+
 describe('processes dying', () => {
   it('kill -9 the worker in the middle of a burst of 1000 accepted writes, then start it again', async ({ task }) => {
     const row = recordScenario(task, { scenario: 'kill -9 the worker mid-burst' });
@@ -193,13 +209,9 @@ describe('processes dying', () => {
     const before = await report(scenario.listId, ids('before', 50));
     await temporal.teardown();
 
-    const whileDown = await request('POST', `/internal/v3/lists/${scenario.listId}/writes`, { ...internal, body: { writeId: 'during', changes: [{ type: 'list.updated' }] } });
-    const readiness = await request('GET', '/readyz');
-    temporal = await startTemporal();
-    const retried = await waitFor(async () => {
-      const answer = await request('POST', `/internal/v3/lists/${scenario.listId}/writes`, { ...internal, body: { writeId: 'during', changes: [{ type: 'list.updated' }] } });
-      return answer.status === 202 ? answer : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 500, what: 'the API to accept writes again' });
+    const { whileDown, readiness, retried } = await writeThroughOutage(scenario.listId, async () => {
+      temporal = await startTemporal();
+    });
     const after = await report(scenario.listId, ids('after', 50));
     await settle(scenario.listId, [...ids('before', 50), 'during', ...ids('after', 50)]);
 
@@ -222,13 +234,9 @@ describe('processes dying', () => {
     await settle(scenario.listId, ids('before', 50));
     await database.stop();
 
-    const whileDown = await request('POST', `/internal/v3/lists/${scenario.listId}/writes`, { ...internal, body: { writeId: 'during', changes: [{ type: 'list.updated' }] } });
-    const readiness = await request('GET', '/readyz');
-    database = await startDatabase();
-    const retried = await waitFor(async () => {
-      const answer = await request('POST', `/internal/v3/lists/${scenario.listId}/writes`, { ...internal, body: { writeId: 'during', changes: [{ type: 'list.updated' }] } });
-      return answer.status === 202 ? answer : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 500, what: 'the API to accept writes again' });
+    const { whileDown, readiness, retried } = await writeThroughOutage(scenario.listId, async () => {
+      database = await startDatabase();
+    });
     const after = await report(scenario.listId, ids('after', 50));
     await settle(scenario.listId, ['during', ...ids('after', 50)]);
 
