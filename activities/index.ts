@@ -13,6 +13,7 @@ import { eventPayload, pingPayload } from '../src/delivery/payloads';
 import { postSigned } from '../src/delivery/post-signed';
 import type { HttpSender } from '../src/delivery/sender';
 import { newId } from '../src/ids';
+import { startWebhookLifecycle } from '../src/temporal/client';
 import type { Logger } from '../src/logger';
 import { metrics } from '../src/metrics';
 import {
@@ -88,8 +89,14 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
       return abandonRegistration(sql, registrationId);
     },
 
-    completeRegistration(input: RegistrationInput): Promise<RegistrationResult> {
-      return completeRegistration(sql, input);
+    /** Stores the pinged webhook and starts its `webhook/{id}`; a retry answers as the first attempt did. */
+    async completeRegistration(input: RegistrationInput): Promise<RegistrationResult> {
+      const result = await completeRegistration(sql, input);
+      if (result.outcome === 'created' || result.outcome === 'updated') {
+        const { client, info } = Context.current();
+        await startWebhookLifecycle(client, info.taskQueue, result.webhook.id, input.accountId);
+      }
+      return result;
     },
 
     /** POST /v3/webhooks/{id}/pings: one signed ping, logged, never counted. */

@@ -1,18 +1,18 @@
-import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { WebhookIdKey, WebhookStatusKey, AccountIdKey } from '../src/temporal/search-attributes';
-import { lifecycleWorkflowId, type RegistrationInput, type RegistrationResult } from '../src/types';
-import { webhookLifecycle } from './webhook-lifecycle';
+import type { RegistrationInput, RegistrationResult } from '../src/types';
 
-const store = proxyActivities<Activities>({
+// Short PostgreSQL transactions, run inside the workflow task that follows the ping: a
+// registration answers an HTTP request, and each round trip through Temporal costs it time.
+const store = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
 });
 
 /**
- * POST /v3/webhooks: ping the url, then store the webhook. The secret never passes
- * through here: the API has kept it in PostgreSQL, keyed by the registration id.
+ * POST /v3/webhooks: ping the url, then store the webhook and start its `webhook/{id}`.
+ * The secret never passes through here: the API has kept it in PostgreSQL, keyed by the
+ * registration id.
  */
 export async function registerWebhook(input: RegistrationInput): Promise<RegistrationResult> {
   // One attempt, like every delivery: a registration ping is never retried.
@@ -27,29 +27,5 @@ export async function registerWebhook(input: RegistrationInput): Promise<Registr
     await store.abandonRegistration(registrationId);
     return { outcome: 'unreachable', ping };
   }
-
-  const result = await store.completeRegistration(input);
-  if (result.outcome === 'created' || result.outcome === 'updated') {
-    await ensureLifecycleRunning(webhookId, input.accountId);
-  }
-  return result;
-}
-
-/** Starts `webhook/{id}`, which counts failures from now on; a re-registration finds it running. */
-async function ensureLifecycleRunning(webhookId: string, accountId: string): Promise<void> {
-  try {
-    await startChild(webhookLifecycle, {
-      workflowId: lifecycleWorkflowId(webhookId),
-      args: [{ state: { webhookId, accountId, status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 } }],
-      // It outlives this registration.
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      typedSearchAttributes: [
-        { key: WebhookIdKey, value: webhookId },
-        { key: AccountIdKey, value: accountId },
-        { key: WebhookStatusKey, value: 'active' },
-      ],
-    });
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-  }
+  return store.completeRegistration(input);
 }

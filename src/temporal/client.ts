@@ -1,8 +1,8 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import { lifecycleWorkflowId, type DeliveryResult, type ListWrite, type Recipient, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
-import { deleteWebhookUpdate, deliverListWrite, pingWebhook, registerWebhook, setStatusUpdate } from '../../workflows';
+import { deleteWebhookUpdate, deliverListWrite, pingWebhook, registerWebhook, setStatusUpdate, webhookLifecycle } from '../../workflows';
 import { newId } from '../ids';
-import { AccountIdKey, ListIdKey, WebhookIdKey } from './search-attributes';
+import { AccountIdKey, ListIdKey, WebhookIdKey, WebhookStatusKey } from './search-attributes';
 
 /** The workflows the API starts or talks to, behind plain functions so routes need not know Temporal. */
 export interface Workflows {
@@ -82,4 +82,25 @@ export function createWorkflows(client: Client, taskQueue: string, deliveryTimeo
       await client.connection.workflowService.getSystemInfo({});
     },
   };
+}
+
+/**
+ * Starts `webhook/{id}` for a webhook just stored, counting failures from 0. It outlives the
+ * registration that started it; a re-registration (or a retry) finds it running.
+ */
+export async function startWebhookLifecycle(client: Client, taskQueue: string, webhookId: string, accountId: string): Promise<void> {
+  try {
+    await client.workflow.start(webhookLifecycle, {
+      taskQueue,
+      workflowId: lifecycleWorkflowId(webhookId),
+      args: [{ state: { webhookId, accountId, status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 } }],
+      typedSearchAttributes: [
+        { key: WebhookIdKey, value: webhookId },
+        { key: AccountIdKey, value: accountId },
+        { key: WebhookStatusKey, value: 'active' },
+      ],
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
 }
