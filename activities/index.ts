@@ -13,7 +13,7 @@ import { eventPayload, pingPayload } from '../src/delivery/payloads';
 import { postSigned } from '../src/delivery/post-signed';
 import type { HttpSender } from '../src/delivery/sender';
 import { newId } from '../src/ids';
-import { startWebhookLifecycle } from '../src/temporal/client';
+import { signalDeliveryOutcome, startWebhookLifecycle } from '../src/temporal/client';
 import type { Logger } from '../src/logger';
 import { metrics } from '../src/metrics';
 import {
@@ -112,8 +112,9 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
     },
 
     /**
-     * One event delivery: a single attempt (the workflow never retries it), logged. One
-     * that gets no 2xx fails the activity with its class, so the Temporal UI shows it.
+     * One event delivery: a single attempt (the workflow never retries it), logged, and told
+     * to `webhook/{id}` when it can change the count. One that gets no 2xx fails the
+     * activity with its class, so the Temporal UI shows it.
      */
     async deliverEvent({ delivery, event }: { delivery: PlannedDelivery; event: ListEvent }): Promise<EventDeliveryOutcome> {
       // Paused or deleted since the write was accepted: nothing is sent, nothing counted.
@@ -127,9 +128,13 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
       const body = eventPayload(delivery.topic, event.listId, event.cursor, event.at);
       const message = { url: target.url, webhookId: delivery.webhookId, deliveryId: delivery.deliveryId, event: delivery.topic, body };
       const result = await postSigned(http, message, target.secret);
-      // Read as the attempt is logged, after the POST: a failure reported before then
-      // is one this success comes after, and so resets.
+      // Read as the attempt is logged, after the POST: a failure reported before then is
+      // one this success comes after, and so resets. A success that resets nothing would
+      // only wake the webhook's workflow for nothing.
       const { failuresToReset } = await recordEventAttempt(delivery, event, result);
+      if (!result.delivered || failuresToReset) {
+        await signalDeliveryOutcome(Context.current().client, delivery.webhookId, result.delivered);
+      }
       if (!result.delivered) {
         const status = result.statusCode === null ? '' : ` (HTTP ${result.statusCode})`;
         throw ApplicationFailure.create({
@@ -139,7 +144,7 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
           details: [result],
         });
       }
-      return { ...result, resetsFailures: failuresToReset };
+      return result;
     },
 
     /** A delivery whose attempt was lost on our side (a worker died mid-way): logged as `internal`. */

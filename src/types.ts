@@ -127,12 +127,8 @@ export interface PlannedDelivery {
   topic: Topic;
 }
 
-/**
- * What a delivery attempt came to. A success carries `resetsFailures` when the webhook may
- * have failures still counted, so its workflow must hear of it; `skipped` when the webhook
- * was paused or deleted since the write was accepted.
- */
-export type EventDeliveryOutcome = (DeliveryResult & { resetsFailures: boolean }) | { skipped: true };
+/** What a delivery attempt came to: `skipped` when the webhook was paused or deleted since the write was accepted. */
+export type EventDeliveryOutcome = DeliveryResult | { skipped: true };
 
 export const TASK_QUEUE = 'webhooks';
 

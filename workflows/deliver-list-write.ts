@@ -1,15 +1,6 @@
-import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, proxyActivities, uuid4 } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, uuid4 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import {
-  DELIVERY_FAILED,
-  lifecycleWorkflowId,
-  type DeliveryResult,
-  type EventDeliveryOutcome,
-  type ListEvent,
-  type ListWriteDeliveries,
-  type PlannedDelivery,
-} from '../src/types';
-import { deliveryOutcomesSignal } from './webhook-lifecycle';
+import { DELIVERY_FAILED, type ListEvent, type ListWriteDeliveries, type PlannedDelivery } from '../src/types';
 
 const { recordInternalFailure } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -21,7 +12,7 @@ const DELIVERIES_PER_BATCH = 500;
 
 /**
  * `list-write/{listId}/{writeId}`: one signed POST per recipient and topic, each a single
- * attempt, then to each webhook's `webhook/{id}` the outcomes that can change its count.
+ * attempt. Each `deliverEvent` logs its outcome and tells its webhook's `webhook/{id}`.
  */
 export async function deliverListWrite({ write, recipients, deliveryTimeoutMs }: ListWriteDeliveries): Promise<void> {
   // One attempt, never retried; the timeout sits above the HTTP deadline, so only a lost
@@ -35,40 +26,20 @@ export async function deliverListWrite({ write, recipients, deliveryTimeoutMs }:
     topics.map((topic) => ({ deliveryId: deliveryId(), webhookId, topic })),
   );
   const event: ListEvent = { listId: write.listId, cursor: write.cursor, at: write.at };
-  const outcomes = new Map<string, boolean[]>();
   for (let start = 0; start < planned.length; start += DELIVERIES_PER_BATCH) {
-    const batch = planned.slice(start, start + DELIVERIES_PER_BATCH);
-    const results = await Promise.all(batch.map((delivery) => attempt(delivery)));
-    batch.forEach((delivery, i) => {
-      const result = results[i]!;
-      if ('skipped' in result || result.error === 'internal') return;
-      // A success that resets nothing would only wake the webhook's workflow for nothing.
-      if (result.delivered && !result.resetsFailures) return;
-      outcomes.set(delivery.webhookId, [...(outcomes.get(delivery.webhookId) ?? []), result.delivered]);
-    });
+    await Promise.all(planned.slice(start, start + DELIVERIES_PER_BATCH).map((delivery) => attempt(delivery)));
   }
 
-  // One signal per webhook and write, however many topics it received.
-  await Promise.all(
-    [...outcomes].map(([webhookId, delivered]) =>
-      getExternalWorkflowHandle(lifecycleWorkflowId(webhookId))
-        .signal(deliveryOutcomesSignal, { delivered })
-        .catch(() => undefined), // deleted meanwhile: its workflow has ended, nothing to count
-    ),
-  );
-
-  async function attempt(delivery: PlannedDelivery): Promise<EventDeliveryOutcome> {
+  async function attempt(delivery: PlannedDelivery): Promise<void> {
     try {
-      return await deliverEvent({ delivery, event });
+      await deliverEvent({ delivery, event });
     } catch (error) {
       if (!(error instanceof ActivityFailure)) throw error;
-      // The receiver's failure, classified by the activity.
-      if (error.cause instanceof ApplicationFailure && error.cause.type === DELIVERY_FAILED) {
-        return { ...(error.cause.details?.[0] as DeliveryResult), resetsFailures: false };
-      }
-      // Anything else (a lost worker: the activity timed out) is ours, not the receiver's.
+      // The receiver's failure: the activity has logged and told it.
+      if (error.cause instanceof ApplicationFailure && error.cause.type === DELIVERY_FAILED) return;
+      // Anything else (a lost worker: the activity timed out) is ours, not the receiver's,
+      // and is logged as `internal` without counting against the webhook.
       await recordInternalFailure({ delivery, event });
-      return { delivered: false, statusCode: null, durationMs: 0, error: 'internal', resetsFailures: false };
     }
   }
 }

@@ -6,6 +6,7 @@ import {
   defineSignal,
   defineUpdate,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -30,10 +31,11 @@ export const deleteWebhookUpdate = defineUpdate<void>('deleteWebhook');
 
 const DEFAULT_SIGNALS_PER_RUN = 2_000;
 
-const { storeWebhookState, deleteWebhook } = proxyActivities<Activities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
-});
+const retry = { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' };
+// Stored inside the workflow task that counted the outcomes, not in a task of its own: under
+// a flood of failures this loop must keep up, and outcomes arriving meanwhile wait as one batch.
+const { storeWebhookState } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10 seconds', retry });
+const { deleteWebhook } = proxyActivities<Activities>({ startToCloseTimeout: '10 seconds', retry });
 
 /**
  * `webhook/{id}`: lives as long as its webhook and owns its consecutive-failure count.

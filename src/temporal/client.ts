@@ -1,6 +1,6 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import { lifecycleWorkflowId, type DeliveryResult, type ListWrite, type Recipient, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
-import { deleteWebhookUpdate, deliverListWrite, pingWebhook, registerWebhook, setStatusUpdate, webhookLifecycle } from '../../workflows';
+import { deleteWebhookUpdate, deliverListWrite, deliveryOutcomesSignal, pingWebhook, registerWebhook, setStatusUpdate, webhookLifecycle } from '../../workflows';
 import { newId } from '../ids';
 import { AccountIdKey, ListIdKey, WebhookIdKey, WebhookStatusKey } from './search-attributes';
 
@@ -102,5 +102,14 @@ export async function startWebhookLifecycle(client: Client, taskQueue: string, w
     });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
+/** Tells `webhook/{id}` of one delivery outcome; a webhook deleted meanwhile has nothing to count. */
+export async function signalDeliveryOutcome(client: Client, webhookId: string, delivered: boolean): Promise<void> {
+  try {
+    await client.workflow.getHandle(lifecycleWorkflowId(webhookId)).signal(deliveryOutcomesSignal, { delivered: [delivered] });
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
   }
 }
