@@ -1,4 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailureCategory } from '@temporalio/common';
 import { recordDelivery } from '../src/db/deliveries';
 import type { Sql } from '../src/db/sql';
 import {
@@ -141,6 +142,8 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
           type: DELIVERY_FAILED,
           message: `delivery ${delivery.deliveryId} to ${delivery.webhookId} failed: ${result.error}${status}`,
           nonRetryable: true,
+          // The receiver's failure, logged above: the SDK logs it at DEBUG, not as a worker warning.
+          category: ApplicationFailureCategory.BENIGN,
           details: [result],
         });
       }
