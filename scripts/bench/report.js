@@ -217,9 +217,10 @@ function renderMarkdown(report, image) {
       ['RespondWorkflowTaskCompleted', 'request_latency{RespondWorkflowTaskCompleted}'],
       ['activity schedule-to-start', 'activity_schedule_to_start_latency{deliverEvent}'],
       ['deliverEvent execution', 'activity_execution_latency{deliverEvent}'],
-      ['planDeliveries execution', 'activity_execution_latency{planDeliveries}'],
-      ['storeWebhookState execution', 'activity_execution_latency{storeWebhookState}'],
+      ['SignalWorkflowExecution (from deliverEvent)', 'request_latency{SignalWorkflowExecution}'],
+      ['storeWebhookState execution (local activity)', 'local_activity_execution_latency{storeWebhookState}'],
       ['RespondActivityTaskCompleted', 'request_latency{RespondActivityTaskCompleted}'],
+      ['RespondActivityTaskFailed', 'request_latency{RespondActivityTaskFailed}'],
       ['list-write workflow end-to-end', 'workflow_endtoend_latency{deliverListWrite}'],
     ];
     out.push(`| scenario | step | ${keys.map(([label]) => label).join(' | ')} |`);
