@@ -2,8 +2,9 @@ import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RegistrationInput, RegistrationResult } from '../src/types';
 
-// Short PostgreSQL transactions, run inside the workflow task that follows the ping: a
-// registration answers an HTTP request, and each round trip through Temporal costs it time.
+// Short steps (a PostgreSQL transaction, and for a stored webhook the start of its
+// `webhook/{id}`), run inside the workflow task that follows the ping: a registration
+// answers an HTTP request, and each round trip through Temporal costs it time.
 const store = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },

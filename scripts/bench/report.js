@@ -215,7 +215,8 @@ function renderMarkdown(report, image) {
       ['workflow task execution: webhook/{id}', 'workflow_task_execution_latency{webhookLifecycle}'],
       ['workflow task replay', 'workflow_task_replay_latency'],
       ['RespondWorkflowTaskCompleted', 'request_latency{RespondWorkflowTaskCompleted}'],
-      ['activity schedule-to-start', 'activity_schedule_to_start_latency{deliverEvent}'],
+      // The SDK gives this one without an activity type.
+      ['activity schedule-to-start', 'activity_schedule_to_start_latency'],
       ['deliverEvent execution', 'activity_execution_latency{deliverEvent}'],
       ['SignalWorkflowExecution (from deliverEvent)', 'request_latency{SignalWorkflowExecution}'],
       ['storeWebhookState execution (local activity)', 'local_activity_execution_latency{storeWebhookState}'],
