@@ -1,0 +1,210 @@
+// `npm run record-histories`: runs every workflow type through each of its branches on the
+// real stack (dev server, PostgreSQL, HTTPS receivers) and saves their histories under
+// test/workflows/histories/<release>/, where the replay test replays them on later code.
+// <release> is package.json's version unless HISTORIES_RELEASE names another.
+// See docs/upgrades.md for when to record and when a release's histories may go.
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { Context } from '@temporalio/activity';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createActivities } from '../../../activities';
+import { version } from '../../../package.json';
+import { createLogger } from '../../../src/logger';
+import { createHttpSender } from '../../../src/delivery/sender';
+import { createAddressPolicy } from '../../../src/delivery/url-policy';
+import { TOPICS, lifecycleWorkflowId, type ListWriteDeliveries } from '../../../src/types';
+import { deliverListWrite, webhookLifecycle } from '../../../workflows';
+import { ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/temporal/search-attributes';
+import type { Receiver } from '../../support/receiver';
+import { startTestStack, type TestStack } from '../../support/stack';
+import { waitFor } from '../../support/wait';
+
+const release = process.env.HISTORIES_RELEASE ?? version;
+const directory = path.join(__dirname, '..', 'histories', release);
+
+let stack: TestStack;
+let receiver: Receiver;
+beforeAll(async () => {
+  await mkdir(directory, { recursive: true });
+  stack = await startTestStack();
+  receiver = await stack.startReceiver();
+  // Paths under /fail answer 500; everything else 200.
+  receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
+});
+afterAll(() => stack?.stop());
+
+/** Saves the history of one run (the latest when runId is omitted), open or closed, as `<name>.json`. */
+async function save(name: string, workflowId: string, runId?: string): Promise<void> {
+  const history = await stack.service.client.workflow.getHandle(workflowId, runId).fetchHistory();
+  expect(history.events?.length).toBeGreaterThan(0);
+  await writeFile(path.join(directory, `${name}.json`), `${historyToJSON(history)}\n`);
+}
+
+async function registrationWorkflowIds(accountId: string): Promise<string[]> {
+  const rows = await stack.service.sql<{ id: string }[]>`
+    SELECT id FROM registrations WHERE account_id = ${accountId} ORDER BY created_at, id`;
+  return rows.map((row) => `registration/${accountId}/${row.id}`);
+}
+
+async function pingWorkflowId(webhookId: string): Promise<string> {
+  return waitFor(async () => {
+    for await (const execution of stack.service.client.workflow.list({ query: `WorkflowType = 'pingWebhook' AND WebhookId = '${webhookId}'` })) {
+      return execution.workflowId;
+    }
+    return undefined;
+  }, { what: `the ping workflow of ${webhookId}` });
+}
+
+const writeBody = (writeId: string) => ({ token: stack.internalApiToken, body: { writeId, changes: [{ type: 'item.added' }] } });
+
+async function setWebhookStatus(token: string, webhookId: string, status: 'active' | 'paused') {
+  const response = await stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token, body: { status } });
+  expect(response.status).toBe(200);
+}
+
+/** Starts `deliverListWrite` directly, for branches a write through the API cannot reach on demand. */
+function startWrite(taskQueue: string, name: string, input: Omit<ListWriteDeliveries, 'write'> & { listId: string }) {
+  const { listId, ...rest } = input;
+  const write = { listId, writeId: name, cursor: 1, at: new Date().toISOString(), topics: [...TOPICS] };
+  return stack.service.client.workflow.start(deliverListWrite, {
+    taskQueue,
+    workflowId: `list-write/${listId}/${name}`,
+    args: [{ write, ...rest }],
+    typedSearchAttributes: [{ key: ListIdKey, value: listId }],
+  });
+}
+
+describe(`recording workflow histories of release ${release}`, () => {
+  it('registerWebhook: created, updated, unreachable', async () => {
+    const account = await stack.createAccount();
+    await stack.registerWebhook(account.token, receiver.urlFor('/registered'));
+    const update = await stack.request('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor('/registered'), events: ['item.added'] } });
+    expect(update.status).toBe(200);
+    const unreachable = await stack.request('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor('/fail/registration') } });
+    expect(unreachable.status).toBe(422);
+    const [created, updated, refused] = await registrationWorkflowIds(account.id);
+    await save('registration-created', created!);
+    await save('registration-updated', updated!);
+    await save('registration-unreachable', refused!);
+  });
+
+  it('pingWebhook: delivered and failed', async () => {
+    const account = await stack.createAccount();
+    for (const [name, url] of [['ping-delivered', '/pinged'], ['ping-failed', '/pinged-then-fail']] as const) {
+      const webhook = await stack.registerWebhook(account.token, receiver.urlFor(url));
+      if (name === 'ping-failed') receiver.respondWith((request) => (request.path.startsWith('/fail') || request.path === url ? { status: 500 } : {}));
+      const response = await stack.request('POST', `/v3/webhooks/${webhook.id}/pings`, { token: account.token });
+      expect(response.body.delivered).toBe(name === 'ping-delivered');
+      await save(name, await pingWorkflowId(webhook.id));
+    }
+    receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
+  });
+
+  it('deliverListWrite: delivered to every topic, and failed at the receiver', async () => {
+    const delivered = await stack.setUpListWebhook(receiver.urlFor('/all-topics'), { events: [...TOPICS] });
+    await stack.reportWrite(delivered.listId, 'delivered', [{ type: 'item.added' }, { type: 'item.checked' }]);
+    await save('list-write-delivered', `list-write/${delivered.listId}/delivered`);
+
+    const failing = await stack.setUpListWebhook(receiver.urlFor('/answers-500-later'), { events: ['item.added', 'list.changed'] });
+    receiver.respondWith((request) => (request.path === '/answers-500-later' ? { status: 500 } : {}));
+    await stack.reportWrite(failing.listId, 'failed');
+    await save('list-write-failed', `list-write/${failing.listId}/failed`);
+  });
+
+  it('deliverListWrite: skipped (webhook paused or deleted since the write), and past one wave of 500', async () => {
+    const { owner, webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/paused'));
+    await setWebhookStatus(owner.token, webhookId, 'paused');
+    const skipped = await startWrite(stack.taskQueue, 'skipped', {
+      listId,
+      recipients: [{ webhookId, topics: ['list.changed'] }, { webhookId: 'wh_000000000000000000000000', topics: ['item.added'] }],
+      deliveryTimeoutMs: 3000,
+    });
+    await skipped.result();
+    await save('list-write-skipped', skipped.workflowId);
+
+    // 505 deliveries to webhooks that no longer exist: two waves, each delivery skipped.
+    const gone = Array.from({ length: 101 }, (_, i) => ({ webhookId: `wh_gone${String(i).padStart(20, '0')}`, topics: [...TOPICS] }));
+    const waves = await startWrite(stack.taskQueue, 'two-waves', { listId, recipients: gone, deliveryTimeoutMs: 3000 });
+    await waves.result();
+    await save('list-write-two-waves', waves.workflowId);
+  });
+
+  it('deliverListWrite: a delivery lost on our side (its activity times out) is recorded as internal', async () => {
+    const { webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/lost'));
+    const taskQueue = `${stack.taskQueue}-lost`;
+    const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
+    const http = createHttpSender({ timeoutMs: 1000, policy: createAddressPolicy([]), userAgent: 'recorder' });
+    const activities = createActivities({ sql: stack.service.sql, http, logger: createLogger('silent') });
+    // A worker that never finishes a delivery, as if it had died mid-POST: the activity
+    // times out and the workflow records the delivery as our own failure.
+    const worker = await Worker.create({
+      connection,
+      taskQueue,
+      workflowsPath: path.resolve(__dirname, '../../../workflows'),
+      activities: { ...activities, deliverEvent: () => Context.current().cancelled },
+      shutdownGraceTime: '100 ms',
+    });
+    await worker.runUntil(async () => {
+      const lost = await startWrite(taskQueue, 'lost', { listId, recipients: [{ webhookId, topics: ['list.changed'] }], deliveryTimeoutMs: 100 });
+      await lost.result();
+      await save('list-write-internal-failure', lost.workflowId);
+    });
+    await http.close();
+    await connection.close();
+    const rows = await stack.service.sql`SELECT error FROM deliveries WHERE webhook_id = ${webhookId}`;
+    expect(rows.map((row) => row.error)).toEqual(['internal']);
+  });
+
+  it('webhookLifecycle: counting and resets, still open', async () => {
+    const { owner, webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/counting'));
+    // Each write's outcome, and the count it leaves.
+    const steps = [[false, 1], [false, 2], [true, 0], [false, 1]] as const;
+    for (const [i, [delivered, count]] of steps.entries()) {
+      receiver.respondWith((request) => (request.path === '/counting' && !delivered ? { status: 500 } : {}));
+      await stack.reportWrite(listId, `count-${i}`);
+      await stack.waitForFailureCount(owner.token, webhookId, count);
+    }
+    await save('webhook-counting-open', lifecycleWorkflowId(webhookId));
+  });
+
+  it('webhookLifecycle: auto-pause at 20, reactivation, manual pause, deletion', async () => {
+    const { owner, webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/pausing'));
+    receiver.respondWith((request) => (request.path === '/pausing' ? { status: 500 } : {}));
+    for (let i = 0; i < 20; i++) await stack.reportWrite(listId, `pause-${i}`);
+    const paused = await stack.waitForFailureCount(owner.token, webhookId, 20);
+    expect(paused).toMatchObject({ status: 'paused', pausedReason: 'auto_failures' });
+    await save('webhook-auto-paused-open', lifecycleWorkflowId(webhookId));
+
+    receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
+    await setWebhookStatus(owner.token, webhookId, 'active');
+    await stack.reportWrite(listId, 'after-reactivation');
+    await setWebhookStatus(owner.token, webhookId, 'paused');
+    await save('webhook-manually-paused-open', lifecycleWorkflowId(webhookId));
+    expect((await stack.request('DELETE', `/v3/webhooks/${webhookId}`, { token: owner.token })).status).toBe(204);
+    await stack.service.client.workflow.getHandle(lifecycleWorkflowId(webhookId)).result();
+    await save('webhook-deleted', lifecycleWorkflowId(webhookId));
+  });
+
+  it('webhookLifecycle: continue-as-new after its signal budget', async () => {
+    const { owner, webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/continuing'));
+    const workflowId = lifecycleWorkflowId(webhookId);
+    const client = stack.service.client;
+    await client.workflow.getHandle(workflowId).terminate('recording: restart with a small signal budget');
+    const started = await client.workflow.start(webhookLifecycle, {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [{ state: { webhookId, accountId: owner.id, status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 }, signalsPerRun: 3 }],
+      typedSearchAttributes: [{ key: WebhookIdKey, value: webhookId }, { key: WebhookStatusKey, value: 'active' }],
+    });
+    receiver.respondWith((request) => (request.path === '/continuing' ? { status: 500 } : {}));
+    for (let i = 0; i < 5; i++) await stack.reportWrite(listId, `continue-${i}`);
+    await stack.waitForFailureCount(owner.token, webhookId, 5);
+    const { runId } = await client.workflow.getHandle(workflowId).describe();
+    expect(runId).not.toBe(started.firstExecutionRunId);
+    await save('webhook-continued-as-new', workflowId, started.firstExecutionRunId);
+    await save('webhook-after-continue-as-new-open', workflowId, runId);
+    receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
+  });
+});
