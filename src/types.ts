@@ -86,6 +86,8 @@ export interface WebhookLifecycleInput {
   state: WebhookLifecycleState;
   /** Continue-as-new after this many signals (Temporal caps a run at 10,000); tests lower it. */
   signalsPerRun?: number;
+  /** Outcomes that reached the previous run after its last count; counted first. */
+  uncountedOutcomes?: boolean[];
 }
 
 /** Outcomes of event deliveries to one webhook, in the order they happened; `internal` ones left out. */

@@ -5,9 +5,11 @@ import {
   defineQuery,
   defineSignal,
   defineUpdate,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -38,6 +40,9 @@ export const deleteWebhookUpdate = defineUpdate<void>('deleteWebhook');
  */
 const DEFAULT_SIGNALS_PER_RUN = 200;
 
+/** Patch id (0.2.0): continue-as-new decided in a task of its own, carrying uncounted outcomes. */
+const CONTINUE_AS_NEW_IN_OWN_TASK = 'continue-as-new-in-own-task';
+
 const retry = { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' };
 // Stored inside the workflow task that counted the outcomes, not in a task of its own: under
 // a flood of failures this loop must keep up, and outcomes arriving meanwhile wait as one batch.
@@ -50,9 +55,13 @@ const { deleteWebhook } = proxyActivities<Activities>({ startToCloseTimeout: '10
  * later outcomes change nothing until it is reactivated. PostgreSQL mirrors the state
  * (for the API and for deciding recipients); only this loop writes it, one version at a time.
  */
-export async function webhookLifecycle({ state: initial, signalsPerRun = DEFAULT_SIGNALS_PER_RUN }: WebhookLifecycleInput): Promise<void> {
+export async function webhookLifecycle({
+  state: initial,
+  signalsPerRun = DEFAULT_SIGNALS_PER_RUN,
+  uncountedOutcomes = [],
+}: WebhookLifecycleInput): Promise<void> {
   const state: WebhookLifecycleState = { ...initial };
-  const inbox: boolean[] = [];
+  const inbox: boolean[] = [...uncountedOutcomes];
   let signalsThisRun = 0;
   let deleted = false;
   let version = 0;
@@ -109,8 +118,16 @@ export async function webhookLifecycle({ state: initial, signalsPerRun = DEFAULT
     }
     if (runIsLong() && inbox.length === 0 && version === storedVersion) {
       await condition(allHandlersFinished);
-      // Outcomes that arrived meanwhile are counted first (next turn): none may be left behind.
-      if (!deleted && inbox.length === 0 && version === storedVersion) {
+      if (patched(CONTINUE_AS_NEW_IN_OWN_TASK)) {
+        // Decided in a workflow task of its own, which holds every outcome that reached this
+        // run before it: when Temporal refuses a continue-as-new because a signal came in
+        // meanwhile, the retry replays the task that stored the state without that signal,
+        // and a decision taken there would leave it behind. Outcomes not yet counted go along.
+        await sleep(1);
+        if (!deleted && version === storedVersion && allHandlersFinished()) {
+          await continueAsNew<typeof webhookLifecycle>({ state, signalsPerRun, uncountedOutcomes: inbox.splice(0) });
+        }
+      } else if (!deleted && inbox.length === 0 && version === storedVersion) {
         await continueAsNew<typeof webhookLifecycle>({ state, signalsPerRun });
       }
     }

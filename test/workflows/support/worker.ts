@@ -1,0 +1,39 @@
+// A worker running the real workflows with activities the test passes, on the run's
+// Temporal dev server and a task queue of its own: the workflows' rules alone, with no
+// database or receiver behind them.
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import type { Activities } from '../../../activities';
+
+export interface WorkflowWorker {
+  client: Client;
+  taskQueue: string;
+  stop(): Promise<void>;
+}
+
+export async function startWorkflowWorker(activities: Partial<Activities>): Promise<WorkflowWorker> {
+  const address = inject('temporalAddress');
+  const taskQueue = `workflow-test-${randomBytes(4).toString('hex')}`;
+  const nativeConnection = await NativeConnection.connect({ address });
+  const worker = await Worker.create({
+    connection: nativeConnection,
+    taskQueue,
+    workflowsPath: path.resolve(__dirname, '../../../workflows'),
+    activities,
+  });
+  const running = worker.run();
+  const connection = await Connection.connect({ address });
+  return {
+    client: new Client({ connection }),
+    taskQueue,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await nativeConnection.close();
+    },
+  };
+}

@@ -1,0 +1,139 @@
+// The counting rules of `webhook/{id}`, on the real workflow code with activities the test
+// passes: what each sequence of outcomes and status changes leaves, and that the state is
+// stored after every change and carried across continue-as-new.
+import { randomBytes } from 'node:crypto';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WebhookLifecycleState, WebhookStatus } from '../../src/types';
+import { deleteWebhookUpdate, deliveryOutcomesSignal, lifecycleStateQuery, setStatusUpdate, webhookLifecycle } from '../../workflows';
+import { waitFor } from '../support/wait';
+import { startWorkflowWorker, type WorkflowWorker } from './support/worker';
+
+/** What the workflow stored, per webhook, latest last. */
+const stored = new Map<string, WebhookLifecycleState[]>();
+const deleted: string[] = [];
+let worker: WorkflowWorker;
+beforeAll(async () => {
+  worker = await startWorkflowWorker({
+    async storeWebhookState(state) {
+      stored.set(state.webhookId, [...(stored.get(state.webhookId) ?? []), state]);
+    },
+    async deleteWebhook(webhookId) {
+      deleted.push(webhookId);
+    },
+  });
+});
+afterAll(() => worker?.stop());
+
+type Step = boolean[] | WebhookStatus;
+const failures = (count: number) => Array<boolean>(count).fill(false);
+
+function initialState(overrides: Partial<WebhookLifecycleState> = {}): WebhookLifecycleState {
+  const webhookId = `wh_${randomBytes(12).toString('hex')}`;
+  return { webhookId, accountId: 'acc_rules', status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0, ...overrides };
+}
+
+async function start(state: WebhookLifecycleState, signalsPerRun?: number) {
+  return worker.client.workflow.start(webhookLifecycle, {
+    taskQueue: worker.taskQueue,
+    workflowId: `webhook/${state.webhookId}`,
+    args: [{ state, signalsPerRun }],
+  });
+}
+
+const cases: { rule: string; initial?: Partial<WebhookLifecycleState>; steps: Step[]; expected: Partial<WebhookLifecycleState> }[] = [
+  { rule: 'each failure adds one', steps: [failures(3)], expected: { status: 'active', consecutiveFailures: 3, failuresCounted: 3 } },
+  { rule: 'a delivery resets the count', steps: [[false, false, true]], expected: { status: 'active', consecutiveFailures: 0, failuresCounted: 2 } },
+  { rule: 'failures after a reset count from 0', steps: [[false, true, false, false]], expected: { consecutiveFailures: 2, failuresCounted: 3 } },
+  { rule: '19 failures leave it active', steps: [failures(19)], expected: { status: 'active', pausedReason: null, consecutiveFailures: 19 } },
+  { rule: 'the 20th consecutive failure pauses it', steps: [failures(20)], expected: { status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 } },
+  {
+    rule: 'outcomes after the pause change nothing but the failures told',
+    steps: [failures(20), [true, false, false]],
+    expected: { status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20, failuresCounted: 22 },
+  },
+  { rule: 'reactivation resets the count, and failures count again', steps: [failures(20), 'active', [false]], expected: { status: 'active', pausedReason: null, consecutiveFailures: 1 } },
+  {
+    rule: 'a manual pause keeps the count, and later outcomes leave it',
+    steps: [[false, false], 'paused', [true, false]],
+    expected: { status: 'paused', pausedReason: 'manual', consecutiveFailures: 2, failuresCounted: 3 },
+  },
+  { rule: 'pausing an auto-paused webhook keeps its reason', steps: [failures(20), 'paused'], expected: { status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 } },
+  { rule: 'reactivating an active webhook resets its count', steps: [failures(4), 'active'], expected: { status: 'active', consecutiveFailures: 0, failuresCounted: 4 } },
+  {
+    rule: 'a count carried into the run goes on from where it was',
+    initial: { consecutiveFailures: 18, failuresCounted: 30 },
+    steps: [failures(2)],
+    expected: { status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20, failuresCounted: 32 },
+  },
+];
+
+describe('webhook/{id} counting rules', () => {
+  it.each(cases)('$rule', async ({ initial, steps, expected }) => {
+    const state = initialState(initial);
+    const handle = await start(state);
+    let told = state.failuresCounted;
+    for (const step of steps) {
+      if (typeof step === 'string') {
+        await handle.executeUpdate(setStatusUpdate, { args: [step] });
+        continue;
+      }
+      await handle.signal(deliveryOutcomesSignal, { delivered: step });
+      told += step.filter((delivered) => !delivered).length;
+      // The next step waits until these outcomes are counted, as they would be in service.
+      await waitFor(async () => ((await handle.query(lifecycleStateQuery)).failuresCounted === told ? true : undefined));
+    }
+    const final = await handle.query(lifecycleStateQuery);
+    expect(final).toMatchObject(expected);
+    // PostgreSQL's mirror gets every change: the last state stored is the final one.
+    const last = await waitFor(async () => {
+      const latest = stored.get(state.webhookId)?.at(-1);
+      return latest && JSON.stringify(latest) === JSON.stringify(final) ? latest : undefined;
+    }, { what: 'the final state stored' });
+    expect(last).toMatchObject(expected);
+  });
+
+  it('refuses a status other than active or paused, and changes nothing', async () => {
+    const state = initialState();
+    const handle = await start(state);
+    await expect(handle.executeUpdate(setStatusUpdate, { args: ['deleted' as WebhookStatus] })).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(await handle.query(lifecycleStateQuery)).toEqual(state);
+  });
+
+  it('continues as new after its signal budget, carrying the count', async () => {
+    const state = initialState();
+    const handle = await start(state, 3);
+    const latestRun = () => worker.client.workflow.getHandle(handle.workflowId);
+    for (let i = 1; i <= 7; i++) {
+      await handle.signal(deliveryOutcomesSignal, { delivered: [false] });
+      await waitFor(async () => ((await latestRun().query(lifecycleStateQuery)).failuresCounted === i ? true : undefined), { what: `failure ${i} counted` });
+    }
+    const latest = latestRun();
+    expect(await latest.query(lifecycleStateQuery)).toMatchObject({ consecutiveFailures: 7, failuresCounted: 7, status: 'active' });
+    const first = await worker.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();
+    expect(first.events!.at(-1)!.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
+    expect(first.events!.filter((event) => event.workflowExecutionSignaledEventAttributes).length).toBeGreaterThanOrEqual(3);
+    expect((await latest.describe()).runId).not.toBe(handle.firstExecutionRunId);
+  });
+
+  it('counts every outcome of a burst that spans several runs', async () => {
+    const state = initialState();
+    const handle = await start(state, 3);
+    const burst = 40;
+    await Promise.all(Array.from({ length: burst }, () => handle.signal(deliveryOutcomesSignal, { delivered: [false] })));
+    const latestRun = () => worker.client.workflow.getHandle(handle.workflowId);
+    const final = await waitFor(async () => {
+      const current = await latestRun().query(lifecycleStateQuery);
+      return current.failuresCounted === burst ? current : undefined;
+    }, { what: `all ${burst} failures counted` });
+    expect(final).toMatchObject({ status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 });
+  });
+
+  it('deletes the webhook through its activity and ends', async () => {
+    const state = initialState();
+    const handle = await start(state);
+    await handle.executeUpdate(deleteWebhookUpdate);
+    await handle.result();
+    expect(deleted).toContain(state.webhookId);
+  });
+});
