@@ -23,6 +23,8 @@ export async function startWorkflowWorker(activities: Partial<Activities>): Prom
     taskQueue,
     workflowsPath: path.resolve(__dirname, '../../../workflows'),
     activities,
+    // Activities left hanging by a test end at shutdown, through their cancellation.
+    shutdownGraceTime: '100 ms',
   });
   const running = worker.run();
   const connection = await Connection.connect({ address });
