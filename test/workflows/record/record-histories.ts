@@ -57,7 +57,6 @@ async function pingWorkflowId(webhookId: string): Promise<string> {
   }, { what: `the ping workflow of ${webhookId}` });
 }
 
-const writeBody = (writeId: string) => ({ token: stack.internalApiToken, body: { writeId, changes: [{ type: 'item.added' }] } });
 
 async function setWebhookStatus(token: string, webhookId: string, status: 'active' | 'paused') {
   const response = await stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token, body: { status } });
