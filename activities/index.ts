@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ApplicationFailureCategory } from '@temporalio/common';
 import { recordDelivery } from '../src/db/deliveries';
+import { pruneRecords, type Pruned } from '../src/db/retention';
 import type { Sql } from '../src/db/sql';
 import {
   abandonRegistration,
@@ -165,6 +166,12 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
 
     deleteWebhook(webhookId: string): Promise<void> {
       return deleteWebhook(sql, webhookId);
+    },
+
+    async pruneRecords(retentionDays: number): Promise<Pruned> {
+      const pruned = await pruneRecords(sql, retentionDays);
+      logger.info({ msg: 'records pruned', retentionDays, ...pruned });
+      return pruned;
     },
   };
 }

@@ -1,6 +1,7 @@
 // Configuration is read from the environment once, at start, into one typed object.
 // A missing or malformed value stops start-up with one line naming it.
 import ipaddr from 'ipaddr.js';
+import { DEFAULT_DELIVERIES_PER_BATCH } from './types';
 
 export interface Config {
   port: number;
@@ -12,6 +13,10 @@ export interface Config {
   /** Unset: generated at first start and kept under dataDir. */
   internalApiToken: string | undefined;
   deliveryTimeoutMs: number;
+  /** A write with more deliveries than this is delivered in child workflows of this many. */
+  deliveriesPerBatch: number;
+  /** Writes and registrations older than this are pruned (every hour, by a Temporal Schedule). */
+  retentionDays: number;
   allowedCidrs: string[];
   dataDir: string;
   logLevel: string;
@@ -70,6 +75,8 @@ export function loadConfig(env: Env = process.env): Config {
     temporalNamespace: optional(env, 'TEMPORAL_NAMESPACE') ?? 'default',
     internalApiToken,
     deliveryTimeoutMs: integer(env, 'DELIVERY_TIMEOUT_MS', 10_000, 100, 120_000),
+    deliveriesPerBatch: integer(env, 'DELIVERIES_PER_BATCH', DEFAULT_DELIVERIES_PER_BATCH, 1, 1000),
+    retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),
     allowedCidrs: cidrList(env, 'WEBHOOK_ALLOWED_CIDRS'),
     dataDir: optional(env, 'DATA_DIR') ?? '.data',
     logLevel: optional(env, 'LOG_LEVEL') ?? 'info',

@@ -13,6 +13,7 @@ import { createHttpSender, type HttpSenderOptions } from './delivery/sender';
 import { checkWebhookUrl, createAddressPolicy, systemResolver } from './delivery/url-policy';
 import type { Logger } from './logger';
 import { createWorkflows } from './temporal/client';
+import { ensureRetentionSchedule } from './temporal/retention-schedule';
 import { createWorker } from './temporal/worker';
 import { TASK_QUEUE } from './types';
 
@@ -99,12 +100,14 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
   const { config } = options;
   const { policy, resolve } = urlPolicy(options);
   const http = createHttpSender({ timeoutMs: config.deliveryTimeoutMs, policy, resolve, ca: options.sender?.ca, userAgent: USER_AGENT });
+  const taskQueue = options.taskQueue ?? TASK_QUEUE;
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
-    taskQueue: options.taskQueue ?? TASK_QUEUE,
+    taskQueue,
     activities: createActivities({ sql, http, logger: options.logger }),
   });
+  await ensureRetentionSchedule(new Client({ connection, namespace: config.temporalNamespace }), taskQueue, config.retentionDays);
   const running = worker.run();
   return {
     async stop() {
@@ -127,7 +130,7 @@ async function runApi(
   const client = new Client({ connection, namespace: config.temporalNamespace });
   const app = createApp({
     sql,
-    workflows: createWorkflows(client, options.taskQueue ?? TASK_QUEUE, config.deliveryTimeoutMs, { eagerStart }),
+    workflows: createWorkflows(client, { taskQueue: options.taskQueue ?? TASK_QUEUE, deliveryTimeoutMs: config.deliveryTimeoutMs, deliveriesPerBatch: config.deliveriesPerBatch, eagerStart }),
     logger: options.logger,
     internalApiToken: options.internalApiToken,
     checkUrl: (raw) => checkWebhookUrl(raw, policy, resolve),

@@ -120,6 +120,15 @@ export interface ListWriteDeliveries {
   recipients: Recipient[];
   /** The HTTP deadline of each delivery; the activity's own timeout sits a little above it. */
   deliveryTimeoutMs: number;
+  /** A write with more deliveries is delivered by child workflows of this many each; absent (before 0.2.0): 500. */
+  deliveriesPerBatch?: number;
+}
+
+/** Input of `list-write/{listId}/{writeId}/batch/{n}`: one batch of a large write. */
+export interface ListWriteBatch {
+  event: ListEvent;
+  deliveries: PlannedDelivery[];
+  deliveryTimeoutMs: number;
 }
 
 /** One delivery of a write: its log id is fixed before it is attempted. */
@@ -134,8 +143,14 @@ export type EventDeliveryOutcome = DeliveryResult | { skipped: true };
 
 export const TASK_QUEUE = 'webhooks';
 
-/** The id of a webhook's own workflow (DESIGN.md §8). */
+/** Workflow ids, as operators search for them in the Temporal Web UI. */
 export const lifecycleWorkflowId = (webhookId: string) => `webhook/${webhookId}`;
+export const listWriteWorkflowId = (listId: string, writeId: string) => `list-write/${listId}/${writeId}`;
+/** One pruning schedule per task queue (that is, per deployment); its workflows' ids start the same. */
+export const retentionScheduleId = (taskQueue: string) => `prune-records/${taskQueue}`;
+export const listWriteBatchWorkflowId = (listId: string, writeId: string, batch: number) => `${listWriteWorkflowId(listId, writeId)}/batch/${batch}`;
+
+export const DEFAULT_DELIVERIES_PER_BATCH = 500;
 export const MAX_CONSECUTIVE_FAILURES = 20;
 export const MAX_WEBHOOKS_PER_ACCOUNT = 5;
 export const MAX_LIST_IDS = 50;

@@ -1,46 +1,52 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, uuid4 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { DELIVERY_FAILED, type ListEvent, type ListWriteDeliveries, type PlannedDelivery } from '../src/types';
+import { executeChild, patched, uuid4 } from '@temporalio/workflow';
+import { ListIdKey } from '../src/temporal/search-attributes';
+import { DEFAULT_DELIVERIES_PER_BATCH, listWriteBatchWorkflowId, type ListEvent, type ListWriteDeliveries, type PlannedDelivery } from '../src/types';
+import { deliverEvents } from './deliver-events';
+import { deliverListWriteBatch } from './deliver-list-write-batch';
 
-const { recordInternalFailure } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
-});
+/** Patch id (0.2.0): a write larger than one batch is delivered by child workflows. */
+const CHILD_BATCHES = 'list-write-child-batches';
 
-/** A workflow task may schedule at most 2,000 activities; stay well below. */
-const DELIVERIES_PER_BATCH = 500;
+/**
+ * Batches running at once: enough to keep the workers busy, few enough that the pending
+ * activities stay far below Temporal's limits and other writes still get their turn.
+ */
+const BATCHES_AT_ONCE = 10;
 
 /**
  * `list-write/{listId}/{writeId}`: one signed POST per recipient and topic, each a single
- * attempt. Each `deliverEvent` logs its outcome and tells its webhook's `webhook/{id}`.
+ * attempt. A write of up to one batch is delivered here; a larger one (up to 25,025
+ * deliveries) by one child workflow per batch, so that no history nears Temporal's limits
+ * on events and size (three or more events per delivery: 25,025 would need about 75,000,
+ * and Temporal ends a history at 51,200).
  */
-export async function deliverListWrite({ write, recipients, deliveryTimeoutMs }: ListWriteDeliveries): Promise<void> {
-  // One attempt, never retried; the timeout sits above the HTTP deadline, so only a lost
-  // worker reaches it, and that is our failure, not the receiver's.
-  const { deliverEvent } = proxyActivities<Activities>({
-    startToCloseTimeout: deliveryTimeoutMs + 5_000,
-    retry: { maximumAttempts: 1 },
-  });
-
+export async function deliverListWrite({
+  write,
+  recipients,
+  deliveryTimeoutMs,
+  deliveriesPerBatch = DEFAULT_DELIVERIES_PER_BATCH,
+}: ListWriteDeliveries): Promise<void> {
   const planned: PlannedDelivery[] = recipients.flatMap(({ webhookId, topics }) =>
     topics.map((topic) => ({ deliveryId: deliveryId(), webhookId, topic })),
   );
   const event: ListEvent = { listId: write.listId, cursor: write.cursor, at: write.at };
-  for (let start = 0; start < planned.length; start += DELIVERIES_PER_BATCH) {
-    await Promise.all(planned.slice(start, start + DELIVERIES_PER_BATCH).map((delivery) => attempt(delivery)));
+  if (planned.length <= deliveriesPerBatch || !patched(CHILD_BATCHES)) {
+    await deliverEvents(planned, event, deliveryTimeoutMs);
+    return;
   }
 
-  async function attempt(delivery: PlannedDelivery): Promise<void> {
-    try {
-      await deliverEvent({ delivery, event });
-    } catch (error) {
-      if (!(error instanceof ActivityFailure)) throw error;
-      // The receiver's failure: the activity has logged and told it.
-      if (error.cause instanceof ApplicationFailure && error.cause.type === DELIVERY_FAILED) return;
-      // Anything else (a lost worker: the activity timed out) is ours, not the receiver's,
-      // and is logged as `internal` without counting against the webhook.
-      await recordInternalFailure({ delivery, event });
-    }
+  const batches: PlannedDelivery[][] = [];
+  for (let start = 0; start < planned.length; start += deliveriesPerBatch) batches.push(planned.slice(start, start + deliveriesPerBatch));
+  for (let first = 0; first < batches.length; first += BATCHES_AT_ONCE) {
+    await Promise.all(
+      batches.slice(first, first + BATCHES_AT_ONCE).map((deliveries, i) =>
+        executeChild(deliverListWriteBatch, {
+          workflowId: listWriteBatchWorkflowId(write.listId, write.writeId, first + i + 1),
+          args: [{ event, deliveries, deliveryTimeoutMs }],
+          typedSearchAttributes: [{ key: ListIdKey, value: write.listId }],
+        }),
+      ),
+    );
   }
 }
 

@@ -8,3 +8,5 @@ export {
   deleteWebhookUpdate,
 } from './webhook-lifecycle';
 export { deliverListWrite } from './deliver-list-write';
+export { deliverListWriteBatch } from './deliver-list-write-batch';
+export { pruneRecords } from './prune-records';

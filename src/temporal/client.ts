@@ -1,5 +1,5 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
-import { lifecycleWorkflowId, type DeliveryResult, type ListWrite, type Recipient, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
+import { lifecycleWorkflowId, listWriteWorkflowId, type DeliveryResult, type ListWrite, type Recipient, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
 import { deleteWebhookUpdate, deliverListWrite, deliveryOutcomesSignal, pingWebhook, registerWebhook, setStatusUpdate, webhookLifecycle } from '../../workflows';
 import { newId } from '../ids';
 import { AccountIdKey, ListIdKey, WebhookIdKey, WebhookStatusKey } from './search-attributes';
@@ -9,8 +9,11 @@ export interface Workflows {
   registerWebhook(input: RegistrationInput): Promise<RegistrationResult>;
   pingWebhook(accountId: string, webhookId: string): Promise<DeliveryResult>;
   setWebhookStatus(webhookId: string, status: WebhookStatus): Promise<WebhookLifecycleState>;
-  /** Starts the deliveries of a recorded write, once: a repeat finds it started (or done). */
-  startListWrite(write: ListWrite, recipients: Recipient[]): Promise<void>;
+  /**
+   * Starts the deliveries of a recorded write, once: a repeat finds it started (or done).
+   * A write just recorded may reuse the id of a closed one whose row was pruned.
+   */
+  startListWrite(write: ListWrite, recipients: Recipient[], { repeated }: { repeated: boolean }): Promise<void>;
   /** Removes the webhook through its workflow, which then ends; false when no such workflow runs. */
   deleteWebhook(webhookId: string): Promise<boolean>;
   /** Resolves when the Temporal frontend answers; for /readyz. */
@@ -19,11 +22,18 @@ export interface Workflows {
 
 const START_DEADLINE_MS = 5_000;
 
-/**
- * `eagerStart`: a worker of this task queue runs in this process on the client's own
- * NativeConnection, so Temporal may hand it a new workflow's first task directly.
- */
-export function createWorkflows(client: Client, taskQueue: string, deliveryTimeoutMs: number, { eagerStart = false } = {}): Workflows {
+export interface WorkflowsOptions {
+  taskQueue: string;
+  deliveryTimeoutMs: number;
+  deliveriesPerBatch: number;
+  /**
+   * A worker of this task queue runs in this process on the client's own NativeConnection,
+   * so Temporal may hand it a new workflow's first task directly.
+   */
+  eagerStart?: boolean;
+}
+
+export function createWorkflows(client: Client, { taskQueue, deliveryTimeoutMs, deliveriesPerBatch, eagerStart = false }: WorkflowsOptions): Workflows {
   // A workflow that answers an HTTP request: one that cannot finish soon never will.
   const workflowExecutionTimeout = '2 minutes';
   const lifecycle = (webhookId: string) => client.workflow.getHandle(lifecycleWorkflowId(webhookId));
@@ -51,16 +61,17 @@ export function createWorkflows(client: Client, taskQueue: string, deliveryTimeo
           { key: WebhookIdKey, value: webhookId },
         ],
       }),
-    startListWrite: async (write, recipients) => {
+    startListWrite: async (write, recipients, { repeated }) => {
       try {
         // Fail fast while Temporal is down (the upstream gets 503 and retries) instead of
         // riding out the client's own retries.
         await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () => client.workflow.start(deliverListWrite, {
           taskQueue,
-          workflowId: `list-write/${write.listId}/${write.writeId}`,
-          args: [{ write, recipients, deliveryTimeoutMs }],
-          // A finished write is never delivered again, whatever repeats of it come later.
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          workflowId: listWriteWorkflowId(write.listId, write.writeId),
+          args: [{ write, recipients, deliveryTimeoutMs, deliveriesPerBatch }],
+          // A finished write is never delivered again, whatever repeats of it come later; a
+          // writeId recorded anew after its row was pruned (RETENTION_DAYS) is a new write.
+          workflowIdReusePolicy: repeated ? WorkflowIdReusePolicy.REJECT_DUPLICATE : WorkflowIdReusePolicy.ALLOW_DUPLICATE,
           requestEagerStart: eagerStart,
           typedSearchAttributes: [{ key: ListIdKey, value: write.listId }],
         }));

@@ -208,7 +208,7 @@ describe('a write while Temporal is unreachable', () => {
     // The same API, on the same database, with a Temporal frontend that does not answer.
     const temporalDown = await startResettingServer();
     const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${temporalDown.port}`, connectTimeout: '1s' }) });
-    const api = await stack.startApiWith({ workflows: createWorkflows(deadTemporal, stack.taskQueue, 3000) });
+    const api = await stack.startApiWith({ workflows: createWorkflows(deadTemporal, { taskQueue: stack.taskQueue, deliveryTimeoutMs: 3000, deliveriesPerBatch: 500 }) });
     const body = JSON.stringify({ writeId: 'during-outage', changes: [{ type: 'item.added' }] });
     try {
       const refused = await api.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), rawBody: body, headers: { 'content-type': 'application/json' } });

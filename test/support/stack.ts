@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import type { Resolver } from '../../src/delivery/url-policy';
 import { startService, type Service } from '../../src/service';
+import { listWriteWorkflowId } from '../../src/types';
 import { startReceiver, type Receiver } from './receiver';
 import { createTestCa, issueServerCert, type Pem } from './tls';
 import { sdkMetricsUrl } from './runtime';
@@ -156,7 +157,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     async reportWrite(listId, writeId, changes = [{ type: 'item.added' }], extra = {}) {
       const response = await request<WriteAccepted>('POST', `/internal/v3/lists/${listId}/writes`, { ...internal, body: { writeId, changes, ...extra } });
       if (response.status !== 202) throw new Error(`write ${writeId} answered ${response.status}: ${JSON.stringify(response.body)}`);
-      await service.client.workflow.getHandle(`list-write/${listId}/${writeId}`).result();
+      await service.client.workflow.getHandle(listWriteWorkflowId(listId, writeId)).result();
       return response.body;
     },
     waitForFailureCount: (token, webhookId, count) =>
@@ -175,7 +176,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     async startApiWith(overrides) {
       const app = createApp({
         sql: service.sql,
-        workflows: createWorkflows(service.client, taskQueue, config.deliveryTimeoutMs),
+        workflows: createWorkflows(service.client, { taskQueue, deliveryTimeoutMs: config.deliveryTimeoutMs, deliveriesPerBatch: config.deliveriesPerBatch }),
         logger: createLogger('silent'),
         internalApiToken,
         checkUrl: async (raw) => new URL(raw),

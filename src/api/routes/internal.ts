@@ -69,8 +69,8 @@ export function internalRoutes({ sql, workflows, logger, body: jsonBody }: Inter
     if (result.outcome === 'list_not_found') throw apiErrors.listNotFound();
     if (result.outcome === 'write_id_reused') throw apiErrors.writeIdReused();
     const recorded = performance.now();
-    await workflows.startListWrite(result.write, result.recipients);
     const repeated = result.outcome === 'repeated';
+    await workflows.startListWrite(result.write, result.recipients, { repeated });
     metrics.writesAccepted.inc({ repeated: String(repeated) });
     const { writeId, cursor, topics } = result.write;
     // Who a write went to (paused webhooks are not among its recipients), and where its time went.

@@ -1,0 +1,39 @@
+// `npm run lint`: typescript-eslint with type information, over everything TypeScript that
+// is compiled or tested. scripts/ is the benchmark's plain JavaScript and is left out.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'scripts/**', 'eslint.config.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // Workflow code runs in Temporal's deterministic sandbox: at run time it may import only
+    // the workflow API, other workflow files and the pure modules named here; anything else
+    // (activities, the database, Node) only as a type.
+    files: ['workflows/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!@temporalio/workflow$|\\./[\\w-]+$|\\.\\./src/types$|\\.\\./src/temporal/search-attributes$)',
+              allowTypeImports: true,
+              message: 'Workflow code may import at run time only @temporalio/workflow, other workflow files, src/types and src/temporal/search-attributes; import anything else with `import type`.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+);

@@ -1,0 +1,35 @@
+import type { Sql } from './sql';
+
+/** Rows deleted per statement: short transactions, so writes and registrations never wait long. */
+const BATCH = 1000;
+
+export interface Pruned {
+  listWrites: number;
+  registrations: number;
+}
+
+/**
+ * Deletes the writes and registrations recorded more than `retentionDays` ago. A write's
+ * row only makes a repeat of its writeId idempotent: once pruned, the same writeId is a new
+ * write. A registration's row answers retries of its workflow, which ends within minutes.
+ */
+export async function pruneRecords(sql: Sql, retentionDays: number): Promise<Pruned> {
+  const cutoff = sql`now() - make_interval(days => ${retentionDays})`;
+  return {
+    listWrites: await deleteInBatches(async () => (await sql`
+      DELETE FROM list_writes WHERE (list_id, write_id) IN (
+        SELECT list_id, write_id FROM list_writes WHERE created_at < ${cutoff} LIMIT ${BATCH})`).count),
+    registrations: await deleteInBatches(async () => (await sql`
+      DELETE FROM registrations WHERE id IN (
+        SELECT id FROM registrations WHERE created_at < ${cutoff} LIMIT ${BATCH})`).count),
+  };
+}
+
+async function deleteInBatches(deleteBatch: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = await deleteBatch();
+    total += deleted;
+    if (deleted < BATCH) return total;
+  }
+}

@@ -1,0 +1,70 @@
+// Retention, on the whole stack: the schedule the worker creates prunes writes and
+// registrations past RETENTION_DAYS; a writeId repeated after that is a new write.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ensureRetentionSchedule } from '../../src/temporal/retention-schedule';
+import { listWriteWorkflowId, retentionScheduleId } from '../../src/types';
+import type { Receiver } from '../support/receiver';
+import { startTestStack, type TestStack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+let stack: TestStack;
+let receiver: Receiver;
+beforeAll(async () => {
+  stack = await startTestStack({ RETENTION_DAYS: '30' });
+  receiver = await stack.startReceiver();
+});
+afterAll(() => stack?.stop());
+
+const writeRows = async (listId: string) =>
+  (await stack.service.sql<{ writeId: string }[]>`SELECT write_id AS "writeId" FROM list_writes WHERE list_id = ${listId} ORDER BY write_id`).map((row) => row.writeId);
+const cursorsReceived = (path: string) => receiver.requests.filter((request) => request.path === path && request.headers['svc-event'] !== 'ping').map((request) => JSON.parse(request.rawBody.toString('utf8')).cursor);
+
+it('prunes writes and registrations older than the window when its schedule runs, and keeps the rest', async () => {
+  const { owner, listId } = await stack.setUpListWebhook(receiver.urlFor('/retention'));
+  const keptAccount = await stack.createAccount();
+  await stack.registerWebhook(keptAccount.token, receiver.urlFor('/kept'));
+  await stack.reportWrite(listId, 'old-write');
+  await stack.reportWrite(listId, 'new-write');
+  await stack.service.sql`UPDATE list_writes SET created_at = now() - interval '31 days' WHERE list_id = ${listId} AND write_id = 'old-write'`;
+  await stack.service.sql`UPDATE registrations SET created_at = now() - interval '31 days' WHERE account_id = ${owner.id}`;
+
+  await stack.service.client.schedule.getHandle(retentionScheduleId(stack.taskQueue)).trigger();
+  await waitFor(async () => ((await writeRows(listId)).length === 1 ? true : undefined), { what: 'the old write pruned', timeoutMs: 30_000 });
+  expect(await writeRows(listId)).toEqual(['new-write']);
+  expect(await stack.service.sql`SELECT 1 FROM registrations WHERE account_id = ${owner.id}`).toHaveLength(0);
+  expect(await stack.service.sql`SELECT 1 FROM registrations WHERE account_id = ${keptAccount.id}`).toHaveLength(1);
+});
+
+it('treats a writeId repeated after its row was pruned as a new write, while Temporal still keeps the old one', async () => {
+  const { listId } = await stack.setUpListWebhook(receiver.urlFor('/repeated'));
+  const first = await stack.reportWrite(listId, 'again');
+  const oldRun = await stack.service.client.workflow.getHandle(listWriteWorkflowId(listId, 'again')).describe();
+  expect(oldRun.status.name).toBe('COMPLETED');
+  await stack.service.sql`DELETE FROM list_writes WHERE list_id = ${listId} AND write_id = 'again'`;
+
+  const second = await stack.reportWrite(listId, 'again');
+  expect(second.cursor).toBe(first.cursor + 1);
+  expect(cursorsReceived('/repeated')).toEqual([first.cursor, second.cursor]);
+  const newRun = await stack.service.client.workflow.getHandle(listWriteWorkflowId(listId, 'again')).describe();
+  expect(newRun.runId).not.toBe(oldRun.runId);
+
+  // Repeated before any pruning: the same answer, and nothing delivered twice.
+  const repeat = await stack.reportWrite(listId, 'again');
+  expect(repeat.cursor).toBe(second.cursor);
+  expect(cursorsReceived('/repeated')).toEqual([first.cursor, second.cursor]);
+});
+
+it('keeps one schedule per task queue, brought to the configured window at every start', async () => {
+  const client = stack.service.client;
+  const handle = client.schedule.getHandle(retentionScheduleId(stack.taskQueue));
+  const window = async () => {
+    const { action } = await handle.describe();
+    return action.type === 'startWorkflow' ? action.args : undefined;
+  };
+  expect(await window()).toEqual([{ retentionDays: 30 }]);
+  await ensureRetentionSchedule(client, stack.taskQueue, 7);
+  expect(await window()).toEqual([{ retentionDays: 7 }]);
+  await ensureRetentionSchedule(client, stack.taskQueue, 30);
+  expect(await window()).toEqual([{ retentionDays: 30 }]);
+  expect((await handle.describe()).spec.intervals?.map((interval) => interval.every)).toEqual([3_600_000]);
+});

@@ -1,0 +1,16 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { Pruned } from '../src/db/retention';
+
+const { pruneRecords: prune } = proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '10 seconds', maximumAttempts: 5 },
+});
+
+/**
+ * Started every hour by the schedule `prune-records/{taskQueue}`: deletes the writes and
+ * registrations older than the retention window. Its result, in the Web UI, says how many.
+ */
+export async function pruneRecords({ retentionDays }: { retentionDays: number }): Promise<Pruned> {
+  return prune(retentionDays);
+}
