@@ -143,7 +143,7 @@ export function jsonBody(limitBytes: number): Middleware<ApiState> {
 
 function bearerToken(ctx: ApiContext): string | null {
   const match = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i.exec(ctx.get('Authorization'));
-  return match ? match[1]! : null;
+  return match ? match[1] : null;
 }
 
 /** Public API: the Bearer token of an account; sets ctx.state.accountId. */

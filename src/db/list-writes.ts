@@ -53,7 +53,7 @@ export async function recordListWrite(sql: Sql, request: WriteRequest): Promise<
              lw.body_hash AS "bodyHash", lw.cursor, lw.at, lw.topics, lw.account_ids AS "accountIds"
       FROM (VALUES (${request.listId}, ${request.writeId})) AS asked (list_id, write_id)
       LEFT JOIN list_writes lw USING (list_id, write_id)`;
-    const { members, bodyHash, cursor, at, topics, accountIds: recordedFor } = seen!;
+    const { members, bodyHash, cursor, at, topics, accountIds: recordedFor } = seen;
     if (bodyHash !== null) {
       if (!bodyHash.equals(hash)) return { outcome: 'write_id_reused' };
       const write = { listId: request.listId, writeId: request.writeId, cursor: Number(cursor), at: at!.toISOString(), topics: topics! };

@@ -25,8 +25,8 @@ export async function putList(
       await tx`INSERT INTO list_members ${tx(list.memberAccountIds.map((accountId) => ({ list_id: list.id, account_id: accountId })))}`;
     }
     return {
-      list: { ...list, cursor: Number(row!.cursor) },
-      created: row!.created,
+      list: { ...list, cursor: Number(row.cursor) },
+      created: row.created,
     };
   });
 }

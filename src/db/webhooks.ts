@@ -61,7 +61,7 @@ export async function findWebhookByUrl(sql: Db, accountId: string, url: string):
 
 export async function countWebhooks(sql: Db, accountId: string): Promise<number> {
   const [row] = await sql<{ count: number }[]>`SELECT count(*)::int AS count FROM webhooks WHERE account_id = ${accountId}`;
-  return row!.count;
+  return row.count;
 }
 
 export async function getWebhookSecret(sql: Db, webhookId: string): Promise<string | null> {
@@ -132,7 +132,7 @@ export async function beginRegistration(
     SELECT webhook_id AS "webhookId" FROM inserted
     UNION ALL
     SELECT webhook_id FROM registrations WHERE id = ${input.registrationId}`;
-  return row!;
+  return row;
 }
 
 /** The secret the registration's ping is signed with; null once the registration is decided. */
@@ -184,8 +184,8 @@ export async function completeRegistration(sql: Sql, input: RegistrationInput): 
           RETURNING ${tx(WEBHOOK_COLUMNS)}`;
     const outcome = existing ? 'updated' : 'created';
     await tx`
-      UPDATE registrations SET secret = NULL, outcome = ${outcome}, webhook_id = ${row!.id}
+      UPDATE registrations SET secret = NULL, outcome = ${outcome}, webhook_id = ${row.id}
       WHERE id = ${input.registrationId}`;
-    return { outcome, webhook: toWebhook(row!) };
+    return { outcome, webhook: toWebhook(row) };
   });
 }

@@ -48,7 +48,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
       .then(([address]) => {
         const isLiteral = net.isIP(target.hostname) !== 0;
         // servername keeps SNI and certificate verification on the name, not the address.
-        dialTls({ ...target, hostname: address!, servername: isLiteral ? undefined : target.hostname }, callback);
+        dialTls({ ...target, hostname: address, servername: isLiteral ? undefined : target.hostname }, callback);
       })
       .catch((err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null));
   };
@@ -87,7 +87,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
       // (a slow DNS answer, a server that accepts and never completes the handshake) would
       // outlive the deadline. Whichever settles later is handled by race() and then ignored.
       const deadline = rejectOnAbort(signal);
-      const response = await Promise.race([sent, deadline.promise]).finally(deadline.stop);
+      const response = await Promise.race([sent, deadline.promise]).finally(() => deadline.stop());
       statusCode = response.statusCode;
       if (statusCode < 200 || statusCode >= 300) {
         discard(response.body);
@@ -107,7 +107,8 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
 function rejectOnAbort(signal: AbortSignal): { promise: Promise<never>; stop(): void } {
   let onAbort = () => {};
   const promise = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
+    // An aborted signal's reason is the error it was aborted with (a TimeoutError here).
+    onAbort = () => reject(signal.reason as Error);
     signal.addEventListener('abort', onAbort, { once: true });
   });
   return { promise, stop: () => signal.removeEventListener('abort', onAbort) };

@@ -1,4 +1,4 @@
-import { Client, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import { lifecycleWorkflowId, listWriteWorkflowId, type DeliveryResult, type ListWrite, type Recipient, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
 import { deleteWebhookUpdate, deliverListWrite, deliveryOutcomesSignal, pingWebhook, registerWebhook, setStatusUpdate, webhookLifecycle } from '../../workflows';
 import { newId } from '../ids';

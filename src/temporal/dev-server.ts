@@ -25,7 +25,7 @@ async function isExecutable(file: string): Promise<boolean> {
 async function goBinDir(env: Env): Promise<string | null> {
   try {
     const { stdout } = await run('go', ['env', 'GOPATH'], { env });
-    return path.join(stdout.trim().split(path.delimiter)[0]!, 'bin');
+    return path.join(stdout.trim().split(path.delimiter)[0], 'bin');
   } catch {
     return null; // no Go on this machine
   }

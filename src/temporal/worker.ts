@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { type NativeConnection, Worker } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 
 export interface WorkerOptions {

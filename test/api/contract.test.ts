@@ -78,7 +78,7 @@ function deref(node: Schema | undefined): Schema | undefined {
 
 function loadDocument(document: OpenApiDocument): void {
   openApi = document;
-  ajv.addSchema(document as object, DOCUMENT_ID);
+  ajv.addSchema(document, DOCUMENT_ID);
   operations = [];
   for (const [template, item] of Object.entries(document.paths)) {
     const pattern = templatePattern(template);
@@ -120,7 +120,7 @@ function check(method: string, url: string, response: ApiResponse): DocumentedOp
   const key = operation.responses[status] ? status : response.status === 500 && operation.responses.default ? 'default' : undefined;
   const where = `${operation.operationId} (${method} ${path}) ${status}`;
   if (!key) throw new Error(`${where} is not documented: ${JSON.stringify(response.body)}`);
-  const documented = operation.responses[key]!;
+  const documented = operation.responses[key];
   const responsePointer = `${found.pointer}/responses/${key}`;
 
   const [mediaType] = Object.keys(documented.content ?? {});
@@ -214,7 +214,7 @@ function sampleOf(node: Schema): unknown {
 /** A body that passes the operation's request schema. */
 function validBody(found: DocumentedOperation): unknown {
   const { operation } = found;
-  const body = SAMPLE_BODIES[operation.operationId] ?? sampleOf(operation.requestBody!.content['application/json']!.schema);
+  const body = SAMPLE_BODIES[operation.operationId] ?? sampleOf(operation.requestBody!.content['application/json'].schema);
   const validate = validatorAt(`${found.pointer}/requestBody/content/${escapePointer('application/json')}/schema`);
   if (!validate(body)) throw new Error(`${operation.operationId}: add a valid body to SAMPLE_BODIES (${ajv.errorsText(validate.errors)})`);
   return body;
@@ -598,7 +598,7 @@ describe('every operation with a request body', () => {
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: stream,
         duplex: 'half',
-      } as RequestInit);
+      });
       const chunkedResponse = { status: chunked.status, headers: chunked.headers, body: await chunked.json() };
       check(method, path, chunkedResponse);
       expectError(chunkedResponse, 413, 'PAYLOAD_TOO_LARGE');
@@ -654,7 +654,7 @@ describe('routes and methods the document does not list', () => {
     for (const [template, item] of Object.entries(openApi.paths)) {
       const documented = HTTP_METHODS.filter((method) => item[method]);
       const wrong = (['put', 'patch', 'delete', 'post', 'get'] as const).find((method) => !item[method])!;
-      const schemes = securitySchemes(item[documented[0]!] as Operation);
+      const schemes = securitySchemes(item[documented[0]] as Operation);
       const token = schemes.includes('internalToken') ? stack.internalApiToken : schemes.includes('accountToken') ? account.token : null;
       const response = await send(stack.service.url, wrong.toUpperCase(), samplePath(template), { token });
       const where = `${wrong.toUpperCase()} ${template}`;

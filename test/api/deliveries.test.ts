@@ -76,6 +76,6 @@ describe('GET /v3/webhooks/{id}/deliveries', () => {
     const newest = await stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?limit=1`, { token: owner.token });
     expect(newest.body.data[0]).toMatchObject({ kind: 'event', listId });
     const oldest = await stack.service.sql`SELECT id FROM deliveries WHERE webhook_id = ${webhookId} ORDER BY attempted_at LIMIT 1`;
-    expect(oldest[0]!.id).toBe(`dlv_old${String(DELIVERY_LOG_KEPT - 1).padStart(20, '0')}`);
+    expect(oldest[0].id).toBe(`dlv_old${String(DELIVERY_LOG_KEPT - 1).padStart(20, '0')}`);
   });
 });

@@ -19,7 +19,7 @@ describe('internal API', () => {
     const stored = await stack.service.sql<{ token_hash: Buffer }[]>`
       SELECT token_hash FROM account_tokens WHERE account_id = ${response.body.id}`;
     expect(stored).toHaveLength(1);
-    expect(stored[0]!.token_hash.equals(createHash('sha256').update(response.body.token).digest())).toBe(true);
+    expect(stored[0].token_hash.equals(createHash('sha256').update(response.body.token).digest())).toBe(true);
     const dump = JSON.stringify(await stack.service.sql`SELECT * FROM accounts a JOIN account_tokens t ON t.account_id = a.id`);
     expect(dump).not.toContain(response.body.token);
   });

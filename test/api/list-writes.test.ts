@@ -55,7 +55,7 @@ async function signalsTo(webhookId: string): Promise<boolean[][]> {
   return history.events!.flatMap((event) => {
     const signal = event.workflowExecutionSignaledEventAttributes;
     if (!signal) return [];
-    return [defaultPayloadConverter.fromPayload<DeliveryOutcomes>(signal.input!.payloads![0]!).delivered];
+    return [defaultPayloadConverter.fromPayload<DeliveryOutcomes>(signal.input!.payloads![0]).delivered];
   });
 }
 
@@ -101,7 +101,7 @@ describe('POST /internal/v3/lists/{listId}/writes', () => {
     expect(deliveries).toHaveLength(2);
     const ids = new Set<string>();
     for (const delivery of deliveries) {
-      const topic = delivery.headers['svc-event'];
+      const topic = delivery.headers['svc-event'] as string;
       expect(delivery.rawBody.toString('utf8')).toBe(
         `{"event":"${topic}","listId":"${listId}","cursor":${accepted.cursor},"at":"2026-11-21T10:00:00.500Z"}`,
       );
@@ -159,7 +159,7 @@ describe('POST /internal/v3/lists/{listId}/writes', () => {
     expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
     await stack.service.client.workflow.getHandle(`list-write/${listId}/same-write`).result();
     const again = await send();
-    expect(again.body).toEqual(answers[0]!.body);
+    expect(again.body).toEqual(answers[0].body);
     expect(at('/writes/idempotent').filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(1);
 
     const reused = await stack.request('POST', `/internal/v3/lists/${listId}/writes`, {
@@ -196,7 +196,7 @@ describe('POST /internal/v3/lists/{listId}/writes', () => {
       expect(response.body.error.details[0].path).toBe(path);
     }
     const cursor = await stack.service.sql`SELECT cursor FROM lists WHERE id = ${listId}`;
-    expect(Number(cursor[0]!.cursor)).toBe(0);
+    expect(Number(cursor[0].cursor)).toBe(0);
   });
 });
 
@@ -303,7 +303,7 @@ describe('failed deliveries', () => {
       for await (const e of stack.service.client.workflow.list({ query: `WebhookId = '${failing.id}' AND WebhookStatus = 'paused'` })) found.push(e);
       return found.length === 1 ? found : undefined;
     });
-    expect(pausedInUi[0]!.workflowId).toBe(`webhook/${failing.id}`);
+    expect(pausedInUi[0].workflowId).toBe(`webhook/${failing.id}`);
 
     // Reactivation resumes with new writes only: nothing of the backlog is sent.
     const reactivated = await stack.request('PATCH', `/v3/webhooks/${failing.id}`, { token: owner.token, body: { status: 'active' } });

@@ -53,7 +53,7 @@ describe('GET /v3/webhooks and /v3/webhooks/{id}', () => {
     }
     const numbers = ids.map((id: string) => BigInt(`0x${id.slice(3)}`));
     expect(new Set(ids).size).toBe(3);
-    expect(numbers[1]! - numbers[0]!).not.toBe(numbers[2]! - numbers[1]!);
+    expect(numbers[1] - numbers[0]).not.toBe(numbers[2] - numbers[1]);
   });
 });
 

@@ -49,7 +49,7 @@ describe('POST /v3/webhooks: creation and update', () => {
 
     const pings = pingsTo('/hooks/created');
     expect(pings).toHaveLength(1);
-    const ping = pings[0]!;
+    const ping = pings[0];
     expect(ping.method).toBe('POST');
     expect(ping.headers['content-type']).toBe('application/json');
     expect(ping.headers['svc-event']).toBe('ping');

@@ -84,10 +84,10 @@ describe('createHttpSender: success', () => {
     expect(result).toEqual({ delivered: true, statusCode: 204, durationMs: expect.any(Number), error: null });
     expect(Number.isInteger(result.durationMs)).toBe(true);
     const [received] = await hook.waitForRequests(1);
-    expect(received!.method).toBe('POST');
-    expect(received!.path).toBe('/hooks/in?source=test');
-    expect(received!.rawBody.equals(Buffer.from(body, 'utf8'))).toBe(true);
-    expect(received!.headers).toMatchObject({
+    expect(received.method).toBe('POST');
+    expect(received.path).toBe('/hooks/in?source=test');
+    expect(received.rawBody.equals(Buffer.from(body, 'utf8'))).toBe(true);
+    expect(received.headers).toMatchObject({
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
       'svc-event': 'item.added',
@@ -95,17 +95,17 @@ describe('createHttpSender: success', () => {
       'svc-webhook': 'wh_test1',
       'content-length': String(Buffer.byteLength(body)),
     });
-    expect(received!.headers['content-encoding']).toBeUndefined();
-    expect(verifySignature(received!.rawBody, received!.headers['svc-signature'] as string, secret)).toBe(true);
-    expect(received!.servername).toBeNull(); // IP-literal URL: no SNI
+    expect(received.headers['content-encoding']).toBeUndefined();
+    expect(verifySignature(received.rawBody, received.headers['svc-signature'] as string, secret)).toBe(true);
+    expect(received.servername).toBeNull(); // IP-literal URL: no SNI
   });
 
   it('sets content-type and user-agent itself, whatever the caller passes', async () => {
     const hook = await receiver();
     await sender().post(hook.urlFor('/'), body, { 'Content-Type': 'text/plain', 'USER-AGENT': 'spoofed' });
     const [received] = await hook.waitForRequests(1);
-    expect(received!.headers['content-type']).toBe('application/json');
-    expect(received!.headers['user-agent']).toBe(USER_AGENT);
+    expect(received.headers['content-type']).toBe('application/json');
+    expect(received.headers['user-agent']).toBe(USER_AGENT);
   });
 
   it('dials the checked address of a name and verifies the certificate against the name', async () => {
@@ -115,8 +115,8 @@ describe('createHttpSender: success', () => {
 
     expect(result.error).toBeNull();
     const [received] = await hook.waitForRequests(1);
-    expect(received!.servername).toBe('hooks.test'); // SNI carries the name, not the address
-    expect(received!.headers.host).toBe(`hooks.test:${hook.port}`);
+    expect(received.servername).toBe('hooks.test'); // SNI carries the name, not the address
+    expect(received.headers.host).toBe(`hooks.test:${hook.port}`);
     // hooks.test exists in no real DNS: the connection went to the address our resolver answered.
     expect(dns.calls).toEqual(['hooks.test']);
   });
@@ -190,7 +190,7 @@ describe('createHttpSender: success', () => {
     const result = await sender().post(hook.urlFor('/gz'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: true, statusCode: 200, error: null });
     const [received] = await hook.waitForRequests(1);
-    expect(received!.headers['accept-encoding']).toBeUndefined();
+    expect(received.headers['accept-encoding']).toBeUndefined();
   });
 });
 

@@ -44,9 +44,9 @@ function interpolate(text: string, env: Env): string {
       case undefined:
         return value ?? '';
       case ':-':
-        return nonEmpty ? value! : interpolate(arg, env);
+        return nonEmpty ? value : interpolate(arg, env);
       case '-':
-        return set ? value! : interpolate(arg, env);
+        return set ? value : interpolate(arg, env);
       case ':?':
       case '?':
         if (op === ':?' ? !nonEmpty : !set) throw new Error(`required variable ${name} is missing a value: ${arg}`);
@@ -100,7 +100,7 @@ function publishedPorts(service: Service): { host: number; container: number }[]
 
 /** The tag of an image reference, or undefined; a registry port is not a tag. */
 function imageTag(image: string): string | undefined {
-  const withoutDigest = image.split('@')[0]!;
+  const withoutDigest = image.split('@')[0];
   const lastSlash = withoutDigest.lastIndexOf('/');
   const lastColon = withoutDigest.lastIndexOf(':');
   return lastColon > lastSlash ? withoutDigest.slice(lastColon + 1) : undefined;
@@ -126,7 +126,7 @@ const service = (name: string): Service => {
 };
 
 /** Long-running: everything but one-shot jobs, which must not be restarted. */
-const longRunning = Object.keys(services).filter((name) => services[name]!.restart !== 'no');
+const longRunning = Object.keys(services).filter((name) => services[name].restart !== 'no');
 
 const pkg = JSON.parse(read('package.json')) as { main: string; scripts: Record<string, string> };
 
@@ -142,7 +142,7 @@ const partNames = Object.keys(PARTS) as Part[];
 function variablesReadByConfig(): Set<string> {
   const read = new Set<string>();
   loadConfig(
-    new Proxy({} as Env, {
+    new Proxy({}, {
       get(_target, key) {
         if (typeof key === 'string') read.add(key);
         return undefined;
@@ -210,7 +210,7 @@ describe('docker-compose.yml', () => {
       const command = argv(service(part).command);
       expect(command, part).toEqual(['node', pkg.main, part]);
       // The same command as `npm run start:<part>`, after its build.
-      expect(argv(pkg.scripts[`start:${part}`]!.split('&&').at(-1)), part).toEqual(command);
+      expect(argv(pkg.scripts[`start:${part}`].split('&&').at(-1)), part).toEqual(command);
     }
     expect(pkg.main).toBe('dist/src/main.js');
   });
@@ -226,12 +226,12 @@ describe('docker-compose.yml', () => {
   it('gives every long-running service a healthcheck, and runs one-shot setup once', () => {
     expect(longRunning.sort()).toEqual(['api', 'postgres', 'temporal', 'temporal-ui', 'worker']);
     for (const name of longRunning) {
-      const check = services[name]!.healthcheck;
+      const check = services[name].healthcheck;
       expect(check?.disable, name).not.toBe(true);
       const test = check?.test;
       expect(Array.isArray(test) ? test.slice(0, 1) : test, name).not.toEqual(['NONE']);
       expect(Array.isArray(test) ? test.length : (test ?? '').length, name).toBeGreaterThan(1);
-      expect(services[name]!.restart, name).toBe('unless-stopped');
+      expect(services[name].restart, name).toBe('unless-stopped');
     }
     expect(service('temporal-setup').restart).toBe('no');
     expect(service('postgres').healthcheck!.test).toContain('pg_isready');
@@ -295,9 +295,9 @@ describe('docker-compose.yml', () => {
     for (const [name, s] of Object.entries(services)) {
       for (const [target, condition] of Object.entries(dependsOn(s))) {
         expect(services[target], `${name} -> ${target}`).toBeDefined();
-        if (condition === 'service_healthy') expect(services[target]!.healthcheck, `${name} -> ${target}`).toBeDefined();
+        if (condition === 'service_healthy') expect(services[target].healthcheck, `${name} -> ${target}`).toBeDefined();
         // A job that restarts never stays "completed".
-        if (condition === 'service_completed_successfully') expect(services[target]!.restart, `${name} -> ${target}`).toBe('no');
+        if (condition === 'service_completed_successfully') expect(services[target].restart, `${name} -> ${target}`).toBe('no');
       }
     }
   });
@@ -306,7 +306,7 @@ describe('docker-compose.yml', () => {
     const volumes = (service('postgres') as { volumes?: string[] }).volumes ?? [];
     const data = volumes.find((v) => v.endsWith(':/var/lib/postgresql/data'));
     expect(data).toBeDefined();
-    const name = data!.split(':')[0]!;
+    const name = data!.split(':')[0];
     expect(name).not.toMatch(/^[./~]/);
     expect(Object.keys(compose.volumes ?? {})).toContain(name);
   });
@@ -372,7 +372,7 @@ describe('docker-compose.yml', () => {
     expect(() => interpolateAll(rawCompose, { POSTGRES_PASSWORD })).toThrow(/INTERNAL_API_TOKEN/);
     expect(() => interpolateAll(rawCompose, { INTERNAL_API_TOKEN: TOKEN })).toThrow(/POSTGRES_PASSWORD/);
     // A token shorter than config.ts allows is refused at start, with the variable named.
-    const short = environment(interpolateAll(rawCompose, { ...operatorEnv, INTERNAL_API_TOKEN: 'short' }).services.api!);
+    const short = environment(interpolateAll(rawCompose, { ...operatorEnv, INTERNAL_API_TOKEN: 'short' }).services.api);
     expect(() => loadConfig(short)).toThrow(/INTERNAL_API_TOKEN/);
   });
 
@@ -436,12 +436,12 @@ function dockerfileStages(text: string): { from: string; alias?: string; instruc
     const [, keyword, args] = /^(\w+)\s+(.*)$/.exec(line) ?? [];
     if (!keyword) throw new Error(`cannot read Dockerfile line: ${line}`);
     if (keyword.toUpperCase() === 'FROM') {
-      const [, from, alias] = /^(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?$/i.exec(args!) ?? [];
-      stages.push({ from: from!, alias, instructions: [] });
+      const [, from, alias] = /^(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?$/i.exec(args) ?? [];
+      stages.push({ from: from, alias, instructions: [] });
     } else {
       const stage = stages.at(-1);
       if (!stage) throw new Error(`Dockerfile instruction before FROM: ${line}`);
-      stage.instructions.push({ keyword: keyword.toUpperCase(), args: args! });
+      stage.instructions.push({ keyword: keyword.toUpperCase(), args: args });
     }
   }
   return stages;
@@ -475,7 +475,7 @@ describe('Dockerfile', () => {
   it('installs production dependencies only in the runtime image', () => {
     const installs = runtime.instructions.filter((i) => i.keyword === 'RUN' && /\bnpm (ci|install|i)\b/.test(i.args));
     expect(installs.length).toBe(1);
-    expect(installs[0]!.args).toMatch(/\bnpm install --omit=dev\b/);
+    expect(installs[0].args).toMatch(/\bnpm install --omit=dev\b/);
   });
 
   it('runs as a non-root user that can create the data directory', () => {

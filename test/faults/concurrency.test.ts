@@ -52,7 +52,7 @@ describe('concurrent registrations', () => {
     expect(listed).toHaveLength(1);
     expect(listed[0]).toMatchObject({ id: [...ids][0], url, status: 'active' });
     const [stored] = await stack.service.sql<{ count: number }[]>`SELECT count(*)::int AS count FROM webhooks WHERE account_id = ${account.id}`;
-    expect(stored!.count).toBe(1);
+    expect(stored.count).toBe(1);
     row.note = 'one webhook, one id in every 2xx answer';
   });
 

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import Ajv2020 from 'ajv/dist/2020';
-import { request, type Dispatcher } from 'undici';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api/openapi';
 import { errorEnvelope } from '../../src/api/schemas';
@@ -20,7 +20,7 @@ import type { Resolver } from '../../src/delivery/url-policy';
 import type { Schema } from '../support/openapi';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
-import { OpenApi, type DocumentedOperation, type OpenApiDocument } from './support/openapi-doc';
+import { OpenApi, type DocumentedOperation } from './support/openapi-doc';
 import { recordScenario, type ScenarioFigures } from './support/scenarios';
 
 const PUBLIC_BODY_LIMIT = 64 * 1024;
@@ -32,7 +32,7 @@ const ajv = new Ajv2020({ strict: false });
 const isEnvelope = ajv.compile(errorEnvelope);
 
 /** The operations as this build documents them: the test names. The requests come from the served document. */
-const local = new OpenApi(buildOpenApiDocument() as unknown as OpenApiDocument);
+const local = new OpenApi(buildOpenApiDocument());
 let served: OpenApi;
 
 let stack: TestStack;
@@ -117,7 +117,7 @@ async function send(probe: Probe) {
     if (probe.contentType !== null) headers['content-type'] ??= probe.contentType ?? 'application/json';
     body = probe.chunked ? Readable.from([bytes]) : bytes;
   }
-  const response = await request(`${stack.service.url}${probe.path}`, { method: probe.method as Dispatcher.HttpMethod, headers, body });
+  const response = await request(`${stack.service.url}${probe.path}`, { method: probe.method, headers, body });
   const text = await response.body.text();
   let parsed: any = text;
   try {
@@ -161,7 +161,7 @@ async function judge(probe: Probe, tally: Tally): Promise<void> {
     if (!documented) problem(`success status not documented: ${response.text.slice(0, 200)}`);
     if (response.status === 202 && found?.operation.operationId === 'reportListWrite') {
       // Its deliveries follow: wait for them, so that they are not blamed on the next request.
-      const listId = decodeURIComponent(probe.path.split('/')[4]!);
+      const listId = decodeURIComponent(probe.path.split('/')[4]);
       await stack.service.client.workflow.getHandle(`list-write/${listId}/${response.body.writeId}`).result();
     }
     baseline = await snapshot();
@@ -301,7 +301,7 @@ function validBodyFor(operationId: string): unknown {
 function ownPath(found: DocumentedOperation, values: Record<string, string> = {}): string {
   const deleting = found.method === 'delete';
   const defaults: Record<string, string> = { id: deleting ? UNKNOWN_WEBHOOK : hookA, listId: deleting ? 'fuzz-nowhere' : listA };
-  return found.template.replace(/\{([^}]+)\}/g, (_, name: string) => values[name] ?? defaults[name]!);
+  return found.template.replace(/\{([^}]+)\}/g, (_, name: string) => values[name] ?? defaults[name]);
 }
 
 function tokenFor(found: DocumentedOperation): string | null {

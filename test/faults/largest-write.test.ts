@@ -29,7 +29,7 @@ async function inPool<T, R>(items: T[], concurrency: number, task: (item: T) => 
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (next < items.length) {
       const index = next++;
-      results[index] = await task(items[index]!);
+      results[index] = await task(items[index]);
     }
   }));
   return results;
@@ -41,7 +41,7 @@ it(`delivers a write of ${EXPECTED_DELIVERIES} deliveries in full, each once`, {
   const accounts = await inPool(Array.from({ length: MEMBERS + 1 }, (_, i) => i), 16, () => stack.createAccount());
   const [owner, ...members] = accounts;
   const listId = `largest-${Date.now()}`;
-  expect((await stack.putList(listId, owner!.id, members.map((member) => member.id))).status).toBe(201);
+  expect((await stack.putList(listId, owner.id, members.map((member) => member.id))).status).toBe(201);
   const registrations = accounts.flatMap((account, a) => Array.from({ length: MAX_WEBHOOKS_PER_ACCOUNT }, (_, w) => ({ account, path: `/a${a}/w${w}` })));
   const webhooks = await inPool(registrations, 16, ({ account, path }) => stack.registerWebhook(account.token, receiver.urlFor(path), { events: [...TOPICS] }));
   const setUpSeconds = Math.round((performance.now() - setUpStarted) / 1000);
@@ -49,14 +49,14 @@ it(`delivers a write of ${EXPECTED_DELIVERIES} deliveries in full, each once`, {
 
   const started = performance.now();
   const accepted = await stack.reportWrite(listId, 'largest', [
-    { type: 'item.added' }, { type: 'item.removed' }, { type: 'item.checked' }, { type: 'member.joined', accountId: members[0]!.id },
+    { type: 'item.added' }, { type: 'item.removed' }, { type: 'item.checked' }, { type: 'member.joined', accountId: members[0].id },
   ]);
   row.durationMs = Math.round(performance.now() - started);
   row.writesAccepted = 1;
   expect(accepted.topics.sort()).toEqual([...TOPICS].sort());
 
   const received = receiver.requests.filter((request) => JSON.parse(request.rawBody.toString('utf8')).cursor === accepted.cursor);
-  const receivedKeys = received.map((request) => `${request.headers['svc-webhook']} ${request.headers['svc-event']}`);
+  const receivedKeys = received.map((request) => `${String(request.headers['svc-webhook'])} ${String(request.headers['svc-event'])}`);
   const failedRows = await stack.service.sql<{ key: string }[]>`
     SELECT webhook_id || ' ' || event AS key FROM deliveries WHERE list_id = ${listId} AND cursor = ${accepted.cursor} AND outcome = 'failed'`;
   const expected = webhooks.flatMap((webhook) => TOPICS.map((topic) => `${webhook.id} ${topic}`));

@@ -71,7 +71,7 @@ const BLOCKED_FORMS: Array<[group: string, urls: string[]]> = [
 
 async function accountRegistrations(stack: TestStack, accountId: string): Promise<number> {
   const [row] = await stack.service.sql<{ count: number }[]>`SELECT count(*)::int AS count FROM registrations WHERE account_id = ${accountId}`;
-  return row!.count;
+  return row.count;
 }
 
 describe('registration and dial refuse every blocked form (WEBHOOK_ALLOWED_CIDRS empty)', () => {

@@ -26,7 +26,7 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string; stop()
   try {
     cliPath = await findTemporalCli();
   } catch (error) {
-    throw new Error(`The integration tests need the Temporal CLI dev server: ${(error as Error).message}`);
+    throw new Error(`The integration tests need the Temporal CLI dev server: ${(error as Error).message}`, { cause: error });
   }
   const uiPort = await freePort();
   const server = await startDevServer({ cliPath, namespace: 'default', uiPort });

@@ -24,7 +24,7 @@ beforeAll(async () => {
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
   } catch (error) {
-    throw new Error(`This test needs Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH): ${(error as Error).message}`);
+    throw new Error(`This test needs Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH): ${(error as Error).message}`, { cause: error });
   }
 });
 afterAll(async () => {

@@ -31,7 +31,7 @@ beforeAll(async () => {
   worker = await startWorkflowWorker({
     async deliverEvent({ delivery }: { delivery: PlannedDelivery; event: ListEvent }) {
       attempted.push(delivery);
-      return behaviour[delivery.webhookId]!();
+      return behaviour[delivery.webhookId]();
     },
     async recordInternalFailure({ delivery }: { delivery: PlannedDelivery; event: ListEvent }) {
       recordedInternal.push(delivery);

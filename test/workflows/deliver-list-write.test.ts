@@ -27,7 +27,7 @@ it('delivers a write of several batches in full, each delivery once, through one
   // 4 topics fired (not list.members.changed) to the first, 2 to the second: 6 deliveries, 2 batches.
   const expected = ['item.added', 'item.removed', 'item.checked', 'list.changed'].map((topic) => `/answers ${topic}`)
     .concat(['/fails item.added', '/fails list.changed']).sort();
-  expect(receiver.requests.map((request) => `${request.path} ${request.headers['svc-event']}`).sort()).toEqual(expected);
+  expect(receiver.requests.map((request) => `${request.path} ${String(request.headers['svc-event'])}`).sort()).toEqual(expected);
   expect(new Set(receiver.requests.map((request) => request.headers['svc-delivery'])).size).toBe(expected.length);
 
   const client = stack.service.client;

@@ -40,7 +40,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
   async function ownWebhook(ctx: ApiContext & { params: Record<string, string> }): Promise<Webhook> {
     // Something that cannot be an id is as unknown as a missing one; it never reaches
     // PostgreSQL, which refuses some strings outright (a NUL character: a 500 otherwise).
-    const id = ctx.params.id!;
+    const id = ctx.params.id;
     const webhook = WEBHOOK_ID.test(id) ? await findWebhook(sql, ctx.state.accountId!, id) : null;
     if (!webhook) throw apiErrors.webhookNotFound();
     return webhook;

@@ -23,7 +23,7 @@ export function createTestDns(initial: Record<string, string[]> = {}): TestDns {
       calls.push(hostname);
       const queue = queues.get(hostname);
       if (!queue) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-      return queue.length > 1 ? queue.shift()! : queue[0]!;
+      return queue.length > 1 ? queue.shift()! : queue[0];
     },
     set(name, addresses) {
       queues.set(name, [addresses]);

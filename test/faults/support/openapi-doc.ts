@@ -58,7 +58,7 @@ export class OpenApi {
   deref(node: Schema | undefined): Schema | undefined {
     let current = node;
     while (current && typeof current.$ref === 'string') {
-      current = (current.$ref as string)
+      current = (current.$ref)
         .slice(2)
         .split('/')
         .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))

@@ -42,10 +42,10 @@ function rowsOf(test: TestCase): Row[] {
 export function formatTable(rows: Row[]): string {
   const cells = rows.map((row) => COLUMNS.map(([, cell]) => cell(row).replace(/\|/g, '/')));
   const headers = COLUMNS.map(([header]) => header);
-  const widths = headers.map((header, i) => Math.max(header.length, ...cells.map((line) => line[i]!.length)));
+  const widths = headers.map((header, i) => Math.max(header.length, ...cells.map((line) => line[i].length)));
   const line = (values: string[]) =>
-    `| ${values.map((value, i) => (COLUMNS[i]![2] === 'right' ? value.padStart(widths[i]!) : value.padEnd(widths[i]!))).join(' | ')} |`;
-  const rule = `|${widths.map((width, i) => (COLUMNS[i]![2] === 'right' ? `${'-'.repeat(width + 1)}:` : '-'.repeat(width + 2))).join('|')}|`;
+    `| ${values.map((value, i) => (COLUMNS[i][2] === 'right' ? value.padStart(widths[i]) : value.padEnd(widths[i]))).join(' | ')} |`;
+  const rule = `|${widths.map((width, i) => (COLUMNS[i][2] === 'right' ? `${'-'.repeat(width + 1)}:` : '-'.repeat(width + 2))).join('|')}|`;
   return [line(headers), rule, ...cells.map(line)].join('\n');
 }
 
