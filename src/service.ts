@@ -106,6 +106,7 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
     namespace: config.temporalNamespace,
     taskQueue,
     activities: createActivities({ sql, http, logger: options.logger }),
+    deliveryTimeoutMs: config.deliveryTimeoutMs,
   });
   await ensureRetentionSchedule(new Client({ connection, namespace: config.temporalNamespace }), taskQueue, config.retentionDays);
   const running = worker.run();

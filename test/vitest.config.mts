@@ -7,8 +7,9 @@ export default defineConfig({
   resolve: { alias: { 'svc-webhooks/verify': fileURLToPath(new URL('../src/delivery/signing.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts'],
-    // The fault suite and the browser test have commands of their own: npm run test:faults, npm run test:ui.
-    exclude: [...configDefaults.exclude, 'test/faults/**', 'test/ui/**'],
+    // The fault suite, the cluster and the browser tests have commands of their own:
+    // npm run test:faults, npm run test:cluster, npm run test:ui.
+    exclude: [...configDefaults.exclude, 'test/faults/**', 'test/cluster/**', 'test/ui/**'],
     // The Temporal worker's native bridge needs processes, not threads; suites share one
     // dev server and one database, so they run one file at a time.
     pool: 'forks',

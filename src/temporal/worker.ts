@@ -7,6 +7,8 @@ export interface WorkerOptions {
   namespace: string;
   taskQueue: string;
   activities: Activities;
+  /** Deliveries under way at shutdown may run this long before they are given up as `internal`. */
+  deliveryTimeoutMs: number;
 }
 
 /** The worker that runs workflows/ and activities/ on the task queue. */
@@ -18,5 +20,8 @@ export function createWorker(options: WorkerOptions): Promise<Worker> {
     // A directory, so the bundler finds index.ts in the sources and index.js when compiled.
     workflowsPath: path.join(__dirname, '../../workflows'),
     activities: options.activities,
+    // A stopping worker (a deploy, a scale-down) lets its deliveries finish rather than
+    // losing them as our own failures.
+    shutdownGraceTime: options.deliveryTimeoutMs + 1_000,
   });
 }

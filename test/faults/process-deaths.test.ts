@@ -3,25 +3,19 @@
 // PostgreSQL of this file's own, so that each can be killed or restarted. Whatever happens,
 // every accepted write's delivery is received or recorded as failed: none is lost, none sent twice.
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded';
-import { createSql, type Sql } from '../../src/db/sql';
 import { findTemporalCli, startDevServer } from '../../src/temporal/dev-server';
 import { freePort } from '../support/ports';
-import { startReceiver, type Receiver } from '../support/receiver';
-import { requestTo } from '../support/stack';
-import { createTestCa, issueServerCert } from '../support/tls';
+import { ids, prepareServiceProcesses, startPart, type PartProcess, type ServiceProcesses } from '../support/processes';
 import { waitFor } from '../support/wait';
-import { startPart, type PartProcess } from './support/processes';
 import { recordScenario } from './support/scenarios';
 
-const INTERNAL_TOKEN = `int_${'p'.repeat(40)}`;
 /** The worker runs at most this many activities at once (the SDK's default): the most a kill can leave in doubt. */
 const MAX_IN_FLIGHT = 100;
 
@@ -31,118 +25,44 @@ let temporalPort: number;
 let temporal: TestWorkflowEnvironment;
 let databasePort: number;
 let database: EmbeddedDatabase;
-let sql: Sql;
-let client: Client;
-let receiver: Receiver;
-let env: Record<string, string>;
+let processes: ServiceProcesses;
 let api: PartProcess;
 let worker: PartProcess;
-const ports = { api: 0, worker: 0 };
+let workerPort: number;
 
 const startTemporal = () =>
   startDevServer({ cliPath, namespace: 'default', port: temporalPort, dbFilename: path.join(dir, 'temporal.sqlite') });
 const startDatabase = () => startEmbeddedPostgres(dir, databasePort);
-const request = (...args: Parameters<ReturnType<typeof requestTo>>) => requestTo(api.url)(...args);
-const internal = { token: INTERNAL_TOKEN };
+const request: ServiceProcesses['request'] = (...args) => processes.request(...args);
 
 beforeAll(async () => {
   await promisify(execFile)('npm', ['run', 'build'], { cwd: path.resolve(__dirname, '../..') });
   dir = await mkdtemp(path.join(tmpdir(), 'webhooks-faults-'));
   await chmod(dir, 0o755); // PostgreSQL runs as user postgres when we are root
-  [cliPath, temporalPort, databasePort, ports.api, ports.worker] = await Promise.all([findTemporalCli(), freePort(), freePort(), freePort(), freePort()]);
+  [cliPath, temporalPort, databasePort, workerPort] = await Promise.all([findTemporalCli(), freePort(), freePort(), freePort()]);
   [temporal, database] = await Promise.all([startTemporal(), startDatabase()]);
-  sql = createSql(database.url, { max: 2 });
-  client = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${temporalPort}` }) });
-
-  const ca = await createTestCa();
-  receiver = await startReceiver(await issueServerCert(ca));
-  const caFile = path.join(dir, 'ca.pem');
-  await writeFile(caFile, ca.cert);
-  env = {
-    DATABASE_URL: database.url,
-    TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
-    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
-    WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
-    NODE_EXTRA_CA_CERTS: caFile,
-    DELIVERY_TIMEOUT_MS: '2000',
-  };
-  [api, worker] = await Promise.all([startPart('api', env, ports.api), startPart('worker', env, ports.worker)]);
+  processes = await prepareServiceProcesses({ databaseUrl: database.url, temporalAddress: `127.0.0.1:${temporalPort}`, dir });
+  [api, worker] = await Promise.all([startPart('api', processes.env, processes.apiPort), startPart('worker', processes.env, workerPort)]);
 }, 240_000);
 
 afterAll(async () => {
   await Promise.allSettled([api?.stop(), worker?.stop()]);
-  await receiver?.close();
-  await client?.connection.close();
-  await sql?.end({ timeout: 1 });
+  await processes?.close();
   await Promise.allSettled([temporal?.teardown(), database?.stop()]);
   if (dir) await rm(dir, { recursive: true, force: true });
 }, 60_000);
 
-/** An account with a list and a webhook on it, registered through the API. */
-async function setUp(name: string) {
-  const account = (await request('POST', '/internal/v3/accounts', { ...internal, body: { name } })).body;
-  const listId = `faults-${name}`;
-  expect((await request('PUT', `/internal/v3/lists/${listId}`, { ...internal, body: { ownerAccountId: account.id } })).status).toBe(201);
-  const webhook = await request('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor(`/${name}`) } });
-  expect(webhook.status).toBe(201);
-  return { listId, webhookId: webhook.body.id as string, path: `/${name}` };
-}
-
-/**
- * Reports the writes, `concurrency` at a time; an answer of 202 gives the write's cursor.
- * `answers` fills as they come, for a test that acts part-way.
- */
-async function report(listId: string, writeIds: string[], concurrency = 20, answers = new Map<string, { status: number; cursor?: number }>()) {
-  const queue = [...writeIds];
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (let writeId = queue.shift(); writeId; writeId = queue.shift()) {
-        const body = { writeId, changes: [{ type: 'list.updated' }] };
-        const answer = await request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal, body }).catch(() => ({ status: 0, body: null }));
-        answers.set(writeId, { status: answer.status, cursor: answer.body?.cursor });
-      }
-    }),
-  );
-  return answers;
-}
-
-/** Waits until every write's workflow has finished (through restarts of Temporal). */
-async function settle(listId: string, writeIds: string[]) {
-  for (const writeId of writeIds) {
-    await waitFor(() => client.workflow.getHandle(`list-write/${listId}/${writeId}`).result().then(() => true), {
-      timeoutMs: 120_000,
-      intervalMs: 250,
-      what: `list-write/${listId}/${writeId} to finish`,
-    });
-  }
-}
-
-/** Every accepted write's delivery, received or recorded as failed; lost and duplicates listed. */
-async function ledger(scenario: { listId: string; path: string }, cursors: number[]) {
-  const received = new Map<number, number>();
-  for (const delivery of receiver.requests.filter((r) => r.path === scenario.path && r.headers['svc-event'] !== 'ping')) {
-    const { cursor } = JSON.parse(delivery.rawBody.toString('utf8'));
-    received.set(cursor, (received.get(cursor) ?? 0) + 1);
-  }
-  const failedRows = await sql<{ cursor: string; error: string }[]>`
-    SELECT cursor, error FROM deliveries WHERE list_id = ${scenario.listId} AND outcome = 'failed'`;
-  const failed = new Map(failedRows.map((row) => [Number(row.cursor), row.error]));
-  return {
-    lost: cursors.filter((cursor) => !received.has(cursor) && !failed.has(cursor)),
-    duplicates: [...received].filter(([, count]) => count > 1).map(([cursor]) => cursor),
-    internal: [...failed.values()].filter((error) => error === 'internal').length,
-    failedOtherwise: [...failed.values()].filter((error) => error !== 'internal'),
-  };
-}
-
-const ids = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+const setUp = (name: string) => processes.setUp(name);
+const report: ServiceProcesses['report'] = (...args) => processes.report(...args);
+const settle: ServiceProcesses['settle'] = (...args) => processes.settle(...args);
+const ledger: ServiceProcesses['ledger'] = (...args) => processes.ledger(...args);
 
 /**
  * A write and /readyz while a backing service is down, then its restart, then the
  * upstream's retries of the same write until one is accepted.
  */
 async function writeThroughOutage(listId: string, restart: () => Promise<void>) {
-  const write = () => request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal, body: { writeId: 'during', changes: [{ type: 'list.updated' }] } });
+  const write = () => request('POST', `/internal/v3/lists/${listId}/writes`, { ...processes.internal, body: { writeId: 'during', changes: [{ type: 'list.updated' }] } });
   const whileDown = await write();
   const readiness = await request('GET', '/readyz');
   await restart();
@@ -160,10 +80,10 @@ describe('processes dying', () => {
     const writeIds = ids('w', 1000);
     const reporting = report(scenario.listId, writeIds);
     // Kill it once deliveries are flowing.
-    await receiver.waitForRequests(receiver.requests.length + 100, { timeoutMs: 60_000 });
+    await processes.receiver.waitForRequests(processes.receiver.requests.length + 100, { timeoutMs: 60_000 });
     await worker.kill();
     const answers = await reporting;
-    worker = await startPart('worker', env, ports.worker);
+    worker = await startPart('worker', processes.env, workerPort);
     await settle(scenario.listId, writeIds);
 
     const cursors = [...answers.values()].map((answer) => answer.cursor!);
@@ -187,7 +107,7 @@ describe('processes dying', () => {
     await waitFor(async () => (first.size >= 50 ? true : undefined), { timeoutMs: 60_000, intervalMs: 5, what: '50 answers' });
     await api.kill();
     await reporting;
-    api = await startPart('api', env, ports.api);
+    api = await startPart('api', processes.env, processes.apiPort);
     const unanswered = writeIds.filter((writeId) => first.get(writeId)!.status !== 202);
     const retried = await report(scenario.listId, unanswered);
     await settle(scenario.listId, writeIds);

@@ -34,7 +34,7 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string; stop()
 }
 
 /** A database of its own for this run, on DATABASE_URL's server or an embedded one. */
-async function startDatabase(): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startDatabase(): Promise<{ url: string; stop(): Promise<void> }> {
   let serverUrl = process.env.DATABASE_URL;
   let stopServer = async () => {};
   if (!serverUrl) {

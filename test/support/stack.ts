@@ -68,7 +68,7 @@ export interface WriteAccepted {
   topics: string[];
 }
 
-type RequestFunction = <T = any>(method: string, path: string, options?: RequestOptions) => Promise<ApiResponse<T>>;
+export type RequestFunction = <T = any>(method: string, path: string, options?: RequestOptions) => Promise<ApiResponse<T>>;
 
 /** Calls the API at `baseUrl` as a client would; JSON in, JSON out. */
 export function requestTo(baseUrl: string): RequestFunction {
