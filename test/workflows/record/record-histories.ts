@@ -14,8 +14,8 @@ import { version } from '../../../package.json';
 import { createLogger } from '../../../src/logger';
 import { createHttpSender } from '../../../src/delivery/sender';
 import { createAddressPolicy } from '../../../src/delivery/url-policy';
-import { TOPICS, lifecycleWorkflowId, type ListWriteDeliveries } from '../../../src/types';
-import { deliverListWrite, webhookLifecycle } from '../../../workflows';
+import { TOPICS, lifecycleWorkflowId, listWriteBatchWorkflowId, type ListWriteDeliveries } from '../../../src/types';
+import { deliverListWrite, pruneRecords, webhookLifecycle } from '../../../workflows';
 import { ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/temporal/search-attributes';
 import type { Receiver } from '../../support/receiver';
 import { startTestStack, type TestStack } from '../../support/stack';
@@ -123,11 +123,26 @@ describe(`recording workflow histories of release ${release}`, () => {
     await skipped.result();
     await save('list-write-skipped', skipped.workflowId);
 
-    // 505 deliveries to webhooks that no longer exist: two waves, each delivery skipped.
+    // 505 deliveries to webhooks that no longer exist, each skipped: more than one wave (0.1.0), more than one batch (0.2.0 on).
     const gone = Array.from({ length: 101 }, (_, i) => ({ webhookId: `wh_gone${String(i).padStart(20, '0')}`, topics: [...TOPICS] }));
     const waves = await startWrite(stack.taskQueue, 'two-waves', { listId, recipients: gone, deliveryTimeoutMs: 3000 });
     await waves.result();
-    await save('list-write-two-waves', waves.workflowId);
+    await save('list-write-over-500', waves.workflowId);
+  });
+
+  it('deliverListWrite in child batches (0.2.0 on), and deliverListWriteBatch', async () => {
+    const { listId } = await stack.setUpListWebhook(receiver.urlFor('/batched'));
+    const gone = Array.from({ length: 3 }, (_, i) => ({ webhookId: `wh_batched${String(i).padStart(17, '0')}`, topics: ['item.added' as const, 'list.changed' as const] }));
+    const batched = await startWrite(stack.taskQueue, 'batched', { listId, recipients: gone, deliveryTimeoutMs: 3000, deliveriesPerBatch: 4 });
+    await batched.result();
+    await save('list-write-child-batches', batched.workflowId);
+    await save('list-write-batch', listWriteBatchWorkflowId(listId, 'batched', 1));
+  });
+
+  it('pruneRecords (0.2.0 on)', async () => {
+    const workflowId = `prune-records-recording-${release}`;
+    await stack.service.client.workflow.execute(pruneRecords, { taskQueue: stack.taskQueue, workflowId, args: [{ retentionDays: 30 }] });
+    await save('prune-records', workflowId);
   });
 
   it('deliverListWrite: a delivery lost on our side (its activity times out) is recorded as internal', async () => {
