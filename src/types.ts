@@ -145,6 +145,8 @@ export const TASK_QUEUE = 'webhooks';
 
 /** Workflow ids, as operators search for them in the Temporal Web UI. */
 export const lifecycleWorkflowId = (webhookId: string) => `webhook/${webhookId}`;
+export const registrationWorkflowId = (accountId: string, registrationId: string) => `registration/${accountId}/${registrationId}`;
+export const pingWorkflowId = (webhookId: string, pingId: string) => `ping/${webhookId}/${pingId}`;
 export const listWriteWorkflowId = (listId: string, writeId: string) => `list-write/${listId}/${writeId}`;
 /** One pruning schedule per task queue (that is, per deployment); its workflows' ids start the same. */
 export const retentionScheduleId = (taskQueue: string) => `prune-records/${taskQueue}`;

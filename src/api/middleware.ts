@@ -1,5 +1,4 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Middleware, ParameterizedContext } from 'koa';
 import getRawBody from 'raw-body';
 import { findAccountIdByToken } from '../db/accounts';
@@ -8,6 +7,7 @@ import { UrlNotAllowedError } from '../delivery/url-policy';
 import type { Logger } from '../logger';
 import { metrics } from '../metrics';
 import { ApiError, apiErrors } from './errors';
+import { BackingServiceError } from '../errors';
 
 declare module 'koa' {
   interface Request {
@@ -69,9 +69,7 @@ const GRPC_UNAVAILABLE = 14;
 const GRPC_DEADLINE_EXCEEDED = 4;
 
 function isUnavailable(error: unknown): boolean {
-  // A workflow the request waited on failed: our side could not finish it (a lost worker, a
-  // database down), never the caller's fault; retrying later can succeed.
-  if (error instanceof WorkflowFailedError || error instanceof WorkflowUpdateFailedError) return true;
+  if (error instanceof BackingServiceError) return true;
   for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
     if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
     if (e.code === GRPC_UNAVAILABLE || e.code === GRPC_DEADLINE_EXCEEDED) return true;

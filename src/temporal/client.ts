@@ -1,10 +1,14 @@
-import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
-import { lifecycleWorkflowId, listWriteWorkflowId, type DeliveryResult, type ListWrite, type Recipient, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
+import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { BackingServiceError } from '../errors';
+import { lifecycleWorkflowId, listWriteWorkflowId, pingWorkflowId, registrationWorkflowId, type DeliveryResult, type ListWrite, type Recipient, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
 import { deleteWebhookUpdate, deliverListWrite, deliveryOutcomesSignal, pingWebhook, registerWebhook, setStatusUpdate, webhookLifecycle } from '../../workflows';
 import { newId } from '../ids';
 import { AccountIdKey, ListIdKey, WebhookIdKey, WebhookStatusKey } from './search-attributes';
 
-/** The workflows the API starts or talks to, behind plain functions so routes need not know Temporal. */
+/**
+ * The workflows the API starts or talks to, behind plain functions so routes need not know
+ * Temporal. A workflow that a call waited on and that failed rejects it with BackingServiceError.
+ */
 export interface Workflows {
   registerWebhook(input: RegistrationInput): Promise<RegistrationResult>;
   pingWebhook(accountId: string, webhookId: string): Promise<DeliveryResult>;
@@ -39,9 +43,9 @@ export function createWorkflows(client: Client, { taskQueue, deliveryTimeoutMs, 
   const lifecycle = (webhookId: string) => client.workflow.getHandle(lifecycleWorkflowId(webhookId));
   return {
     registerWebhook: (input) =>
-      client.workflow.execute(registerWebhook, {
+      ourFailure(client.workflow.execute(registerWebhook, {
         taskQueue,
-        workflowId: `registration/${input.accountId}/${input.registrationId}`,
+        workflowId: registrationWorkflowId(input.accountId, input.registrationId),
         args: [input],
         workflowExecutionTimeout,
         requestEagerStart: eagerStart,
@@ -49,18 +53,18 @@ export function createWorkflows(client: Client, { taskQueue, deliveryTimeoutMs, 
           { key: AccountIdKey, value: input.accountId },
           { key: WebhookIdKey, value: input.webhookId },
         ],
-      }),
+      })),
     pingWebhook: (accountId, webhookId) =>
-      client.workflow.execute(pingWebhook, {
+      ourFailure(client.workflow.execute(pingWebhook, {
         taskQueue,
-        workflowId: `ping/${webhookId}/${newId('dlv')}`,
+        workflowId: pingWorkflowId(webhookId, newId('dlv')),
         args: [{ webhookId, deliveryTimeoutMs }],
         workflowExecutionTimeout,
         typedSearchAttributes: [
           { key: AccountIdKey, value: accountId },
           { key: WebhookIdKey, value: webhookId },
         ],
-      }),
+      })),
     startListWrite: async (write, recipients, { repeated }) => {
       try {
         // Fail fast while Temporal is down (the upstream gets 503 and retries) instead of
@@ -79,10 +83,10 @@ export function createWorkflows(client: Client, { taskQueue, deliveryTimeoutMs, 
         if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
       }
     },
-    setWebhookStatus: (webhookId, status) => lifecycle(webhookId).executeUpdate(setStatusUpdate, { args: [status] }),
+    setWebhookStatus: (webhookId, status) => ourFailure(lifecycle(webhookId).executeUpdate(setStatusUpdate, { args: [status] })),
     deleteWebhook: async (webhookId) => {
       try {
-        await lifecycle(webhookId).executeUpdate(deleteWebhookUpdate);
+        await ourFailure(lifecycle(webhookId).executeUpdate(deleteWebhookUpdate));
         return true;
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return false;
@@ -93,6 +97,18 @@ export function createWorkflows(client: Client, { taskQueue, deliveryTimeoutMs, 
       await client.connection.workflowService.getSystemInfo({});
     },
   };
+}
+
+/** A workflow or Update the caller waited on failed: our side could not finish it. */
+async function ourFailure<T>(waited: Promise<T>): Promise<T> {
+  try {
+    return await waited;
+  } catch (error) {
+    if (error instanceof WorkflowFailedError || error instanceof WorkflowUpdateFailedError) {
+      throw new BackingServiceError(error.message, { cause: error });
+    }
+    throw error;
+  }
 }
 
 /**

@@ -1,10 +1,10 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { WorkflowFailedError } from '@temporalio/client';
 import Koa from 'koa';
 import { describe, expect, it } from 'vitest';
 import { errorEnvelope, requestLog, type ApiState } from '../../src/api/middleware';
 import { createLogger } from '../../src/logger';
+import { BackingServiceError } from '../../src/errors';
 
 /** The answer of an app whose only handler throws `error`. */
 async function answerTo(error: Error): Promise<{ status: number; headers: Headers; text: string }> {
@@ -35,7 +35,7 @@ describe('errorEnvelope', () => {
   });
 
   it('answers 503 UNAVAILABLE with Retry-After when a workflow the request waited on failed on our side', async () => {
-    const answer = await answerTo(new WorkflowFailedError('Workflow execution failed', new Error('activity timed out'), 'NON_RETRYABLE_FAILURE'));
+    const answer = await answerTo(new BackingServiceError('Workflow execution failed', { cause: new Error('activity timed out') }));
     expect(answer.status).toBe(503);
     expect(answer.headers.get('retry-after')).toBe('5');
     expect(JSON.parse(answer.text)).toEqual({ error: { code: 'UNAVAILABLE', message: expect.any(String) } });

@@ -14,7 +14,7 @@ import { version } from '../../../package.json';
 import { createLogger } from '../../../src/logger';
 import { createHttpSender } from '../../../src/delivery/sender';
 import { createAddressPolicy } from '../../../src/delivery/url-policy';
-import { TOPICS, lifecycleWorkflowId, listWriteBatchWorkflowId, type ListWriteDeliveries } from '../../../src/types';
+import { TOPICS, lifecycleWorkflowId, listWriteBatchWorkflowId, registrationWorkflowId, type ListWriteDeliveries } from '../../../src/types';
 import { deliverListWrite, pruneRecords, webhookLifecycle } from '../../../workflows';
 import { ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/temporal/search-attributes';
 import type { Receiver } from '../../support/receiver';
@@ -45,7 +45,7 @@ async function save(name: string, workflowId: string, runId?: string): Promise<v
 async function registrationWorkflowIds(accountId: string): Promise<string[]> {
   const rows = await stack.service.sql<{ id: string }[]>`
     SELECT id FROM registrations WHERE account_id = ${accountId} ORDER BY created_at, id`;
-  return rows.map((row) => `registration/${accountId}/${row.id}`);
+  return rows.map((row) => registrationWorkflowId(accountId, row.id));
 }
 
 async function pingWorkflowId(webhookId: string): Promise<string> {
