@@ -2,9 +2,6 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
   patched,
   proxyActivities,
   proxyLocalActivities,
@@ -15,21 +12,9 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { WebhookStatusKey } from '../src/temporal/search-attributes';
-import {
-  MAX_CONSECUTIVE_FAILURES,
-  type DeliveryOutcomes,
-  type WebhookLifecycleInput,
-  type WebhookLifecycleState,
-  type WebhookStatus,
-} from '../src/types';
+import { deleteWebhookUpdate, deliveryOutcomesSignal, lifecycleStateQuery, setStatusUpdate } from '../src/temporal/webhook-messages';
+import { MAX_CONSECUTIVE_FAILURES, type WebhookLifecycleInput, type WebhookLifecycleState } from '../src/types';
 
-export const lifecycleStateQuery = defineQuery<WebhookLifecycleState>('state');
-/** Outcomes of event deliveries, in the order they happened (`deliverEvent` sends one at a time). */
-export const deliveryOutcomesSignal = defineSignal<[DeliveryOutcomes]>('deliveryOutcomes');
-/** PATCH status: `active` reactivates (count back to 0), `paused` pauses by hand. Answers once stored. */
-export const setStatusUpdate = defineUpdate<WebhookLifecycleState, [WebhookStatus]>('setStatus');
-/** DELETE: removes the webhook and ends this workflow. */
-export const deleteWebhookUpdate = defineUpdate<void>('deleteWebhook');
 
 /**
  * Runs are kept short. A worker that lost this workflow from its cache (a restart, or a

@@ -1,7 +1,8 @@
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { BackingServiceError } from '../errors';
 import { lifecycleWorkflowId, listWriteWorkflowId, pingWorkflowId, registrationWorkflowId, type DeliveryResult, type ListWrite, type Recipient, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
-import { deleteWebhookUpdate, deliverListWrite, deliveryOutcomesSignal, pingWebhook, registerWebhook, setStatusUpdate, webhookLifecycle } from '../../workflows';
+import type { deliverListWrite, pingWebhook, registerWebhook, webhookLifecycle } from '../../workflows';
+import { deleteWebhookUpdate, deliveryOutcomesSignal, setStatusUpdate } from './webhook-messages';
 import { newId } from '../ids';
 import { AccountIdKey, ListIdKey, WebhookIdKey, WebhookStatusKey } from './search-attributes';
 
@@ -43,7 +44,7 @@ export function createWorkflows(client: Client, { taskQueue, deliveryTimeoutMs, 
   const lifecycle = (webhookId: string) => client.workflow.getHandle(lifecycleWorkflowId(webhookId));
   return {
     registerWebhook: (input) =>
-      ourFailure(client.workflow.execute(registerWebhook, {
+      ourFailure(client.workflow.execute<typeof registerWebhook>('registerWebhook', {
         taskQueue,
         workflowId: registrationWorkflowId(input.accountId, input.registrationId),
         args: [input],
@@ -55,7 +56,7 @@ export function createWorkflows(client: Client, { taskQueue, deliveryTimeoutMs, 
         ],
       })),
     pingWebhook: (accountId, webhookId) =>
-      ourFailure(client.workflow.execute(pingWebhook, {
+      ourFailure(client.workflow.execute<typeof pingWebhook>('pingWebhook', {
         taskQueue,
         workflowId: pingWorkflowId(webhookId, newId('dlv')),
         args: [{ webhookId, deliveryTimeoutMs }],
@@ -69,7 +70,7 @@ export function createWorkflows(client: Client, { taskQueue, deliveryTimeoutMs, 
       try {
         // Fail fast while Temporal is down (the upstream gets 503 and retries) instead of
         // riding out the client's own retries.
-        await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () => client.workflow.start(deliverListWrite, {
+        await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () => client.workflow.start<typeof deliverListWrite>('deliverListWrite', {
           taskQueue,
           workflowId: listWriteWorkflowId(write.listId, write.writeId),
           args: [{ write, recipients, deliveryTimeoutMs, deliveriesPerBatch }],
@@ -117,7 +118,7 @@ async function ourFailure<T>(waited: Promise<T>): Promise<T> {
  */
 export async function startWebhookLifecycle(client: Client, taskQueue: string, webhookId: string, accountId: string): Promise<void> {
   try {
-    await client.workflow.start(webhookLifecycle, {
+    await client.workflow.start<typeof webhookLifecycle>('webhookLifecycle', {
       taskQueue,
       workflowId: lifecycleWorkflowId(webhookId),
       args: [{ state: { webhookId, accountId, status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 } }],

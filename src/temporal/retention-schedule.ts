@@ -1,5 +1,5 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
-import { pruneRecords } from '../../workflows';
+import type { pruneRecords } from '../../workflows';
 import { retentionScheduleId } from '../types';
 
 /**
@@ -12,7 +12,7 @@ export async function ensureRetentionSchedule(client: Client, taskQueue: string,
   const options = {
     scheduleId,
     spec: { intervals: [{ every: '1 hour' }] },
-    action: { type: 'startWorkflow', workflowType: pruneRecords, workflowId: scheduleId, taskQueue, args: [{ retentionDays }] },
+    action: { type: 'startWorkflow', workflowType: 'pruneRecords', workflowId: scheduleId, taskQueue, args: [{ retentionDays }] },
     policies: { overlap: ScheduleOverlapPolicy.SKIP },
   } satisfies ScheduleOptions<ScheduleOptionsStartWorkflowAction<typeof pruneRecords>>;
   try {
