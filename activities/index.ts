@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ApplicationFailureCategory } from '@temporalio/common';
-import { recordDelivery } from '../src/db/deliveries';
+import { recordDelivery, type DeliveryRecord } from '../src/db/deliveries';
 import { pruneRecords, type Pruned } from '../src/db/retention';
 import type { Sql } from '../src/db/sql';
 import {
@@ -24,6 +24,7 @@ import {
   type EventDeliveryOutcome,
   type ListEvent,
   type PlannedDelivery,
+  type Redelivery,
   type RegistrationInput,
   type RegistrationResult,
   type WebhookLifecycleState,
@@ -77,6 +78,18 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
     });
   }
 
+  /** A ping or redelivery an owner asked for: one signed attempt, counted in metrics and logged, never against the webhook. */
+  async function sendOnDemand(delivery: Omit<DeliveryRecord, 'result'> & { kind: 'ping' | 'redelivery' }, body: string): Promise<DeliveryResult> {
+    const { id: deliveryId, webhookId, kind } = delivery;
+    const target = await findDeliveryTarget(sql, webhookId);
+    if (target === null) throw ApplicationFailure.nonRetryable(`webhook ${webhookId} no longer exists`, 'WebhookGone');
+    const result = await postSigned(http, { url: target.url, webhookId, deliveryId, event: delivery.event, body }, target.secret);
+    (kind === 'ping' ? metrics.pings : metrics.redeliveries).inc({ outcome: result.delivered ? 'delivered' : 'failed', error: result.error ?? 'none' });
+    logger.info({ msg: kind, deliveryId, webhookId, redeliveryOf: delivery.redeliveryOf, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs });
+    await recordDelivery(sql, { ...delivery, result });
+    return result;
+  }
+
   return {
     async pingRegistrationUrl(request: { registrationId: string; webhookId: string; url: string }): Promise<DeliveryResult> {
       const secret = await getRegistrationSecret(sql, request.registrationId);
@@ -102,15 +115,19 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
     },
 
     /** POST /v3/webhooks/{id}/pings: one signed ping, logged, never counted. */
-    async sendPing(webhookId: string): Promise<DeliveryResult> {
-      const target = await findDeliveryTarget(sql, webhookId);
-      if (target === null) throw ApplicationFailure.nonRetryable(`webhook ${webhookId} no longer exists`, 'WebhookGone');
-      const deliveryId = newId('dlv');
-      const result = await postSigned(http, { url: target.url, webhookId, deliveryId, event: 'ping', body: pingPayload(webhookId) }, target.secret);
-      metrics.pings.inc({ outcome: result.delivered ? 'delivered' : 'failed', error: result.error ?? 'none' });
-      logger.info({ msg: 'ping', deliveryId, webhookId, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs });
-      await recordDelivery(sql, { id: deliveryId, webhookId, kind: 'ping', event: 'ping', listId: null, cursor: null, at: null, result });
-      return result;
+    sendPing(webhookId: string): Promise<DeliveryResult> {
+      const ping = { id: newId('dlv'), webhookId, kind: 'ping', event: 'ping', listId: null, cursor: null, at: null } as const;
+      return sendOnDemand(ping, pingPayload(webhookId));
+    },
+
+    /**
+     * POST /v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries: the logged event's body
+     * again, byte for byte, signed with the current secret; logged, never counted. It goes
+     * to a paused webhook too: its owner asked for it.
+     */
+    redeliverEvent({ webhookId, deliveryId, redeliveryOf, topic, event }: Redelivery): Promise<DeliveryResult> {
+      const redelivery = { id: deliveryId, webhookId, kind: 'redelivery', event: topic, ...event, redeliveryOf } as const;
+      return sendOnDemand(redelivery, eventPayload(topic, event.listId, event.cursor, event.at));
     },
 
     /**

@@ -39,6 +39,12 @@ export const metrics = {
     labelNames: ['outcome', 'error'] as const,
     registers: [registry],
   }),
+  redeliveries: new Counter({
+    name: 'webhook_redeliveries_total',
+    help: 'Deliveries sent again at their owner\'s request, by outcome',
+    labelNames: ['outcome', 'error'] as const,
+    registers: [registry],
+  }),
   webhooksPaused: new Counter({
     name: 'webhooks_paused_total',
     help: 'Webhooks paused, by reason: auto_failures (20 consecutive failures) or manual',

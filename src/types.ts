@@ -108,6 +108,22 @@ export interface ListWrite {
 /** What an event body says of its write. */
 export type ListEvent = Pick<ListWrite, 'listId' | 'cursor' | 'at'>;
 
+/** What the delivery log holds: event deliveries, pings, and an owner's redeliveries. */
+export type DeliveryKind = 'event' | 'ping' | 'redelivery';
+
+/**
+ * Input of `redelivery/{webhookId}/{deliveryId}`: a logged event sent again, its body
+ * rebuilt byte for byte from the log, under a new delivery id.
+ */
+export interface Redelivery {
+  webhookId: string;
+  deliveryId: string;
+  /** The logged delivery (or redelivery) it repeats. */
+  redeliveryOf: string;
+  topic: Topic;
+  event: ListEvent;
+}
+
 /** A webhook a write goes to, and the topics of the write it subscribes to. */
 export interface Recipient {
   webhookId: string;
@@ -147,6 +163,7 @@ export const TASK_QUEUE = 'webhooks';
 export const lifecycleWorkflowId = (webhookId: string) => `webhook/${webhookId}`;
 export const registrationWorkflowId = (accountId: string, registrationId: string) => `registration/${accountId}/${registrationId}`;
 export const pingWorkflowId = (webhookId: string, pingId: string) => `ping/${webhookId}/${pingId}`;
+export const redeliveryWorkflowId = (webhookId: string, deliveryId: string) => `redelivery/${webhookId}/${deliveryId}`;
 export const listWriteWorkflowId = (listId: string, writeId: string) => `list-write/${listId}/${writeId}`;
 /** One pruning schedule per task queue (that is, per deployment); its workflows' ids start the same. */
 export const retentionScheduleId = (taskQueue: string) => `prune-records/${taskQueue}`;

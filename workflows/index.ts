@@ -1,5 +1,6 @@
 export { registerWebhook } from './register-webhook';
 export { pingWebhook } from './ping-webhook';
+export { redeliverEvent } from './redeliver-event';
 export { webhookLifecycle } from './webhook-lifecycle';
 // Tests and scripts reach the workflow's messages here too.
 export { lifecycleStateQuery, deliveryOutcomesSignal, setStatusUpdate, deleteWebhookUpdate } from '../src/temporal/webhook-messages';

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import Koa from 'koa';
+import { dashboardRoutes } from '../dashboard/routes';
 import type { Sql } from '../db/sql';
 import type { Logger } from '../logger';
 import type { Workflows } from '../temporal/client';
@@ -81,8 +82,9 @@ function appWith(logger: Logger, routers: Router<ApiState>[]): Koa<ApiState> {
   return app;
 }
 
+/** The API process: both APIs, the probes, and the dashboard page (which calls the public API). */
 export function createApp(deps: AppDependencies): Koa<ApiState> {
-  return appWith(deps.logger, createRouters(deps));
+  return appWith(deps.logger, [...createRouters(deps), dashboardRoutes()]);
 }
 
 /** A worker running alone answers /healthz and /metrics only. */

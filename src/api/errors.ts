@@ -10,6 +10,8 @@ export type ErrorCode =
   | 'WEBHOOK_NOT_FOUND'
   | 'LIST_NOT_FOUND'
   | 'NOT_FOUND'
+  | 'DELIVERY_NOT_FOUND'
+  | 'NOT_REDELIVERABLE'
   | 'METHOD_NOT_ALLOWED'
   | 'WEBHOOK_LIMIT_EXCEEDED'
   | 'WRITE_ID_REUSED'
@@ -52,6 +54,8 @@ export const apiErrors = {
   webhookNotFound: () => new ApiError(404, 'WEBHOOK_NOT_FOUND', 'No such webhook.'),
   listNotFound: () => new ApiError(404, 'LIST_NOT_FOUND', 'No such list.'),
   notFound: () => new ApiError(404, 'NOT_FOUND', 'No such route.'),
+  deliveryNotFound: () => new ApiError(404, 'DELIVERY_NOT_FOUND', 'No such delivery in this webhook\'s log.'),
+  notRedeliverable: () => new ApiError(409, 'NOT_REDELIVERABLE', 'A ping cannot be redelivered; send a new ping instead.'),
   methodNotAllowed: () => new ApiError(405, 'METHOD_NOT_ALLOWED', 'This route does not accept that method.'),
   webhookLimitExceeded: (limit: number) =>
     new ApiError(409, 'WEBHOOK_LIMIT_EXCEEDED', `An account may have at most ${limit} webhooks.`),

@@ -25,6 +25,9 @@ const components = {
   ListWriteBody: schemas.listWriteBody,
   WriteAccepted: schemas.writeAccepted,
   DeliveryPage: schemas.deliveryPage,
+  RedeliveryResult: schemas.redeliveryResult,
+  RotateSecretBody: schemas.rotateSecretBody,
+  RotatedSecret: schemas.rotatedSecret,
 } as const;
 
 /** An error response: the envelope, with `code` limited to what this status means here. */
@@ -55,6 +58,16 @@ const withBody = (limit: string) => ({
   415: errors('Body is not JSON', ['UNSUPPORTED_MEDIA_TYPE']),
 });
 const webhookNotFound = { 404: errors('Unknown webhook, or another account\'s', ['WEBHOOK_NOT_FOUND']) };
+/** What a POST that acts on one of the caller's webhooks answers: `success`, or one of these errors. */
+const actionOnWebhook = (success: ReturnType<typeof ok>) => ({
+  200: success,
+  400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
+  ...unauthorized,
+  ...webhookNotFound,
+  ...withBody('64 KiB'),
+  ...unavailable,
+  ...unexpected,
+});
 const body = (name: keyof typeof components, required = true) => ({ required, content: json(ref(name)) });
 
 const webhookId = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Webhook id (wh_...)' };
@@ -146,27 +159,17 @@ export function buildOpenApiDocument() {
           summary: 'Send a signed ping now (also to a paused webhook); never counted as a failure',
           security: account,
           requestBody: body('EmptyBody', false),
-          responses: {
-            200: ok('What the ping got', ref('PingResult')),
-            400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
-            ...unauthorized,
-            ...webhookNotFound,
-            ...withBody('64 KiB'),
-            ...unavailable,
-            ...unexpected,
-          },
+          responses: actionOnWebhook(ok('What the ping got', ref('PingResult'))),
         },
       },
       '/v3/webhooks/{id}/deliveries': {
         parameters: [webhookId],
         get: {
           operationId: 'listDeliveries',
-          summary: 'The delivery log: events and pings, newest first (at least the last 1000 are kept)',
+          summary: 'The delivery log: events, pings and redeliveries, newest first (at least the last 1000 are kept)',
+          description: 'The filters outcome, kind and event are each optional and combine with each other and with paging.',
           security: account,
-          parameters: [
-            { name: 'limit', in: 'query', schema: schemas.deliveriesQuery.properties.limit },
-            { name: 'before', in: 'query', schema: schemas.deliveriesQuery.properties.before },
-          ],
+          parameters: Object.entries(schemas.deliveriesQuery.properties).map(([name, schema]) => ({ name, in: 'query', schema })),
           responses: {
             200: ok('A page of attempts', ref('DeliveryPage')),
             400: errors('Invalid query', ['VALIDATION_FAILED']),
@@ -175,6 +178,36 @@ export function buildOpenApiDocument() {
             ...unavailable,
             ...unexpected,
           },
+        },
+      },
+      '/v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries': {
+        parameters: [webhookId, { name: 'deliveryId', in: 'path', required: true, schema: { type: 'string' }, description: 'A logged event delivery or redelivery (dlv_...)' }],
+        post: {
+          operationId: 'redeliverDelivery',
+          summary: 'Send a logged event again, now, once (also to a paused webhook); never counted as a failure',
+          description:
+            'The same body byte for byte and the same SVC-Event, signed with the current secret, under a new SVC-Delivery ' +
+            'id. Logged with kind "redelivery" and redeliveryOf the id it repeats.',
+          security: account,
+          requestBody: body('EmptyBody', false),
+          responses: {
+            ...actionOnWebhook(ok('What the redelivery got', ref('RedeliveryResult'))),
+            404: errors('Unknown webhook or delivery, or another\'s', ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND']),
+            409: errors('A ping is not redelivered', ['NOT_REDELIVERABLE']),
+          },
+        },
+      },
+      '/v3/webhooks/{id}/secret': {
+        parameters: [webhookId],
+        post: {
+          operationId: 'rotateSecret',
+          summary: 'Replace the signing secret: a random one, or your own',
+          description:
+            'Every delivery, redelivery and ping that starts after the answer is signed with the new secret; the old one ' +
+            'is discarded. A delivery already under way keeps the secret it started with.',
+          security: account,
+          requestBody: body('RotateSecretBody', false),
+          responses: actionOnWebhook(ok('The new secret, shown this once', ref('RotatedSecret'))),
         },
       },
       '/v3/openapi.json': {

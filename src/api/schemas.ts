@@ -4,7 +4,7 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import type { Change } from '../db/list-writes';
 import { CHANGE_TYPES } from '../delivery/topics';
-import { MAX_LIST_IDS, TOPICS, type Topic, type WebhookStatus } from '../types';
+import { MAX_LIST_IDS, TOPICS, type DeliveryKind, type Topic, type WebhookStatus } from '../types';
 import { apiErrors, type ValidationIssue } from './errors';
 
 const ajv = new Ajv2020({ allErrors: false, strict: true });
@@ -116,17 +116,43 @@ export const listWriteBody = {
   },
 } as const;
 
+export interface RotateSecretBody {
+  secret?: string;
+}
+
+export const rotateSecretBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    secret: {
+      type: 'string',
+      pattern: '^whsec_[A-Za-z0-9_-]{32,100}$',
+      description: 'Your own new secret (whsec_ then 32 to 100 of A-Z a-z 0-9 _ -); omitted: a random one',
+    },
+  },
+} as const;
+
 export interface DeliveriesQuery {
   limit?: string;
   before?: string;
+  outcome?: 'delivered' | 'failed';
+  kind?: DeliveryKind;
+  event?: Topic | 'ping';
 }
+
+const deliveryKind = { enum: ['event', 'ping', 'redelivery'] } as const;
+const deliveryOutcome = { enum: ['delivered', 'failed'] } as const;
+const deliveryId = { type: 'string', pattern: '^dlv_[0-9a-f]{24}$' } as const;
 
 export const deliveriesQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
     limit: { type: 'string', pattern: '^(100|[1-9][0-9]?)$', description: '1 to 100, default 20' },
-    before: { type: 'string', pattern: '^dlv_[0-9a-f]{24}$', description: 'The `next` of the previous page' },
+    before: { ...deliveryId, description: 'The `next` of the previous page' },
+    outcome: { type: 'string', ...deliveryOutcome, description: 'Only attempts with this outcome' },
+    kind: { type: 'string', ...deliveryKind, description: 'Only event deliveries, pings or redeliveries' },
+    event: { type: 'string', enum: [...TOPICS, 'ping'], description: 'Only attempts of this topic, or pings' },
   },
 } as const;
 
@@ -182,6 +208,19 @@ export const pingResult = {
   },
 } as const;
 
+export const redeliveryResult = {
+  ...pingResult,
+  required: ['deliveryId', ...pingResult.required],
+  properties: { deliveryId: { ...deliveryId, description: 'The redelivery\'s own id (its SVC-Delivery header)' }, ...pingResult.properties },
+} as const;
+
+export const rotatedSecret = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['secret'],
+  properties: { secret: { type: 'string', pattern: '^whsec_', description: 'The new signing secret; shown in this response only' } },
+} as const;
+
 export const createdAccount = {
   type: 'object',
   additionalProperties: false,
@@ -226,15 +265,16 @@ export const deliveryPage = {
       items: {
         type: 'object',
         additionalProperties: false,
-        required: ['id', 'event', 'listId', 'cursor', 'at', 'kind', 'outcome', 'statusCode', 'error', 'durationMs', 'attemptedAt'],
+        required: ['id', 'event', 'listId', 'cursor', 'at', 'kind', 'redeliveryOf', 'outcome', 'statusCode', 'error', 'durationMs', 'attemptedAt'],
         properties: {
-          id: { type: 'string', pattern: '^dlv_' },
+          id: deliveryId,
           event: { type: 'string' },
           listId: { type: ['string', 'null'] },
           cursor: { type: ['integer', 'null'] },
           at: { type: ['string', 'null'], format: 'date-time' },
-          kind: { enum: ['event', 'ping'] },
-          outcome: { enum: ['delivered', 'failed'] },
+          kind: deliveryKind,
+          redeliveryOf: { type: ['string', 'null'], description: 'The delivery a redelivery repeats; null for the others' },
+          outcome: deliveryOutcome,
           statusCode: { type: ['integer', 'null'] },
           error: deliveryError,
           durationMs: { type: 'integer', minimum: 0 },
@@ -291,6 +331,7 @@ export const validators = {
   createAccountBody: ajv.compile<CreateAccountBody>(createAccountBody),
   putListBody: ajv.compile<PutListBody>(putListBody),
   listWriteBody: ajv.compile<ListWriteBody>(listWriteBody),
+  rotateSecretBody: ajv.compile<RotateSecretBody>(rotateSecretBody),
   deliveriesQuery: ajv.compile<DeliveriesQuery>(deliveriesQuery),
   id: ajv.compile<string>(idParameter),
 };

@@ -1,14 +1,16 @@
-import type { DeliveryResult } from '../types';
+import type { DeliveryKind, DeliveryResult } from '../types';
 import type { Db } from './sql';
 
 export interface DeliveryRecord {
   id: string;
   webhookId: string;
-  kind: 'event' | 'ping';
+  kind: DeliveryKind;
   event: string;
   listId: string | null;
   cursor: number | null;
   at: string | null;
+  /** The id a redelivery repeats; absent for the others. */
+  redeliveryOf?: string;
   result: DeliveryResult;
 }
 
@@ -19,7 +21,8 @@ export interface DeliveryLogEntry {
   listId: string | null;
   cursor: number | null;
   at: string | null;
-  kind: 'event' | 'ping';
+  kind: DeliveryKind;
+  redeliveryOf: string | null;
   outcome: 'delivered' | 'failed';
   statusCode: number | null;
   error: string | null;
@@ -49,10 +52,10 @@ export async function recordDelivery(sql: Db, delivery: DeliveryRecord): Promise
       WHERE id = ${delivery.webhookId}
       RETURNING deliveries_logged, consecutive_failures > 0 OR failures_reported > failures_counted AS failures_to_reset
     ), inserted AS (
-      INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, outcome, status_code, error, duration_ms)
+      INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, redelivery_of, outcome, status_code, error, duration_ms)
       SELECT ${delivery.id}, ${delivery.webhookId}, ${delivery.kind}, ${delivery.event}, ${delivery.listId},
-             ${delivery.cursor}, ${delivery.at}, ${result.delivered ? 'delivered' : 'failed'}, ${result.statusCode},
-             ${result.error}, ${result.durationMs}
+             ${delivery.cursor}, ${delivery.at}, ${delivery.redeliveryOf ?? null}, ${result.delivered ? 'delivered' : 'failed'},
+             ${result.statusCode}, ${result.error}, ${result.durationMs}
       FROM counted
       ON CONFLICT (id) DO NOTHING
     )
@@ -70,25 +73,71 @@ export async function pruneDeliveryLog(sql: Db, webhookId: string): Promise<void
       ORDER BY attempted_at DESC, id DESC OFFSET ${DELIVERY_LOG_KEPT})`;
 }
 
+/** Filters of the log, each optional: they combine with each other and with paging. */
+export interface DeliveryLogFilters {
+  outcome?: DeliveryLogEntry['outcome'];
+  kind?: DeliveryKind;
+  /** A topic, or `ping`. */
+  event?: string;
+}
+
+interface DeliveryLogRow {
+  id: string;
+  event: string;
+  list_id: string | null;
+  cursor: string | null;
+  at: Date | null;
+  kind: DeliveryKind;
+  redelivery_of: string | null;
+  outcome: DeliveryLogEntry['outcome'];
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  attempted_at: Date;
+}
+
+const LOG_COLUMNS = ['id', 'event', 'list_id', 'cursor', 'at', 'kind', 'redelivery_of', 'outcome', 'status_code', 'error', 'duration_ms', 'attempted_at'];
+
+function toLogEntry(row: DeliveryLogRow): DeliveryLogEntry {
+  return {
+    id: row.id,
+    event: row.event,
+    listId: row.list_id,
+    cursor: row.cursor === null ? null : Number(row.cursor),
+    at: row.at?.toISOString() ?? null,
+    kind: row.kind,
+    redeliveryOf: row.redelivery_of,
+    outcome: row.outcome,
+    statusCode: row.status_code,
+    error: row.error,
+    durationMs: row.duration_ms,
+    attemptedAt: row.attempted_at.toISOString(),
+  };
+}
+
+/** One entry of a webhook's log; null when it is not there (unknown, pruned, or another webhook's). */
+export async function findDelivery(sql: Db, webhookId: string, deliveryId: string): Promise<DeliveryLogEntry | null> {
+  const [row] = await sql<DeliveryLogRow[]>`
+    SELECT ${sql(LOG_COLUMNS)} FROM deliveries WHERE id = ${deliveryId} AND webhook_id = ${webhookId}`;
+  return row ? toLogEntry(row) : null;
+}
+
 /** Newest first; `before` is the id of the last entry of the previous page. */
 export async function listDeliveries(
   sql: Db,
   webhookId: string,
-  page: { limit: number; before?: string },
+  page: { limit: number; before?: string } & DeliveryLogFilters,
 ): Promise<DeliveryLogEntry[]> {
-  const { before } = page;
-  const rows = await sql<(Omit<DeliveryLogEntry, 'attemptedAt' | 'at' | 'cursor'> & { attemptedAt: Date; at: Date | null; cursor: string | null })[]>`
-    SELECT id, event, list_id AS "listId", cursor, at, kind, outcome, status_code AS "statusCode", error,
-           duration_ms AS "durationMs", attempted_at AS "attemptedAt"
+  const { before, outcome, kind, event } = page;
+  const rows = await sql<DeliveryLogRow[]>`
+    SELECT ${sql(LOG_COLUMNS)}
     FROM deliveries
     WHERE webhook_id = ${webhookId}
+      ${outcome ? sql`AND outcome = ${outcome}` : sql``}
+      ${kind ? sql`AND kind = ${kind}` : sql``}
+      ${event ? sql`AND event = ${event}` : sql``}
       ${before ? sql`AND (attempted_at, id) < (SELECT attempted_at, id FROM deliveries WHERE id = ${before} AND webhook_id = ${webhookId})` : sql``}
     ORDER BY attempted_at DESC, id DESC
     LIMIT ${page.limit}`;
-  return rows.map((row) => ({
-    ...row,
-    cursor: row.cursor === null ? null : Number(row.cursor),
-    at: row.at?.toISOString() ?? null,
-    attemptedAt: row.attemptedAt.toISOString(),
-  }));
+  return rows.map(toLogEntry);
 }

@@ -90,6 +90,14 @@ export async function updateSubscription(
 }
 
 /**
+ * Replaces the signing secret; the old one is gone. Every attempt reads the secret as it
+ * starts, so one that starts after this commits signs with the new one.
+ */
+export async function replaceWebhookSecret(sql: Db, webhookId: string, secret: string): Promise<void> {
+  await sql`UPDATE webhooks SET secret = ${secret}, updated_at = now() WHERE id = ${webhookId}`;
+}
+
+/**
  * Mirrors the per-webhook workflow's state, which only that workflow changes. Returns
  * true when this call paused the webhook (a repeat of the same call returns false).
  */

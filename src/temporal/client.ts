@@ -1,7 +1,7 @@
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { BackingServiceError } from '../errors';
-import { lifecycleWorkflowId, listWriteWorkflowId, pingWorkflowId, registrationWorkflowId, type DeliveryResult, type ListWrite, type Recipient, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
-import type { deliverListWrite, pingWebhook, registerWebhook, webhookLifecycle } from '../../workflows';
+import { lifecycleWorkflowId, listWriteWorkflowId, pingWorkflowId, redeliveryWorkflowId, registrationWorkflowId, type DeliveryResult, type Redelivery, type ListWrite, type Recipient, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
+import type { deliverListWrite, pingWebhook, redeliverEvent, registerWebhook, webhookLifecycle } from '../../workflows';
 import { deleteWebhookUpdate, deliveryOutcomesSignal, setStatusUpdate } from './webhook-messages';
 import { newId } from '../ids';
 import { AccountIdKey, ListIdKey, WebhookIdKey, WebhookStatusKey } from './search-attributes';
@@ -13,6 +13,8 @@ import { AccountIdKey, ListIdKey, WebhookIdKey, WebhookStatusKey } from './searc
 export interface Workflows {
   registerWebhook(input: RegistrationInput): Promise<RegistrationResult>;
   pingWebhook(accountId: string, webhookId: string): Promise<DeliveryResult>;
+  /** Sends a logged event again, under the new delivery id the redelivery names. */
+  redeliverEvent(accountId: string, redelivery: Redelivery): Promise<DeliveryResult>;
   setWebhookStatus(webhookId: string, status: WebhookStatus): Promise<WebhookLifecycleState>;
   /**
    * Starts the deliveries of a recorded write, once: a repeat finds it started (or done).
@@ -42,6 +44,15 @@ export function createWorkflows(client: Client, { taskQueue, deliveryTimeoutMs, 
   // A workflow that answers an HTTP request: one that cannot finish soon never will.
   const workflowExecutionTimeout = '2 minutes';
   const lifecycle = (webhookId: string) => client.workflow.getHandle(lifecycleWorkflowId(webhookId));
+  /** What a ping and a redelivery, each one attempt an owner waits on, start with. */
+  const onDemand = (accountId: string, webhookId: string) => ({
+    taskQueue,
+    workflowExecutionTimeout,
+    typedSearchAttributes: [
+      { key: AccountIdKey, value: accountId },
+      { key: WebhookIdKey, value: webhookId },
+    ],
+  });
   return {
     registerWebhook: (input) =>
       ourFailure(client.workflow.execute<typeof registerWebhook>('registerWebhook', {
@@ -57,14 +68,15 @@ export function createWorkflows(client: Client, { taskQueue, deliveryTimeoutMs, 
       })),
     pingWebhook: (accountId, webhookId) =>
       ourFailure(client.workflow.execute<typeof pingWebhook>('pingWebhook', {
-        taskQueue,
+        ...onDemand(accountId, webhookId),
         workflowId: pingWorkflowId(webhookId, newId('dlv')),
         args: [{ webhookId, deliveryTimeoutMs }],
-        workflowExecutionTimeout,
-        typedSearchAttributes: [
-          { key: AccountIdKey, value: accountId },
-          { key: WebhookIdKey, value: webhookId },
-        ],
+      })),
+    redeliverEvent: (accountId, redelivery) =>
+      ourFailure(client.workflow.execute<typeof redeliverEvent>('redeliverEvent', {
+        ...onDemand(accountId, redelivery.webhookId),
+        workflowId: redeliveryWorkflowId(redelivery.webhookId, redelivery.deliveryId),
+        args: [{ redelivery, deliveryTimeoutMs }],
       })),
     startListWrite: async (write, recipients, { repeated }) => {
       try {

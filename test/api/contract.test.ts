@@ -524,6 +524,59 @@ describe('GET /v3/webhooks/{id}/deliveries', () => {
   });
 });
 
+describe('POST /v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries', () => {
+  it('answers 200 with the new delivery id and what it got, with no body or an empty object', async () => {
+    const { account, token, webhook } = await accountWithWebhook('/contract/redeliver');
+    await stack.putList('contract-redeliver', account.id);
+    await stack.reportWrite('contract-redeliver', 'w1');
+    const [logged] = (await call('GET', `/v3/webhooks/${webhook.id}/deliveries?kind=event`, { token })).body.data;
+    const bare = await call('POST', `/v3/webhooks/${webhook.id}/deliveries/${logged.id}/redeliveries`, { token });
+    expect(bare.body).toMatchObject({ deliveryId: expect.not.stringMatching(logged.id), delivered: true, statusCode: 200, error: null });
+    const withEmptyObject = await call('POST', `/v3/webhooks/${webhook.id}/deliveries/${bare.body.deliveryId}/redeliveries`, { token, body: {} });
+    expect(withEmptyObject).toMatchObject({ status: 200, body: { delivered: true } });
+  });
+
+  it('answers 409 NOT_REDELIVERABLE for a ping, 404 DELIVERY_NOT_FOUND and WEBHOOK_NOT_FOUND, and 400s', async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/redeliver-errors');
+    await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token });
+    const [ping] = (await call('GET', `/v3/webhooks/${webhook.id}/deliveries`, { token })).body.data;
+    const redeliveries = (deliveryId: string) => `/v3/webhooks/${webhook.id}/deliveries/${deliveryId}/redeliveries`;
+    expectError(await call('POST', redeliveries(ping.id), { token }), 409, 'NOT_REDELIVERABLE');
+    for (const unknown of ['dlv_000000000000000000000000', 'nope']) expectError(await call('POST', redeliveries(unknown), { token }), 404, 'DELIVERY_NOT_FOUND');
+    // Another webhook's delivery is as unknown as a missing one, even to the same account.
+    const other = await call('POST', '/v3/webhooks', { token, body: { url: receiver.urlFor('/contract/redeliver-other') } });
+    expectError(await call('POST', `/v3/webhooks/${other.body.id}/deliveries/${ping.id}/redeliveries`, { token }), 404, 'DELIVERY_NOT_FOUND');
+    const stranger = await stack.createAccount();
+    expectError(await call('POST', redeliveries(ping.id), { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
+    expectError(await call('POST', redeliveries(ping.id), { token, body: { again: true } }), 400, 'VALIDATION_FAILED');
+    expectError(await call('POST', redeliveries(ping.id), { token, rawBody: '{', headers: { 'content-type': 'application/json' } }), 400, 'MALFORMED_JSON');
+  });
+});
+
+describe('POST /v3/webhooks/{id}/secret', () => {
+  it('answers 200 with a new random secret, or the caller\'s own', async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/secret');
+    const random = await call('POST', `/v3/webhooks/${webhook.id}/secret`, { token });
+    expect(random.body.secret).toMatch(/^whsec_[A-Za-z0-9_-]{32,}$/);
+    expect(random.body.secret).not.toBe(webhook.secret);
+    const own = `whsec_${'k'.repeat(32)}`;
+    expect((await call('POST', `/v3/webhooks/${webhook.id}/secret`, { token, body: { secret: own } })).body).toEqual({ secret: own });
+    expect((await call('POST', `/v3/webhooks/${webhook.id}/secret`, { token, body: {} })).body.secret).not.toBe(own);
+  });
+
+  it('answers 400 VALIDATION_FAILED for a secret of the wrong form, 400 MALFORMED_JSON, and 404 for another account\'s webhook', async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/secret-errors');
+    const path = `/v3/webhooks/${webhook.id}/secret`;
+    for (const secret of [`whsec_${'k'.repeat(31)}`, `whsec_${'k'.repeat(101)}`, `wh_${'k'.repeat(40)}`, `whsec_${'k'.repeat(31)}!`, 42]) {
+      const refused = await call('POST', path, { token, body: { secret } });
+      expect(expectError(refused, 400, 'VALIDATION_FAILED').details, String(secret)).toEqual([{ path: '/secret', message: expect.any(String) }]);
+    }
+    expectError(await call('POST', path, { token, rawBody: '{', headers: { 'content-type': 'application/json' } }), 400, 'MALFORMED_JSON');
+    const stranger = await stack.createAccount();
+    expectError(await call('POST', path, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
+  });
+});
+
 // ---- what every operation of a kind answers, from the document ----
 
 describe('every operation that needs a token', () => {

@@ -31,6 +31,7 @@ describe('GET /v3/webhooks/{id}/deliveries', () => {
         cursor: null,
         at: null,
         kind: 'ping',
+        redeliveryOf: null,
         outcome: 'failed',
         statusCode: 500,
         error: 'non_2xx',
@@ -50,7 +51,7 @@ describe('GET /v3/webhooks/{id}/deliveries', () => {
 
   it('validates the query and hides other accounts\' logs', async () => {
     const { owner, webhookId } = await setUp('/log/query');
-    for (const query of ['limit=0', 'limit=101', 'limit=x', 'before=nope', 'page=2']) {
+    for (const query of ['limit=0', 'limit=101', 'limit=x', 'before=nope', 'page=2', 'outcome=lost', 'kind=retry', 'event=list', 'event=PING', 'outcome=failed&outcome=delivered']) {
       const response = await stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?${query}`, { token: owner.token });
       expect(response.status, query).toBe(400);
       expect(response.body.error.code).toBe('VALIDATION_FAILED');
@@ -60,6 +61,44 @@ describe('GET /v3/webhooks/{id}/deliveries', () => {
     const foreign = await stack.request('GET', `/v3/webhooks/${webhookId}/deliveries`, { token: intruder.token });
     expect(foreign.status).toBe(404);
     expect(foreign.body.error.code).toBe('WEBHOOK_NOT_FOUND');
+  });
+
+  it('filters by outcome, kind and event, combined with each other and with paging', async () => {
+    const { owner, webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/log/filters'), { events: ['item.added', 'list.changed'] });
+    const log = async (query: string) => {
+      const response = await stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?${query}`, { token: owner.token });
+      expect(response.status, query).toBe(200);
+      return response.body as { data: { id: string; kind: string; event: string; outcome: string; cursor: number | null }[]; next: string | null };
+    };
+    // cursor 1 delivered, cursor 2 failed (both item.added and list.changed), then a failed ping and a redelivery.
+    await stack.reportWrite(listId, 'ok', [{ type: 'item.added' }]);
+    receiver.respondWith({ status: 500 });
+    await stack.reportWrite(listId, 'fails', [{ type: 'item.added' }]);
+    await stack.request('POST', `/v3/webhooks/${webhookId}/pings`, { token: owner.token });
+    receiver.respondWith({});
+    const [firstAdded] = (await log('event=item.added&outcome=delivered')).data;
+    await stack.request('POST', `/v3/webhooks/${webhookId}/deliveries/${firstAdded.id}/redeliveries`, { token: owner.token });
+
+    const summary = (page: Awaited<ReturnType<typeof log>>) => page.data.map((d) => `${d.kind} ${d.event} ${d.cursor} ${d.outcome}`);
+    expect(summary(await log('outcome=failed'))).toEqual([
+      'ping ping null failed',
+      expect.stringMatching(/^event (item\.added|list\.changed) 2 failed$/),
+      expect.stringMatching(/^event (item\.added|list\.changed) 2 failed$/),
+    ]);
+    expect(summary(await log('kind=redelivery'))).toEqual(['redelivery item.added 1 delivered']);
+    expect(summary(await log('kind=ping'))).toEqual(['ping ping null failed']);
+    expect(summary(await log('event=ping'))).toEqual(['ping ping null failed']);
+    expect(summary(await log('event=item.added&kind=event'))).toEqual(['event item.added 2 failed', 'event item.added 1 delivered']);
+    expect(summary(await log('event=list.changed&outcome=delivered'))).toEqual(['event list.changed 1 delivered']);
+    expect((await log('event=item.removed')).data).toEqual([]);
+
+    // Paging through a filter: one entry a page, each page filtered the same way.
+    const first = await log('outcome=delivered&limit=1');
+    expect(summary(first)).toEqual(['redelivery item.added 1 delivered']);
+    const second = await log(`outcome=delivered&limit=1&before=${first.next}`);
+    const third = await log(`outcome=delivered&limit=1&before=${second.next}`);
+    expect([...summary(second), ...summary(third)].sort()).toEqual(['event item.added 1 delivered', 'event list.changed 1 delivered']);
+    expect(third.next).toBeNull();
   });
 
   it(`keeps the newest ${DELIVERY_LOG_KEPT} attempts and prunes older ones`, async () => {

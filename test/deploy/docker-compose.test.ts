@@ -462,12 +462,15 @@ describe('Dockerfile', () => {
     }
   });
 
-  it('builds with the lockfile and the build script, which copies the migrations', () => {
+  it('builds with the lockfile and the build script, which copies the migrations and bundles the dashboard', () => {
     const build = stages.find((s) => s.instructions.some((i) => i.keyword === 'RUN' && /\bnpm run build\b/.test(i.args)));
     expect(build).toBeDefined();
     expect(build).not.toBe(runtime);
     expect(build!.instructions.some((i) => i.keyword === 'RUN' && /\bnpm install\b/.test(i.args))).toBe(true);
     expect(pkg.scripts.build).toMatch(/cp -r src\/db\/migrations dist\/src\/db\/migrations/);
+    // ... and bundles the dashboard into dist/dashboard, which the API serves.
+    expect(pkg.scripts.build).toMatch(/npm run build:dashboard\b/);
+    expect(pkg.scripts['build:dashboard']).toMatch(/--outfile=dist\/dashboard\/app\.js\b/);
     // The runtime copies dist/ from the build stage.
     expect(runtime.instructions.some((i) => i.keyword === 'COPY' && new RegExp(`--from=${build!.alias}\\s+\\S*dist\\b`).test(i.args))).toBe(true);
   });

@@ -41,6 +41,9 @@ let a: { id: string; token: string };
 let b: { id: string; token: string };
 let hookA: string;
 let hookB: string;
+/** A logged event delivery of each tenant's webhook, for the redelivery routes. */
+let deliveryA: string;
+let deliveryB: string;
 const listA = `fuzz-a-${randomBytes(4).toString('hex')}`;
 const listB = `fuzz-b-${randomBytes(4).toString('hex')}`;
 const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
@@ -58,6 +61,10 @@ beforeAll(async () => {
   hookB = (await stack.registerWebhook(b.token, receiver.urlFor('/fuzz/b'))).id;
   expect((await stack.putList(listA, a.id)).status).toBe(201);
   expect((await stack.putList(listB, b.id)).status).toBe(201);
+  await stack.reportWrite(listA, 'fuzz-logged');
+  await stack.reportWrite(listB, 'fuzz-logged');
+  const loggedDelivery = async (token: string, hook: string) => (await stack.request('GET', `/v3/webhooks/${hook}/deliveries?limit=1`, { token })).body.data[0].id as string;
+  [deliveryA, deliveryB] = [await loggedDelivery(a.token, hookA), await loggedDelivery(b.token, hookB)];
   const document = await stack.request('GET', '/v3/openapi.json');
   expect(document.status).toBe(200);
   served = new OpenApi(document.body);
@@ -285,6 +292,8 @@ function validBodyFor(operationId: string): unknown {
     case 'updateWebhook':
       return { status: 'active' };
     case 'pingWebhook':
+    case 'redeliverDelivery':
+    case 'rotateSecret':
       return {};
     case 'createAccount':
       return { name: 'fuzz' };
@@ -300,7 +309,7 @@ function validBodyFor(operationId: string): unknown {
 /** The path of an operation with the caller's own ids (or, for deletions, ids that exist nowhere). */
 function ownPath(found: DocumentedOperation, values: Record<string, string> = {}): string {
   const deleting = found.method === 'delete';
-  const defaults: Record<string, string> = { id: deleting ? UNKNOWN_WEBHOOK : hookA, listId: deleting ? 'fuzz-nowhere' : listA };
+  const defaults: Record<string, string> = { id: deleting ? UNKNOWN_WEBHOOK : hookA, listId: deleting ? 'fuzz-nowhere' : listA, deliveryId: deliveryA };
   return found.template.replace(/\{([^}]+)\}/g, (_, name: string) => values[name] ?? defaults[name]);
 }
 
@@ -377,12 +386,15 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
     if (name === 'id' && schemes.includes('accountToken')) {
       yield { ...base, label: "another tenant's webhook", path: ownPath(found, { id: hookB }), expect: { status: 404, code: 'WEBHOOK_NOT_FOUND' } };
     }
+    if (name === 'deliveryId') {
+      yield { ...base, label: "another tenant's delivery", path: ownPath(found, { deliveryId: deliveryB }), expect: { status: 404, code: 'DELIVERY_NOT_FOUND' } };
+    }
     for (const value of BAD_PATH_VALUES) yield { ...base, label: `{${name}} = ${short(value)}`, path: ownPath(found, { [name]: value }) };
   }
 
   // Query strings.
   if (found.operation.operationId === 'listDeliveries') {
-    for (const query of ['limit=0', 'limit=101', 'limit=-1', 'limit=1e2', 'limit=abc', 'limit=', 'limit=1&limit=2', 'limit[]=1', 'before=garbage', `before=dlv_${'0'.repeat(24)}`, 'before=dlv_%00', 'x=1', '__proto__=1', 'constructor=x', `limit=${'9'.repeat(5000)}`, 'limit=%E0%A4%A', 'limit=%00']) {
+    for (const query of ['outcome=lost', 'kind=', 'event=ping%00', 'event=__proto__', 'outcome[]=failed', 'kind=event&kind=ping', 'limit=0', 'limit=101', 'limit=-1', 'limit=1e2', 'limit=abc', 'limit=', 'limit=1&limit=2', 'limit[]=1', 'before=garbage', `before=dlv_${'0'.repeat(24)}`, 'before=dlv_%00', 'x=1', '__proto__=1', 'constructor=x', `limit=${'9'.repeat(5000)}`, 'limit=%E0%A4%A', 'limit=%00']) {
       yield { ...base, label: `?${short(query)}`, path: `${path}?${query}` };
     }
   }

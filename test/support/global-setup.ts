@@ -1,10 +1,12 @@
 // Starts, once per test run, the real backing services every integration suite shares:
 // the Temporal CLI dev server (or TEMPORAL_ADDRESS) and a fresh PostgreSQL database on
 // DATABASE_URL's server (or an embedded PostgreSQL).
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../src/db/embedded';
 import { createSql } from '../../src/db/sql';
@@ -62,7 +64,13 @@ export async function startDatabase(): Promise<{ url: string; stop(): Promise<vo
   };
 }
 
+/** The dashboard's bundle, which the API serves from dist/dashboard: built as `npm run build` builds it. */
+async function buildDashboard(): Promise<void> {
+  await promisify(execFile)('npm', ['run', '--silent', 'build:dashboard']);
+}
+
 export default async function setup(project: TestProject) {
+  await buildDashboard();
   const [temporal, database] = await Promise.allSettled([startTemporal(), startDatabase()]);
   if (temporal.status === 'rejected' || database.status === 'rejected') {
     // Stop whichever did start, so that no server outlives the run.

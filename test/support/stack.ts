@@ -48,7 +48,7 @@ export interface TestStack {
   /** An HTTPS receiver whose certificate the service trusts; closed by stop(). */
   /** Registers a webhook (expecting 201) and returns it with its secret. */
   registerWebhook(token: string, url: string, body?: Record<string, unknown>): Promise<{ id: string; secret: string; url: string }>;
-  /** A new account with a list it owns and a webhook at `url` (all topics by default). */
+  /** A new account with a list it owns and a webhook at `url` (on list.changed, unless `body` says otherwise). */
   setUpListWebhook(url: string, body?: Record<string, unknown>): Promise<{ owner: { id: string; token: string }; webhookId: string; listId: string }>;
   /** Reports a write (expecting 202) and waits until its workflow has made every delivery and reported the outcomes. */
   reportWrite(listId: string, writeId: string, changes?: unknown[], extra?: Record<string, unknown>): Promise<WriteAccepted>;

@@ -1,14 +1,13 @@
 // An operator's view: in the Temporal Web UI, filter by WebhookStatus and WebhookId, and
 // find the webhook that 20 failed deliveries paused. Saves screenshots the README shows.
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { redeliveryWorkflowId } from '../../src/types';
 import { lifecycleStateQuery } from '../../workflows';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOTS = path.join(__dirname, 'screenshots');
+import { SCREENSHOTS, launchChromium } from './support/browser';
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -17,15 +16,7 @@ let browser: Browser;
 beforeAll(async () => {
   stack = await startTestStack();
   receiver = await stack.startReceiver();
-  try {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      // Root in a sandbox of its own, and no network beyond loopback.
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-  } catch (error) {
-    throw new Error(`This test needs Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH): ${(error as Error).message}`, { cause: error });
-  }
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
@@ -69,6 +60,26 @@ describe('the Temporal Web UI', () => {
     await page.getByText('deliverEvent').first().waitFor();
     await expect.poll(() => page.getByText(/failed: non_2xx \(HTTP 503\)/).count(), { timeout: 15_000 }).toBeGreaterThan(0);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'failed-delivery-activity.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('shows a redelivery as its own workflow, with the outcome as its result', async () => {
+    const uiUrl = inject('temporalUiUrl');
+    const { owner, webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/ui/redelivered'));
+    await stack.reportWrite(listId, 'ui-redelivered');
+    const [logged] = (await stack.request('GET', `/v3/webhooks/${webhookId}/deliveries`, { token: owner.token })).body.data;
+    receiver.respondWith({ status: 410 });
+    const redelivery = await stack.request('POST', `/v3/webhooks/${webhookId}/deliveries/${logged.id}/redeliveries`, { token: owner.token });
+    receiver.respondWith({});
+    expect(redelivery.body).toMatchObject({ delivered: false, statusCode: 410, error: 'non_2xx' });
+
+    const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
+    await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(redeliveryWorkflowId(webhookId, redelivery.body.deliveryId))}`);
+    await page.getByText('redeliverEvent').first().waitFor({ timeout: 15_000 });
+    // The workflow's result is what the receiver answered.
+    await expect.poll(() => page.getByText('"statusCode": 410').count(), { timeout: 15_000 }).toBeGreaterThan(0);
+    await expect.poll(() => page.getByText('"error": "non_2xx"').count()).toBeGreaterThan(0);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'redelivery-workflow.png'), fullPage: true });
     await page.close();
   });
 });

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { listDeliveries } from '../../db/deliveries';
+import { findDelivery, listDeliveries } from '../../db/deliveries';
 import { findListIdsNotOwned } from '../../db/lists';
 import type { Sql } from '../../db/sql';
 import {
@@ -11,11 +11,12 @@ import {
   findWebhookByUrl,
   getWebhookSecret,
   listWebhooks,
+  replaceWebhookSecret,
   updateSubscription,
 } from '../../db/webhooks';
-import { newId } from '../../ids';
+import { newId, newSigningSecret } from '../../ids';
 import type { Workflows } from '../../temporal/client';
-import { DEFAULT_TOPICS, MAX_WEBHOOKS_PER_ACCOUNT, type Webhook } from '../../types';
+import { DEFAULT_TOPICS, MAX_WEBHOOKS_PER_ACCOUNT, type Topic, type Webhook } from '../../types';
 import { UrlNotAllowedError } from '../../delivery/url-policy';
 import { metrics } from '../../metrics';
 import { ApiError, apiErrors } from '../errors';
@@ -130,13 +131,41 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
   });
 
   router.get('/webhooks/:id/deliveries', async (ctx) => {
-    const query = validate(validators.deliveriesQuery, { ...ctx.query }, '/query');
+    const { limit, ...filters } = validate(validators.deliveriesQuery, { ...ctx.query }, '/query');
     const webhook = await ownWebhook(ctx);
-    const limit = Number(query.limit ?? DEFAULT_PAGE_SIZE);
+    const pageSize = limit === undefined ? DEFAULT_PAGE_SIZE : Number(limit);
     // One more than asked tells whether there is a next page.
-    const rows = await listDeliveries(sql, webhook.id, { limit: limit + 1, before: query.before });
-    const data = rows.slice(0, limit);
-    ctx.body = { data, next: rows.length > limit ? data.at(-1)!.id : null };
+    const rows = await listDeliveries(sql, webhook.id, { ...filters, limit: pageSize + 1 });
+    const data = rows.slice(0, pageSize);
+    ctx.body = { data, next: rows.length > pageSize ? data.at(-1)!.id : null };
+  });
+
+  // The same event body again, now, signed with the current secret: an owner's manual tool.
+  router.post('/webhooks/:id/deliveries/:deliveryId/redeliveries', jsonBody, async (ctx) => {
+    if (ctx.request.body !== undefined) validate(validators.emptyBody, ctx.request.body);
+    const webhook = await ownWebhook(ctx);
+    const repeated = DELIVERY_ID.test(ctx.params.deliveryId) ? await findDelivery(sql, webhook.id, ctx.params.deliveryId) : null;
+    if (!repeated) throw apiErrors.deliveryNotFound();
+    if (repeated.kind === 'ping') throw apiErrors.notRedeliverable();
+    const deliveryId = newId('dlv');
+    const result = await workflows.redeliverEvent(ctx.state.accountId!, {
+      webhookId: webhook.id,
+      deliveryId,
+      redeliveryOf: repeated.id,
+      topic: repeated.event as Topic,
+      // An event's log entry always holds its write's list, cursor and time.
+      event: { listId: repeated.listId!, cursor: repeated.cursor!, at: repeated.at! },
+    });
+    ctx.body = { deliveryId, ...result };
+  });
+
+  // Never through Temporal: the secret stays in PostgreSQL and in this one answer.
+  router.post('/webhooks/:id/secret', jsonBody, async (ctx) => {
+    const body = ctx.request.body === undefined ? {} : validate(validators.rotateSecretBody, ctx.request.body);
+    const webhook = await ownWebhook(ctx);
+    const secret = body.secret ?? newSigningSecret();
+    await replaceWebhookSecret(sql, webhook.id, secret);
+    ctx.body = { secret };
   });
 
   return router;
@@ -145,6 +174,8 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
 const DEFAULT_PAGE_SIZE = 20;
 /** The form of every webhook id (newId('wh')). */
 const WEBHOOK_ID = /^wh_[0-9a-f]{24}$/;
+/** The form of every delivery id (newId('dlv')). */
+const DELIVERY_ID = /^dlv_[0-9a-f]{24}$/;
 
 /** Counts a registration refused before its workflow (and not for want of a backing service), then rethrows. */
 function countAs(outcome: 'url_not_allowed' | 'invalid_list_ids') {

@@ -14,7 +14,7 @@ import { version } from '../../../package.json';
 import { createLogger } from '../../../src/logger';
 import { createHttpSender } from '../../../src/delivery/sender';
 import { createAddressPolicy } from '../../../src/delivery/url-policy';
-import { TOPICS, lifecycleWorkflowId, listWriteBatchWorkflowId, registrationWorkflowId, type ListWriteDeliveries } from '../../../src/types';
+import { TOPICS, lifecycleWorkflowId, listWriteBatchWorkflowId, redeliveryWorkflowId, registrationWorkflowId, type ListWriteDeliveries } from '../../../src/types';
 import { deliverListWrite, pruneRecords, webhookLifecycle } from '../../../workflows';
 import { ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/temporal/search-attributes';
 import type { Receiver } from '../../support/receiver';
@@ -97,6 +97,19 @@ describe(`recording workflow histories of release ${release}`, () => {
       const response = await stack.request('POST', `/v3/webhooks/${webhook.id}/pings`, { token: account.token });
       expect(response.body.delivered).toBe(name === 'ping-delivered');
       await save(name, await pingWorkflowId(webhook.id));
+    }
+    receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
+  });
+
+  it('redeliverEvent: delivered and failed', async () => {
+    const { owner, webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/redelivered'));
+    await stack.reportWrite(listId, 'to-redeliver');
+    const [logged] = (await stack.request('GET', `/v3/webhooks/${webhookId}/deliveries`, { token: owner.token })).body.data;
+    for (const name of ['redelivery-delivered', 'redelivery-failed'] as const) {
+      if (name === 'redelivery-failed') receiver.respondWith((request) => (request.path.startsWith('/fail') || request.path === '/redelivered' ? { status: 500 } : {}));
+      const response = await stack.request('POST', `/v3/webhooks/${webhookId}/deliveries/${logged.id}/redeliveries`, { token: owner.token });
+      expect(response.body.delivered).toBe(name === 'redelivery-delivered');
+      await save(name, redeliveryWorkflowId(webhookId, response.body.deliveryId));
     }
     receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
   });

@@ -1,0 +1,111 @@
+// The dashboard's one way out: the public /v3 API, with the signed-in account's token.
+// The token lives in sessionStorage only: never in a URL, a cookie or localStorage.
+import type { DeliveryLogEntry } from '../../db/deliveries';
+import type { DeliveryResult, Topic, Webhook, WebhookStatus } from '../../types';
+
+export type { DeliveryLogEntry, DeliveryResult, Topic, Webhook };
+export type CreatedWebhook = Webhook & { secret: string };
+export type RedeliveryResult = DeliveryResult & { deliveryId: string };
+export interface DeliveryPage {
+  data: DeliveryLogEntry[];
+  next: string | null;
+}
+export interface LogFilters {
+  outcome?: string;
+  kind?: string;
+  event?: string;
+}
+export interface Subscription {
+  events: Topic[];
+  listIds: string[];
+}
+
+interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+interface ErrorBody {
+  code: string;
+  message: string;
+  details?: ErrorDetail[];
+}
+
+/** An error the API answered, in its envelope; `field` names the input that caused it, if one did. */
+export class ApiRequestError extends Error {
+  readonly field: string | undefined;
+
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: ErrorDetail[] = [],
+  ) {
+    super(message);
+    this.field = fieldOf(code, details);
+  }
+
+  /** The API's message, with what the schema check said when it says more. */
+  get text(): string {
+    const [detail] = this.details;
+    return detail ? `${this.message} ${detail.path.replace(/^\//, '')}: ${detail.message}.` : this.message;
+  }
+}
+
+function fieldOf(code: string, details: ErrorDetail[]): string | undefined {
+  if (code === 'VALIDATION_FAILED') return details[0]?.path.split('/')[1] || undefined;
+  if (code === 'URL_NOT_ALLOWED' || code === 'WEBHOOK_UNREACHABLE') return 'url';
+  if (code === 'INVALID_LIST_IDS') return 'listIds';
+  return undefined;
+}
+
+const TOKEN_KEY = 'svc-webhooks.token';
+
+export const session = {
+  token: (): string | null => sessionStorage.getItem(TOKEN_KEY),
+  signIn: (token: string) => sessionStorage.setItem(TOKEN_KEY, token),
+  signOut: () => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+/** The public API as the signed-in account; `onUnauthorized` runs when the API answers 401. */
+export function createApi(token: string, onUnauthorized: () => void) {
+  async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(`/v3${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        credentials: 'omit',
+        cache: 'no-store',
+      });
+    } catch {
+      throw new ApiRequestError(0, 'NETWORK', 'The service could not be reached. Check the connection and try again.');
+    }
+    if (response.status === 204) return undefined as T;
+    const payload = (await response.json().catch(() => null)) as { error?: ErrorBody } | null;
+    if (response.ok) return payload as T;
+    if (response.status === 401) onUnauthorized();
+    const error = payload?.error;
+    throw new ApiRequestError(response.status, error?.code ?? 'UNKNOWN', error?.message ?? `The service answered ${response.status}.`, error?.details);
+  }
+
+  const webhook = (id: string) => `/webhooks/${encodeURIComponent(id)}`;
+  return {
+    listWebhooks: async () => (await request<{ data: Webhook[] }>('GET', '/webhooks')).data,
+    getWebhook: (id: string) => request<Webhook>('GET', webhook(id)),
+    registerWebhook: (body: Subscription & { url: string }) => request<Webhook | CreatedWebhook>('POST', '/webhooks', body),
+    updateWebhook: (id: string, body: Partial<Subscription> & { status?: WebhookStatus }) => request<Webhook>('PATCH', webhook(id), body),
+    deleteWebhook: (id: string) => request<undefined>('DELETE', webhook(id)),
+    ping: (id: string) => request<DeliveryResult>('POST', `${webhook(id)}/pings`),
+    rotateSecret: (id: string, secret?: string) => request<{ secret: string }>('POST', `${webhook(id)}/secret`, secret ? { secret } : undefined),
+    listDeliveries: (id: string, filters: LogFilters, before: string | null) => {
+      const query = new URLSearchParams(Object.entries({ ...filters, before }).filter((entry): entry is [string, string] => Boolean(entry[1])));
+      return request<DeliveryPage>('GET', `${webhook(id)}/deliveries?${query}`);
+    },
+    redeliver: (id: string, deliveryId: string) =>
+      request<RedeliveryResult>('POST', `${webhook(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliveries`),
+  };
+}
+
+export type Api = ReturnType<typeof createApi>;

@@ -1,0 +1,55 @@
+// The dashboard: sign in, then the account's webhooks, one webhook, or the register form.
+import { useMemo, useState } from 'preact/hooks';
+import { createApi, session } from './api';
+import { RegisterWebhook } from './register-webhook';
+import { SignIn } from './sign-in';
+import { WebhookDetail } from './webhook-detail';
+import { WebhookList } from './webhook-list';
+
+export type View = { name: 'list'; notice?: string } | { name: 'register' } | { name: 'webhook'; id: string };
+
+export function App() {
+  const [token, setToken] = useState(session.token());
+  const [signInNotice, setSignInNotice] = useState<string | null>(null);
+  const [view, setView] = useState<View>({ name: 'list' });
+
+  const signOut = (notice: string | null) => {
+    session.signOut();
+    setToken(null);
+    setSignInNotice(notice);
+    setView({ name: 'list' });
+  };
+  const api = useMemo(() => token && createApi(token, () => signOut('The API no longer accepts this token: sign in again.')), [token]);
+
+  if (!api) {
+    return (
+      <SignIn
+        notice={signInNotice}
+        onSignedIn={(accepted) => {
+          session.signIn(accepted);
+          setToken(accepted);
+        }}
+      />
+    );
+  }
+  return (
+    <>
+      <header>
+        <p class="brand">Webhooks</p>
+        <nav aria-label="Dashboard">
+          <button type="button" class="link" onClick={() => setView({ name: 'list' })}>
+            All webhooks
+          </button>
+          <button type="button" class="link" onClick={() => signOut('Signed out.')}>
+            Sign out
+          </button>
+        </nav>
+      </header>
+      <main>
+        {view.name === 'list' && <WebhookList api={api} notice={view.notice} navigate={setView} />}
+        {view.name === 'register' && <RegisterWebhook api={api} navigate={setView} />}
+        {view.name === 'webhook' && <WebhookDetail key={view.id} api={api} id={view.id} navigate={setView} />}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,73 @@
+// Register a webhook: its URL gets a signed ping, which must answer 2xx. A new webhook's
+// secret is shown this once; registering a URL the account already has updates it.
+import { useState } from 'preact/hooks';
+import type { View } from './app';
+import type { Api, Webhook } from './api';
+import { ErrorText, errorOf } from './feedback';
+import { PageHeading } from './heading';
+import { SecretOnce } from './secret-once';
+import { SubscriptionFields, toSubscription } from './subscription-fields';
+import { TextField } from './text-field';
+
+const FIELDS = ['url', 'events', 'listIds'];
+
+export function RegisterWebhook({ api, navigate }: { api: Api; navigate: (view: View) => void }) {
+  const [url, setUrl] = useState('');
+  const [subscription, setSubscription] = useState({ events: ['list.changed'] as Webhook['events'], listIds: '' });
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [created, setCreated] = useState<{ id: string; url: string; secret: string } | null>(null);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const webhook = await api.registerWebhook({ url: url.trim(), ...toSubscription(subscription) });
+      if ('secret' in webhook) setCreated({ id: webhook.id, url: webhook.url, secret: webhook.secret });
+      else navigate({ name: 'list', notice: `${webhook.url} was already registered: its topics and lists are updated.` });
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (created) {
+    return (
+      <section>
+        <PageHeading>Webhook registered</PageHeading>
+        <p class="url">{created.url} answered the ping and receives your lists' changes from now on.</p>
+        <SecretOnce secret={created.secret} onDone={() => navigate({ name: 'webhook', id: created.id })} />
+      </section>
+    );
+  }
+  return (
+    <section>
+      <PageHeading>Register a webhook</PageHeading>
+      <form onSubmit={(event) => void submit(event)} method="post" action="#" noValidate>
+        <TextField
+          id="register-url"
+          label="Endpoint URL"
+          hint="An https:// address. It gets a signed ping now and must answer 2xx."
+          name="url"
+          inputMode="url"
+          required
+          value={url}
+          onValue={setUrl}
+          error={errorOf(error, 'url')}
+        />
+        <SubscriptionFields idPrefix="register" value={subscription} onChange={setSubscription} error={error} />
+        <ErrorText error={errorOf(error, null, FIELDS)} />
+        <div class="row">
+          <button type="submit" disabled={busy}>
+            {busy ? 'Pinging the URL…' : 'Register'}
+          </button>
+          <button type="button" class="secondary" onClick={() => navigate({ name: 'list' })}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}

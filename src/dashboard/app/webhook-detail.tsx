@@ -1,0 +1,193 @@
+// One webhook: what it is, what its owner can do with it, and its delivery log.
+import { useState } from 'preact/hooks';
+import type { View } from './app';
+import type { Api, Webhook } from './api';
+import { DeliveryLog } from './delivery-log';
+import { ErrorText, Loading, Status, describeResult, errorOf, formatTime } from './feedback';
+import { PageHeading } from './heading';
+import { SecretOnce } from './secret-once';
+import { SubscriptionFields, toSubscription } from './subscription-fields';
+import { TextField } from './text-field';
+import { useAction } from './use-action';
+import { useLoad } from './use-load';
+import { StatusBadge, listsOf } from './webhook-list';
+
+interface Props {
+  api: Api;
+  id: string;
+  navigate: (view: View) => void;
+}
+
+export function WebhookDetail({ api, id, navigate }: Props) {
+  const webhook = useLoad(() => api.getWebhook(id), [api, id]);
+  // Bumped by every action that adds to the log, so the log shows it.
+  const [logVersion, setLogVersion] = useState(0);
+  const logged = () => setLogVersion((n) => n + 1);
+
+  if (webhook.loading && !webhook.data) return <Loading what="the webhook" />;
+  if (!webhook.data) {
+    return (
+      <section>
+        <PageHeading>Webhook</PageHeading>
+        <ErrorText error={webhook.error} />
+        <button type="button" onClick={webhook.reload}>
+          Try again
+        </button>
+      </section>
+    );
+  }
+  const current = webhook.data;
+  return (
+    <section>
+      <PageHeading>
+        <span class="url">{current.url}</span>
+      </PageHeading>
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd>
+          <StatusBadge webhook={current} />
+        </dd>
+        <dt>Consecutive failures</dt>
+        <dd>{current.consecutiveFailures}</dd>
+        <dt>Topics</dt>
+        <dd>{current.events.join(', ')}</dd>
+        <dt>Lists</dt>
+        <dd>{listsOf(current)}</dd>
+        <dt>Created</dt>
+        <dd>{formatTime(current.createdAt)}</dd>
+        <dt>Id</dt>
+        <dd class="mono">{current.id}</dd>
+      </dl>
+      <div class="actions">
+        <StatusControl api={api} webhook={current} onChanged={webhook.set} />
+        <Ping api={api} webhook={current} onLogged={logged} />
+        <RotateSecret api={api} webhook={current} onRotated={webhook.reload} />
+        <DeleteWebhook api={api} webhook={current} onDeleted={() => navigate({ name: 'list', notice: `${current.url} was deleted.` })} />
+      </div>
+      <EditSubscription api={api} webhook={current} onSaved={webhook.set} />
+      <DeliveryLog api={api} webhookId={current.id} version={logVersion} onLogged={logged} />
+    </section>
+  );
+}
+
+interface ActionProps {
+  api: Api;
+  webhook: Webhook;
+}
+
+function StatusControl({ api, webhook, onChanged }: ActionProps & { onChanged: (webhook: Webhook) => void }) {
+  const next = webhook.status === 'active' ? 'paused' : 'active';
+  const change = useAction(() => api.updateWebhook(webhook.id, { status: next }), onChanged);
+  return (
+    <div class="action">
+      <h2>Deliveries</h2>
+      <p>{webhook.status === 'active' ? 'Events are delivered as lists change.' : 'Nothing is delivered while paused. Reactivating resets the failure count to 0.'}</p>
+      <button type="button" disabled={change.busy} onClick={() => change.run()}>
+        {webhook.status === 'active' ? 'Pause deliveries' : 'Reactivate'}
+      </button>
+      <ErrorText error={change.error} />
+    </div>
+  );
+}
+
+function Ping({ api, webhook, onLogged }: ActionProps & { onLogged: () => void }) {
+  const ping = useAction(() => api.ping(webhook.id), onLogged);
+  return (
+    <div class="action">
+      <h2>Test ping</h2>
+      <p>Sends a signed ping now, also while paused. It never counts as a failure.</p>
+      <button type="button" disabled={ping.busy} onClick={() => ping.run()}>
+        {ping.busy ? 'Pinging…' : 'Send a ping'}
+      </button>
+      {ping.result && <Status>Ping: {describeResult(ping.result)}</Status>}
+      <ErrorText error={ping.error} />
+    </div>
+  );
+}
+
+function RotateSecret({ api, webhook, onRotated }: ActionProps & { onRotated: () => void }) {
+  const [confirming, setConfirming] = useState(false);
+  const [own, setOwn] = useState('');
+  const rotate = useAction(() => api.rotateSecret(webhook.id, own.trim() || undefined), () => {
+    setConfirming(false);
+    setOwn('');
+  });
+  if (rotate.result) return <SecretOnce secret={rotate.result.secret} onDone={() => { rotate.reset(); onRotated(); }} />;
+  return (
+    <div class="action">
+      <h2>Signing secret</h2>
+      <p>Rotating replaces the secret at once: every delivery that starts after it is signed with the new one.</p>
+      {!confirming ? (
+        <button type="button" onClick={() => setConfirming(true)}>
+          Rotate the secret
+        </button>
+      ) : (
+        <form class="confirm" onSubmit={(event) => { event.preventDefault(); rotate.run(); }} method="post" action="#">
+          <TextField
+            id="own-secret"
+            label="Your own new secret (optional)"
+            hint="whsec_ then 32 to 100 letters, digits, _ or -. Give your receiver both secrets first to rotate with no failed verification. Empty: a random one."
+            name="secret"
+            class="mono"
+            value={own}
+            onValue={setOwn}
+            error={errorOf(rotate.error, 'secret')}
+          />
+          <ErrorText error={errorOf(rotate.error, null, ['secret'])} />
+          <div class="row">
+            <button type="submit" disabled={rotate.busy}>
+              Rotate now
+            </button>
+            <button type="button" class="secondary" onClick={() => { setConfirming(false); rotate.reset(); }}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+    </div>
+  );
+}
+
+function DeleteWebhook({ api, webhook, onDeleted }: ActionProps & { onDeleted: () => void }) {
+  const [confirming, setConfirming] = useState(false);
+  const remove = useAction(() => api.deleteWebhook(webhook.id), onDeleted);
+  return (
+    <div class="action">
+      <h2>Delete</h2>
+      {!confirming ? (
+        <button type="button" class="danger" onClick={() => setConfirming(true)}>
+          Delete this webhook
+        </button>
+      ) : (
+        <div class="confirm" role="group" aria-labelledby="delete-question">
+          <p id="delete-question">Delete this webhook? Deliveries stop at once, and its log is gone.</p>
+          <div class="row">
+            <button type="button" class="danger" disabled={remove.busy} onClick={() => remove.run()}>
+              Yes, delete it
+            </button>
+            <button type="button" class="secondary" onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+          </div>
+        </div>
+      )}
+      <ErrorText error={remove.error} />
+    </div>
+  );
+}
+
+function EditSubscription({ api, webhook, onSaved }: ActionProps & { onSaved: (webhook: Webhook) => void }) {
+  const [value, setValue] = useState({ events: webhook.events, listIds: webhook.listIds.join(', ') });
+  const save = useAction(() => api.updateWebhook(webhook.id, toSubscription(value)), onSaved);
+  return (
+    <form class="subscription" onSubmit={(event) => { event.preventDefault(); save.run(); }} method="post" action="#" noValidate>
+      <h2>Topics and lists</h2>
+      <SubscriptionFields idPrefix="edit" value={value} onChange={setValue} error={save.error} />
+      <ErrorText error={errorOf(save.error, null, ['events', 'listIds'])} />
+      <button type="submit" disabled={save.busy}>
+        Save topics and lists
+      </button>
+      {save.result && !save.busy && <Status>Saved.</Status>}
+    </form>
+  );
+}

@@ -1,0 +1,76 @@
+// The account's webhooks, each with its topics, list filter, status and failure count.
+import type { View } from './app';
+import type { Api, Webhook } from './api';
+import { ErrorText, Loading, Status, formatTime } from './feedback';
+import { PageHeading } from './heading';
+import { useLoad } from './use-load';
+
+export function WebhookList({ api, notice, navigate }: { api: Api; notice?: string; navigate: (view: View) => void }) {
+  const webhooks = useLoad(() => api.listWebhooks(), [api]);
+  return (
+    <section>
+      <PageHeading>Your webhooks</PageHeading>
+      {notice && <Status>{notice}</Status>}
+      <p>
+        <button type="button" onClick={() => navigate({ name: 'register' })}>
+          Register a webhook
+        </button>
+      </p>
+      {webhooks.loading && <Loading what="your webhooks" />}
+      {webhooks.error !== null && (
+        <div>
+          <ErrorText error={webhooks.error} />
+          <button type="button" onClick={webhooks.reload}>
+            Try again
+          </button>
+        </div>
+      )}
+      {webhooks.data?.length === 0 && <p class="empty">No webhooks yet. Register one to receive your lists' changes.</p>}
+      {webhooks.data && webhooks.data.length > 0 && (
+        <table class="webhooks">
+          <caption class="visually-hidden">Your webhooks</caption>
+          <thead>
+            <tr>
+              <th scope="col">URL</th>
+              <th scope="col">Topics</th>
+              <th scope="col">Lists</th>
+              <th scope="col">Status</th>
+              <th scope="col">Consecutive failures</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {webhooks.data.map((webhook) => (
+              <tr key={webhook.id}>
+                <td data-label="URL">
+                  <button type="button" class="link url" onClick={() => navigate({ name: 'webhook', id: webhook.id })}>
+                    {webhook.url}
+                  </button>
+                </td>
+                <td data-label="Topics">{webhook.events.join(', ')}</td>
+                <td data-label="Lists">{listsOf(webhook)}</td>
+                <td data-label="Status">
+                  <StatusBadge webhook={webhook} />
+                </td>
+                <td data-label="Consecutive failures">{webhook.consecutiveFailures}</td>
+                <td data-label="Created">{formatTime(webhook.createdAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+export const listsOf = (webhook: Webhook) => (webhook.listIds.length === 0 ? 'All lists' : webhook.listIds.join(', '));
+
+const PAUSED_REASONS: Record<string, string> = {
+  auto_failures: 'after 20 consecutive failures',
+  manual: 'by hand',
+};
+
+export function StatusBadge({ webhook }: { webhook: Webhook }) {
+  if (webhook.status === 'active') return <span class="badge active">Active</span>;
+  return <span class="badge paused">Paused {webhook.pausedReason ? PAUSED_REASONS[webhook.pausedReason] ?? webhook.pausedReason : ''}</span>;
+}

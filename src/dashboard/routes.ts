@@ -1,0 +1,47 @@
+// Serves the dashboard: a static page and its bundle, built at build time
+// (`npm run build:dashboard`) into dist/dashboard. The page talks to the public /v3 API
+// only, with the account token the user signs in with; serving it needs no token.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import Router from '@koa/router';
+import type { ApiState } from '../api/middleware';
+
+/** The package root, whether this module runs from src/ (tests) or dist/src/ (npm start). */
+const ASSETS_DIR = path.join(path.dirname(require.resolve('svc-webhooks/package.json')), 'dist', 'dashboard');
+
+const ASSETS: Record<string, { file: string; type: string }> = {
+  '/dashboard': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/dashboard/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/dashboard/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
+};
+
+/** Only the page's own files: no inline script or style, no framing, no referrer, no sniffing. */
+export const DASHBOARD_HEADERS = {
+  'Content-Security-Policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+    "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Cache-Control': 'no-cache',
+};
+
+export function dashboardRoutes(assetsDir = ASSETS_DIR): Router<ApiState> {
+  const router = new Router<ApiState>();
+  for (const [route, asset] of Object.entries(ASSETS)) {
+    router.get(route, async (ctx) => {
+      ctx.set(DASHBOARD_HEADERS);
+      ctx.type = asset.type;
+      ctx.body = await readAsset(assetsDir, asset.file);
+    });
+  }
+  return router;
+}
+
+async function readAsset(assetsDir: string, file: string): Promise<Buffer> {
+  try {
+    return await readFile(path.join(assetsDir, file));
+  } catch (error) {
+    throw new Error(`The dashboard is not built (${file} missing in ${assetsDir}): run npm run build`, { cause: error });
+  }
+}

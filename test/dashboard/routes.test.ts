@@ -1,0 +1,56 @@
+// The dashboard as the API process serves it: the page, its two assets, and the headers
+// that keep it to its own script and style.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestStack, type TestStack } from '../support/stack';
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+afterAll(() => stack?.stop());
+
+const EXPECTED_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+describe('GET /dashboard', () => {
+  it.for([
+    ['/dashboard', /^text\/html/],
+    ['/dashboard/app.js', /^text\/javascript/],
+    ['/dashboard/app.css', /^text\/css/],
+  ] as const)('serves %s without a token, with the security headers', async ([path, type]) => {
+    const response = await fetch(`${stack.service.url}${path}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(type);
+    expect(Object.fromEntries(Object.keys(EXPECTED_HEADERS).map((name) => [name, response.headers.get(name)]))).toEqual(EXPECTED_HEADERS);
+    const policy = Object.fromEntries(
+      response.headers
+        .get('content-security-policy')!
+        .split(';')
+        .map((directive) => directive.trim().split(/\s+/))
+        .map(([name, ...values]) => [name, values.join(' ')]),
+    );
+    expect(policy).toMatchObject({ 'default-src': "'self'", 'script-src': "'self'", 'style-src': "'self'", 'frame-ancestors': "'none'" });
+    expect(await response.text()).not.toHaveLength(0);
+  });
+
+  it('loads its script and style from files only: no inline script, style or handler', async () => {
+    const html = await (await fetch(`${stack.service.url}/dashboard`)).text();
+    const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts.map(([, attributes, body]) => [attributes.trim(), body.trim()])).toEqual([['type="module" src="/dashboard/app.js"', '']]);
+    expect(html).toContain('<link rel="stylesheet" href="/dashboard/app.css">');
+    expect(html).not.toMatch(/<style\b|\sstyle=|\son[a-z]+=/i);
+  });
+
+  it('answers other paths under /dashboard as unknown routes, in the envelope', async () => {
+    const response = await stack.request('GET', '/dashboard/../package.json');
+    expect(response.status).toBe(404);
+    const other = await stack.request('GET', '/dashboard/secret.txt');
+    expect(other).toMatchObject({ status: 404, body: { error: { code: 'NOT_FOUND' } } });
+    // With a trailing slash it is the page itself (its assets' paths are absolute).
+    const slash = await fetch(`${stack.service.url}/dashboard/`);
+    expect(slash.headers.get('content-type')).toMatch(/^text\/html/);
+  });
+});

@@ -1,0 +1,363 @@
+// An account owner's view: the dashboard at /dashboard in headless Chromium, against the
+// real stack and a real HTTPS receiver. Every action end to end, what the page keeps of
+// the token, hostile text, the keyboard and a 375 px screen. Saves the README's screenshots.
+import path from 'node:path';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { verifySignature } from '../../src/delivery/signing';
+import type { ReceivedRequest, Receiver } from '../support/receiver';
+import { startTestStack, type TestStack } from '../support/stack';
+import { SCREENSHOTS, launchChromium } from './support/browser';
+
+let stack: TestStack;
+let receiver: Receiver;
+let browser: Browser;
+/** What the open pages printed as errors (a CSP violation is one) or threw. */
+let pageProblems: string[] = [];
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  receiver = await stack.startReceiver();
+  browser = await launchChromium();
+});
+afterEach(async () => {
+  await Promise.all(contexts.splice(0).map((context) => context.close()));
+  expect(pageProblems).toEqual([]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+const received = (urlPath: string) => receiver.requests.filter((request) => request.path === urlPath);
+
+/** A new browser tab on /dashboard, signed in with `token` if given. */
+async function openDashboard(token?: string, viewport = { width: 1280, height: 900 }): Promise<Page> {
+  const context = await browser.newContext({ viewport });
+  contexts.push(context);
+  const page = await context.newPage();
+  pageProblems = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) pageProblems.push(message.text());
+  });
+  page.on('pageerror', (error) => pageProblems.push(String(error)));
+  await page.goto(`${stack.service.url}/dashboard`);
+  if (token) await signIn(page, token);
+  return page;
+}
+
+async function signIn(page: Page, token: string): Promise<void> {
+  await page.getByLabel('Account API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Your webhooks' }).waitFor();
+}
+
+/** Opens a webhook's page from the list. */
+async function openWebhook(page: Page, url: string): Promise<void> {
+  await page.getByRole('button', { name: url }).click();
+  await page.getByRole('heading', { name: url }).waitFor();
+}
+
+/** An account with a list it owns and a webhook on `urlPath` for every topic. */
+async function accountWithWebhook(urlPath: string) {
+  const setUp = await stack.setUpListWebhook(receiver.urlFor(urlPath), { events: ['list.changed', 'item.added'] });
+  return { ...setUp, token: setUp.owner.token, url: receiver.urlFor(urlPath) };
+}
+
+const textOf = async (locator: Locator) => (await locator.textContent())?.trim();
+
+/** Waits until the locator shows text matching `pattern`. */
+async function expectText(locator: Locator, pattern: RegExp | string): Promise<void> {
+  await expect.poll(() => textOf(locator), { timeout: 10_000 }).toMatch(pattern);
+}
+
+/** Presses Tab until `target` has the focus: it is reachable by keyboard. */
+async function tabTo(page: Page, target: Locator): Promise<void> {
+  for (let presses = 0; presses < 60; presses++) {
+    if (await target.evaluate((element) => element === document.activeElement)) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`Tab never reached ${String(target)}`);
+}
+
+/** Controls with no accessible name: inputs and selects without a label, buttons without text. */
+const unlabelledControls = (page: Page) =>
+  page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>('input, select, textarea, button')]
+      .filter((element) => {
+        if (element.getAttribute('aria-label')) return false;
+        if (element instanceof HTMLButtonElement) return !element.textContent?.trim();
+        return ((element as HTMLInputElement).labels?.length ?? 0) === 0;
+      })
+      .map((element) => element.outerHTML),
+  );
+
+const apiMessage = async (method: string, urlPath: string, token: string, body?: unknown) =>
+  (await stack.request(method, urlPath, { token, body })).body.error.message as string;
+
+describe('the dashboard', () => {
+  it('signs in with the account token, kept in sessionStorage only, never in a URL, cookie, localStorage or log', async () => {
+    const account = await stack.createAccount();
+    const page = await openDashboard();
+    const requested: string[] = [];
+    page.on('request', (request) => requested.push(request.url()));
+
+    await page.getByLabel('Account API token').fill('tok_not-a-real-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expectText(page.locator('#token-error'), await apiMessage('GET', '/v3/webhooks', 'tok_not-a-real-token'));
+
+    await page.getByLabel('Account API token').fill(account.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expectText(page.locator('.empty'), /No webhooks yet/);
+    expect(await page.getByText('Loading the dashboard').count()).toBe(0);
+
+    expect(page.url()).toBe(`${stack.service.url}/dashboard`);
+    expect(requested.filter((url) => url.includes(account.token))).toEqual([]);
+    expect(await page.context().cookies()).toEqual([]);
+    const storage = await page.evaluate(() => ({ local: localStorage.length, session: Object.values(sessionStorage) }));
+    expect(storage).toEqual({ local: 0, session: [account.token] });
+    expect(stack.logs.join('')).not.toContain(account.token);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Account API token').waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.reload();
+    await page.getByLabel('Account API token').waitFor();
+  });
+
+  it('returns to sign-in when the API answers 401', async () => {
+    const { owner, url } = await accountWithWebhook('/ui/revoked');
+    const page = await openDashboard(owner.token);
+    await page.getByRole('button', { name: url }).waitFor();
+    await stack.service.sql`DELETE FROM account_tokens WHERE account_id = ${owner.id}`;
+    await page.getByRole('button', { name: url }).click();
+    await expectText(page.locator('.notice'), /no longer accepts this token/);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  });
+
+  it('registers a webhook: the API\'s errors next to the URL, then the secret shown once with a copy button', async () => {
+    const account = await stack.createAccount();
+    await stack.putList('ui-register-list', account.id);
+    const page = await openDashboard(account.token);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.getByRole('button', { name: 'Register a webhook' }).click();
+    const urlField = page.getByLabel('Endpoint URL');
+
+    await urlField.fill('http://example.com/hook');
+    await page.getByRole('button', { name: 'Register' }).click();
+    await expectText(page.locator('#register-url-error'), await apiMessage('POST', '/v3/webhooks', account.token, { url: 'http://example.com/hook' }));
+    expect(await urlField.getAttribute('aria-invalid')).toBe('true');
+
+    receiver.respondWith((request) => ({ status: request.path === '/ui/register' ? 500 : 200 }));
+    await urlField.fill(receiver.urlFor('/ui/register'));
+    await page.getByRole('button', { name: 'Register' }).click();
+    await expectText(page.locator('#register-url-error'), /did not answer the ping with a 2xx \(non_2xx\)/);
+    receiver.respondWith({});
+
+    await page.getByLabel('item.added').check();
+    await page.getByLabel('List filter').fill('not-my-list');
+    await page.getByRole('button', { name: 'Register' }).click();
+    await expectText(page.locator('#register-list-ids-error'), /unknown or not owned/);
+
+    await page.getByLabel('List filter').fill('ui-register-list');
+    await page.getByRole('button', { name: 'Register' }).click();
+    const secretField = page.getByLabel('Secret', { exact: true });
+    await secretField.waitFor();
+    const secret = await secretField.inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'Copy secret' }).click();
+    await expectText(page.locator('.secret [role=status]'), 'Copied to the clipboard.');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'dashboard-register-secret.png') });
+    // The registration's ping was signed with the secret shown.
+    const ping = received('/ui/register').at(-1)!;
+    expect(verifySignature(ping.rawBody, ping.headers['svc-signature'] as string, secret)).toBe(true);
+
+    await page.getByRole('button', { name: 'I have stored the secret' }).click();
+    await page.getByRole('heading', { name: receiver.urlFor('/ui/register') }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    const [webhook] = (await stack.request('GET', '/v3/webhooks', { token: account.token })).body.data;
+    expect(webhook).toMatchObject({ events: ['list.changed', 'item.added'], listIds: ['ui-register-list'] });
+  });
+
+  it('changes topics and the list filter, with the API\'s error next to the list field', async () => {
+    const { token, webhookId, listId, url } = await accountWithWebhook('/ui/edit');
+    const page = await openDashboard(token);
+    await openWebhook(page, url);
+    await page.getByLabel('item.checked').check();
+    await page.getByLabel('item.added').uncheck();
+    await page.getByLabel('List filter').fill(`${listId}, someone-elses-list`);
+    await page.getByRole('button', { name: 'Save topics and lists' }).click();
+    await expectText(page.locator('#edit-list-ids-error'), /unknown or not owned/);
+
+    await page.getByLabel('List filter').fill(listId);
+    await page.getByRole('button', { name: 'Save topics and lists' }).click();
+    await expectText(page.locator('.subscription [role=status]'), 'Saved.');
+    const webhook = (await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body;
+    expect(webhook).toMatchObject({ events: ['list.changed', 'item.checked'], listIds: [listId] });
+  });
+
+  it('shows a paused webhook with its failed deliveries, redelivers one, pings, pages the log, and reactivates it so that it receives again', async () => {
+    const { token, webhookId, listId, url } = await accountWithWebhook('/ui/paused');
+    await stack.registerWebhook(token, receiver.urlFor('/ui/healthy'), { events: ['list.changed', 'item.added', 'item.removed'] });
+    receiver.respondWith((request) => ({ status: request.path === '/ui/paused' ? 503 : 200 }));
+    for (let write = 1; write <= 10; write++) await stack.reportWrite(listId, `ui-failing-${write}`, [{ type: 'item.added', itemId: `item-${write}` }]);
+    await stack.waitForFailureCount(token, webhookId, 20);
+    receiver.respondWith({});
+
+    const page = await openDashboard(token);
+    await expectText(page.getByRole('row', { name: new RegExp(url) }).getByText(/^Paused/), 'Paused after 20 consecutive failures');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'dashboard-webhooks.png') });
+
+    await openWebhook(page, url);
+    await page.getByLabel('Outcome').selectOption('failed');
+    const rows = page.locator('table.deliveries tbody tr');
+    await expect.poll(() => rows.count()).toBe(20);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'dashboard-paused-webhook.png'), fullPage: true });
+
+    // Redeliver the newest failed item.added: the same body reaches the receiver again.
+    await page.getByLabel('Event').selectOption('item.added');
+    await expect.poll(() => rows.count()).toBe(10);
+    const failedId = (await rows.first().getByRole('button', { name: /^Redeliver/ }).getAttribute('aria-label'))!.split(' ').at(-1)!;
+    await rows.first().getByRole('button', { name: /^Redeliver/ }).click();
+    // (The log's own "Loading…" is a status too, while it reloads.)
+    const redelivered = page.getByRole('status').filter({ hasText: /^Redelivered as/ });
+    await expectText(redelivered, /^Redelivered as dlv_[0-9a-f]{24}: Delivered: HTTP 200 in \d+ ms$/);
+    const redeliveryId = (await textOf(redelivered))!.split(' ')[2].replace(':', '');
+    const original = received('/ui/paused').find((request) => request.headers['svc-delivery'] === failedId)!;
+    const again = received('/ui/paused').find((request) => request.headers['svc-delivery'] === redeliveryId)!;
+    expect(again.rawBody.equals(original.rawBody)).toBe(true);
+
+    // A ping, with its result; then the log's filters and pages.
+    await page.getByRole('button', { name: 'Send a ping' }).click();
+    await expectText(page.locator('.action [role=status]'), /^Ping: Delivered: HTTP 200 in \d+ ms$/);
+    await page.getByLabel('Outcome').selectOption('');
+    await page.getByLabel('Event').selectOption('');
+    await page.getByLabel('Kind').selectOption('ping');
+    await expect.poll(() => rows.count()).toBe(1);
+    await page.getByLabel('Kind').selectOption('');
+    await expect.poll(() => rows.count()).toBe(20);
+    await page.getByRole('button', { name: 'Older' }).click();
+    await expect.poll(() => rows.count()).toBe(2); // 20 failures, a redelivery and a ping: 22
+    await page.getByRole('button', { name: 'Newer' }).click();
+    await expect.poll(() => rows.count()).toBe(20);
+
+    // Reactivate: the count is 0, and the next write is delivered.
+    await page.getByRole('button', { name: 'Reactivate' }).click();
+    await expectText(page.locator('.facts .badge'), 'Active');
+    await expect.poll(async () => (await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body).toMatchObject({ status: 'active', consecutiveFailures: 0 });
+    const before = received('/ui/paused').length;
+    await stack.reportWrite(listId, 'ui-after-reactivation');
+    expect(received('/ui/paused').slice(before).map((request) => request.headers['svc-event'])).toEqual(expect.arrayContaining(['list.changed']));
+
+    await page.getByRole('button', { name: 'Pause deliveries' }).click();
+    await expectText(page.locator('.facts .badge'), 'Paused by hand');
+    expect((await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body).toMatchObject({ status: 'paused', pausedReason: 'manual' });
+  });
+
+  it('rotates the secret after confirming: shown once, and the next delivery is signed with it', async () => {
+    const { token, url } = await accountWithWebhook('/ui/rotate');
+    const page = await openDashboard(token);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await openWebhook(page, url);
+    await page.getByRole('button', { name: 'Rotate the secret' }).click();
+    await page.getByLabel('Your own new secret (optional)').fill('whsec_short');
+    await page.getByRole('button', { name: 'Rotate now' }).click();
+    await expectText(page.locator('#own-secret-error'), /secret: must match pattern/);
+
+    await page.getByLabel('Your own new secret (optional)').fill('');
+    await page.getByRole('button', { name: 'Rotate now' }).click();
+    const secret = await page.getByLabel('Secret', { exact: true }).inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'I have stored the secret' }).click();
+    expect(await page.content()).not.toContain(secret);
+
+    await page.getByRole('button', { name: 'Send a ping' }).click();
+    await expectText(page.locator('.action [role=status]'), /^Ping: Delivered/);
+    const ping: ReceivedRequest = received('/ui/rotate').at(-1)!;
+    expect(verifySignature(ping.rawBody, ping.headers['svc-signature'] as string, secret)).toBe(true);
+  });
+
+  it('deletes a webhook only after confirmation', async () => {
+    const { token, webhookId, url } = await accountWithWebhook('/ui/delete');
+    const page = await openDashboard(token);
+    await openWebhook(page, url);
+    await page.getByRole('button', { name: 'Delete this webhook' }).click();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    expect((await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).status).toBe(200);
+
+    await page.getByRole('button', { name: 'Delete this webhook' }).click();
+    await page.getByRole('button', { name: 'Yes, delete it' }).click();
+    await expectText(page.getByRole('status').filter({ hasText: 'was deleted' }), `${url} was deleted.`);
+    expect((await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).status).toBe(404);
+    await expectText(page.locator('.empty'), /No webhooks yet/);
+  });
+
+  it('renders what the API returns as text, never as markup', async () => {
+    const { token, webhookId } = await accountWithWebhook('/ui/hostile');
+    const hostileUrl = 'https://x.test/<img src=x onerror="document.title=`pwned`">';
+    const hostileList = '<script>document.title="pwned"</script>';
+    await stack.service.sql`UPDATE webhooks SET url = ${hostileUrl}, list_ids = ${[hostileList]} WHERE id = ${webhookId}`;
+    await stack.service.sql`
+      INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, outcome, error, duration_ms)
+      VALUES ('dlv_0123456789abcdef01234567', ${webhookId}, 'event', '<b>list.changed</b>', ${hostileList}, 1, now(), 'failed', '<i>boom</i>', 1)`;
+    const page = await openDashboard(token);
+    await expectText(page.getByRole('button', { name: hostileUrl }), hostileUrl);
+    await openWebhook(page, hostileUrl);
+    await page.getByText('<b>list.changed</b>').waitFor();
+    expect(await page.getByText('<i>boom</i>').count()).toBe(1);
+    expect(await page.locator('main img, main script, main b, main i').count()).toBe(0);
+    expect(await page.title()).toBe('Webhooks dashboard');
+  });
+
+  it('can be used with the keyboard alone, every control labelled', async () => {
+    const account = await stack.createAccount();
+    const page = await openDashboard();
+    // The token field has the focus on arrival.
+    const tokenField = page.getByLabel('Account API token');
+    await expect.poll(() => tokenField.evaluate((element) => element === document.activeElement)).toBe(true);
+    await page.keyboard.type(account.token);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Your webhooks' }).waitFor();
+    expect(await unlabelledControls(page)).toEqual([]);
+
+    await tabTo(page, page.getByRole('button', { name: 'Register a webhook' }));
+    await page.keyboard.press('Enter');
+    await tabTo(page, page.getByLabel('Endpoint URL'));
+    await page.keyboard.type(receiver.urlFor('/ui/keyboard'));
+    await tabTo(page, page.getByLabel('item.removed'));
+    await page.keyboard.press('Space');
+    expect(await unlabelledControls(page)).toEqual([]);
+    await tabTo(page, page.getByRole('button', { name: 'Register' }));
+    await page.keyboard.press('Enter');
+    await tabTo(page, page.getByRole('button', { name: 'I have stored the secret' }));
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: receiver.urlFor('/ui/keyboard') }).waitFor();
+    expect(await unlabelledControls(page)).toEqual([]);
+
+    await tabTo(page, page.getByRole('button', { name: 'Send a ping' }));
+    await page.keyboard.press('Enter');
+    await expectText(page.locator('.action [role=status]'), /^Ping: Delivered/);
+    await tabTo(page, page.getByRole('button', { name: /^Redeliver/ }).or(page.getByLabel('Outcome')).first());
+    const [webhook] = (await stack.request('GET', '/v3/webhooks', { token: account.token })).body.data;
+    expect(webhook.events).toEqual(['list.changed', 'item.removed']);
+  });
+
+  it('fits a 375 px wide screen: nothing wider than the screen', async () => {
+    const { token, url, listId } = await accountWithWebhook('/ui/narrow');
+    await stack.reportWrite(listId, 'ui-narrow', [{ type: 'item.added' }]);
+    const page = await openDashboard(token, { width: 375, height: 812 });
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    await page.getByRole('button', { name: url }).waitFor();
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await openWebhook(page, url);
+    await expect.poll(() => page.locator('table.deliveries tbody tr').count()).toBe(2);
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'dashboard-narrow.png'), fullPage: true });
+    await page.getByRole('button', { name: 'All webhooks' }).click();
+    await page.getByRole('button', { name: 'Register a webhook' }).click();
+    await page.getByLabel('Endpoint URL').waitFor();
+    expect(await overflow()).toBeLessThanOrEqual(0);
+  });
+});
