@@ -1,3 +1,5 @@
+// The functions given to page.evaluate run in the browser, on its DOM.
+/// <reference lib="dom" />
 // An account owner's view: the dashboard at /dashboard in headless Chromium, against the
 // real stack and a real HTTPS receiver. Every action end to end, what the page keeps of
 // the token, hostile text, the keyboard and a 375 px screen. Saves the README's screenshots.
