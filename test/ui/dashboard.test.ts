@@ -1,5 +1,3 @@
-// The functions given to page.evaluate run in the browser, on its DOM.
-/// <reference lib="dom" />
 // An account owner's view: the dashboard at /dashboard in headless Chromium, against the
 // real stack and a real HTTPS receiver. Every action end to end, what the page keeps of
 // the token, hostile text, the keyboard and a 375 px screen. Saves the README's screenshots.
@@ -74,10 +72,14 @@ async function expectText(locator: Locator, pattern: RegExp | string): Promise<v
   await expect.poll(() => textOf(locator), { timeout: 10_000 }).toMatch(pattern);
 }
 
+// What runs in the page is written as strings, or typed by hand as below: this file is
+// type-checked for Node, without the DOM's types.
+const IS_FOCUSED = (element: unknown) => element === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement;
+
 /** Presses Tab until `target` has the focus: it is reachable by keyboard. */
 async function tabTo(page: Page, target: Locator): Promise<void> {
   for (let presses = 0; presses < 60; presses++) {
-    if (await target.evaluate((element) => element === document.activeElement)) return;
+    if (await target.evaluate(IS_FOCUSED)) return;
     await page.keyboard.press('Tab');
   }
   throw new Error(`Tab never reached ${String(target)}`);
@@ -85,15 +87,9 @@ async function tabTo(page: Page, target: Locator): Promise<void> {
 
 /** Controls with no accessible name: inputs and selects without a label, buttons without text. */
 const unlabelledControls = (page: Page) =>
-  page.evaluate(() =>
-    [...document.querySelectorAll<HTMLElement>('input, select, textarea, button')]
-      .filter((element) => {
-        if (element.getAttribute('aria-label')) return false;
-        if (element instanceof HTMLButtonElement) return !element.textContent?.trim();
-        return ((element as HTMLInputElement).labels?.length ?? 0) === 0;
-      })
-      .map((element) => element.outerHTML),
-  );
+  page.evaluate<string[]>(`[...document.querySelectorAll('input, select, textarea, button')]
+    .filter((element) => !element.getAttribute('aria-label') && (element.tagName === 'BUTTON' ? !element.textContent.trim() : element.labels.length === 0))
+    .map((element) => element.outerHTML)`);
 
 const apiMessage = async (method: string, urlPath: string, token: string, body?: unknown) =>
   (await stack.request(method, urlPath, { token, body })).body.error.message as string;
@@ -117,13 +113,13 @@ describe('the dashboard', () => {
     expect(page.url()).toBe(`${stack.service.url}/dashboard`);
     expect(requested.filter((url) => url.includes(account.token))).toEqual([]);
     expect(await page.context().cookies()).toEqual([]);
-    const storage = await page.evaluate(() => ({ local: localStorage.length, session: Object.values(sessionStorage) }));
+    const storage = await page.evaluate('({ local: localStorage.length, session: Object.values(sessionStorage) })');
     expect(storage).toEqual({ local: 0, session: [account.token] });
     expect(stack.logs.join('')).not.toContain(account.token);
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Account API token').waitFor();
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
     await page.reload();
     await page.getByLabel('Account API token').waitFor();
   });
@@ -135,7 +131,7 @@ describe('the dashboard', () => {
     await stack.service.sql`DELETE FROM account_tokens WHERE account_id = ${owner.id}`;
     await page.getByRole('button', { name: url }).click();
     await expectText(page.locator('.notice'), /no longer accepts this token/);
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
   });
 
   it('registers a webhook: the API\'s errors next to the URL, then the secret shown once with a copy button', async () => {
@@ -170,7 +166,7 @@ describe('the dashboard', () => {
     expect(secret).toMatch(/^whsec_/);
     await page.getByRole('button', { name: 'Copy secret' }).click();
     await expectText(page.locator('.secret [role=status]'), 'Copied to the clipboard.');
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'dashboard-register-secret.png') });
     // The registration's ping was signed with the secret shown.
     const ping = received('/ui/register').at(-1)!;
@@ -318,7 +314,7 @@ describe('the dashboard', () => {
     const page = await openDashboard();
     // The token field has the focus on arrival.
     const tokenField = page.getByLabel('Account API token');
-    await expect.poll(() => tokenField.evaluate((element) => element === document.activeElement)).toBe(true);
+    await expect.poll(() => tokenField.evaluate(IS_FOCUSED)).toBe(true);
     await page.keyboard.type(account.token);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Your webhooks' }).waitFor();
@@ -350,7 +346,7 @@ describe('the dashboard', () => {
     const { token, url, listId } = await accountWithWebhook('/ui/narrow');
     await stack.reportWrite(listId, 'ui-narrow', [{ type: 'item.added' }]);
     const page = await openDashboard(token, { width: 375, height: 812 });
-    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = () => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     await page.getByRole('button', { name: url }).waitFor();
     expect(await overflow()).toBeLessThanOrEqual(0);
     await openWebhook(page, url);
