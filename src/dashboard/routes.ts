@@ -6,17 +6,20 @@ import path from 'node:path';
 import Router from '@koa/router';
 import type { ApiState } from '../api/middleware';
 
-/** The package root, whether this module runs from src/ (tests) or dist/src/ (npm start). */
-const ASSETS_DIR = path.join(path.dirname(require.resolve('svc-webhooks/package.json')), 'dist', 'dashboard');
+// TypeScript mirrors the sources under dist/: this module runs as src/dashboard (the tests)
+// or as dist/src/dashboard (npm start), and the bundle is in dist/dashboard either way.
+const TWO_UP = path.resolve(__dirname, '..', '..');
+const ASSETS_DIR = path.join(path.basename(TWO_UP) === 'dist' ? TWO_UP : path.join(TWO_UP, 'dist'), 'dashboard');
 
 const ASSETS: Record<string, { file: string; type: string }> = {
   '/dashboard': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/dashboard/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
+  '/dashboard/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 };
 
 /** Only the page's own files: no inline script or style, no framing, no referrer, no sniffing. */
-export const DASHBOARD_HEADERS = {
+const DASHBOARD_HEADERS = {
   'Content-Security-Policy':
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
     "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -26,22 +29,22 @@ export const DASHBOARD_HEADERS = {
   'Cache-Control': 'no-cache',
 };
 
-export function dashboardRoutes(assetsDir = ASSETS_DIR): Router<ApiState> {
+export function dashboardRoutes(): Router<ApiState> {
   const router = new Router<ApiState>();
   for (const [route, asset] of Object.entries(ASSETS)) {
     router.get(route, async (ctx) => {
       ctx.set(DASHBOARD_HEADERS);
       ctx.type = asset.type;
-      ctx.body = await readAsset(assetsDir, asset.file);
+      ctx.body = await readAsset(asset.file);
     });
   }
   return router;
 }
 
-async function readAsset(assetsDir: string, file: string): Promise<Buffer> {
+async function readAsset(file: string): Promise<Buffer> {
   try {
-    return await readFile(path.join(assetsDir, file));
+    return await readFile(path.join(ASSETS_DIR, file));
   } catch (error) {
-    throw new Error(`The dashboard is not built (${file} missing in ${assetsDir}): run npm run build`, { cause: error });
+    throw new Error(`The dashboard is not built (${file} missing in ${ASSETS_DIR}): run npm run build`, { cause: error });
   }
 }

@@ -70,6 +70,14 @@ async function writesThrough(name: string, count: number, row: ScenarioFigures, 
 }
 
 describe('on the full Temporal server, with the API and two workers as processes', () => {
+  it('serves the dashboard from the compiled build', async () => {
+    for (const asset of ['/dashboard', '/dashboard/app.js', '/dashboard/app.css']) {
+      const response = await processes.request('GET', asset);
+      expect(response.status, asset).toBe(200);
+      expect(String(response.body).length, asset).toBeGreaterThan(0);
+    }
+  });
+
   it('registers, delivers, pauses at 20 failures, and delivers again once reactivated', async ({ task }) => {
     const row = recordScenario(task, { scenario: 'registration, deliveries, auto-pause, reactivation' });
     const { listId, webhookId, path: receiverPath, token } = await processes.setUp('lifecycle');

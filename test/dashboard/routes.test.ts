@@ -20,6 +20,7 @@ describe('GET /dashboard', () => {
     ['/dashboard', /^text\/html/],
     ['/dashboard/app.js', /^text\/javascript/],
     ['/dashboard/app.css', /^text\/css/],
+    ['/dashboard/favicon.svg', /^image\/svg\+xml/],
   ] as const)('serves %s without a token, with the security headers', async ([path, type]) => {
     const response = await fetch(`${stack.service.url}${path}`);
     expect(response.status).toBe(200);

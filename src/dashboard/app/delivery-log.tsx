@@ -45,6 +45,9 @@ export function DeliveryLog({ api, webhookId, version, onLogged }: { api: Api; w
           </div>
         ))}
       </div>
+      <button type="button" class="secondary" onClick={log.reload} disabled={log.loading}>
+        Refresh
+      </button>
       {redeliver.result && <Status>Redelivered as {redeliver.result.deliveryId}: {describeResult(redeliver.result)}</Status>}
       <ErrorText error={redeliver.error} />
       {log.loading && <Loading what="the delivery log" />}
