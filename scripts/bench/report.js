@@ -6,7 +6,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const GROUP_ORDER = ['api', 'worker', 'service', 'baseline', 'temporal', 'postgres', 'receivers', 'generator'];
+const GROUP_ORDER = ['api', 'worker', 'service', 'baseline', 'floor', 'temporal', 'postgres', 'receivers', 'generator'];
 
 /** @param {any} report @param {string} outDir */
 async function writeReports(report, outDir) {
@@ -147,6 +147,29 @@ function renderMarkdown(report, image) {
       return s && s.steps.every((/** @type {any} */ st) => st.pass);
     });
     if (capped.length) out.push(`\nThe baseline passed every step (fan-out ${capped.map(([f]) => f).join(', ')}): its real limit is higher, so deliveries/s ratios are upper bounds.`);
+    out.push('');
+  }
+
+  // The service against Temporal's own cost: the bare fan-outs of the same run.
+  const floorKnee = (/** @type {string} */ mode) => {
+    const floor = fanouts.find((/** @type {any} */ x) => x.mode === mode && x.fanout === 10 && !x.error);
+    return floor ? kneeStep(floor) : null;
+  };
+  const [floor, floorLocal, baseline10] = [floorKnee('floor'), floorKnee('floor-local'), baselines.get(10)];
+  const measured = fanouts.filter((/** @type {any} */ x) => (x.mode === 'split' || x.mode === 'single') && x.fanout === 10 && !x.error);
+  if ((floor || floorLocal) && measured.length) {
+    out.push('## Ratio to the Temporal floor (fan-out 10, each at its own knee)');
+    out.push('');
+    const knee = (/** @type {any} */ k) => (k ? `${num(k.deliveriesPerSec)} deliveries/s, ${num(k.cpuMsPerDelivery.all, 2)} CPU-ms each` : 'no knee');
+    out.push(`Floor with normal activities: ${knee(floor)}; with local activities: ${knee(floorLocal)}; plain-Node baseline: ${knee(baseline10)}.`);
+    out.push('');
+    out.push('| scenario | deliveries/s at the knee | vs the floor (normal activities) | vs the floor (local activities) | vs the baseline | CPU-ms per delivery, all processes |');
+    out.push('|---|---|---|---|---|---|');
+    for (const s of measured) {
+      const k = kneeStep(s);
+      const versus = (/** @type {any} */ ref) => (k && ref ? `${ratio(k.deliveriesPerSec, ref.deliveriesPerSec)}` : '');
+      out.push(`| ${s.id} | ${k ? num(k.deliveriesPerSec) : 'no knee'} | ${versus(floor)} | ${versus(floorLocal)} | ${versus(baseline10)} | ${k ? num(k.cpuMsPerDelivery.all, 2) : ''} |`);
+    }
     out.push('');
   }
 

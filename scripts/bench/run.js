@@ -5,10 +5,16 @@
 //
 //   BENCH_QUICK=1        ~3 s steps and smaller scenarios (a smoke run)
 //   BENCH_SCENARIOS=a,b  only the scenarios whose id contains one of these
-//   BENCH_RATES=25,50    the write rates stepped through (writes/s)
+//   BENCH_RATES=25,50    the write rates stepped through (writes/s); default 1, 2, 5, 10, then
+//                        steps of at most 1.25× up to 891
 //   BENCH_KEEP=1         keep the run directory (logs of every process) under the OS temp dir
 //   BENCH_DATABASE_URL=postgres://…  run against this PostgreSQL server (default: an embedded
 //                        one with its data in /dev/shm, see lib/stack.js)
+//   BENCH_TEMPORAL_ADDRESS=host:7233  run against this Temporal server (namespace default, the
+//                        search attributes registered, as scripts/temporal-server.sh makes it)
+//                        instead of a dev server per scenario; BENCH_TEMPORAL_PID=<pid> measures
+//                        its CPU too
+//   BENCH_WORKERS=N      worker processes of the split layout (default 1)
 //   BENCH_SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'
 //                        extra Node arguments for the service's processes (to profile them)
 'use strict';
@@ -31,7 +37,8 @@ const QUICK = process.env.BENCH_QUICK === '1';
 
 const CONFIG = {
   quick: QUICK,
-  rates: (process.env.BENCH_RATES ?? '1,2,5,10,25,50,100,200,400,800').split(',').map(Number),
+  workers: Number(process.env.BENCH_WORKERS ?? 1),
+  rates: process.env.BENCH_RATES?.split(',').map(Number) ?? defaultRates(),
   warmupMs: QUICK ? 1_000 : 5_000,
   steadyMs: QUICK ? 3_000 : 30_000,
   /** Longest wait, after the last write was answered, for its deliveries. */
@@ -56,11 +63,17 @@ const CONFIG = {
   quietWaitMs: Number(process.env.BENCH_QUIET_WAIT_S ?? (QUICK ? 10 : 30)) * 1000,
 };
 
-/** @typedef {{ id: string, kind: 'fanout' | 'hot' | 'registration', mode: 'baseline' | 'split' | 'single', fanout?: number, title: string }} Scenario */
+/**
+ * `floor` and `floor-local`: Temporal alone, a bare workflow fanning out no-op activities
+ * (floor.js), the yardstick of what the service adds to Temporal's own cost.
+ * @typedef {{ id: string, kind: 'fanout' | 'hot' | 'registration', mode: 'baseline' | 'floor' | 'floor-local' | 'split' | 'single', fanout?: number, title: string }} Scenario
+ */
 /** @type {Scenario[]} */
 const SCENARIOS = [
   { id: 'baseline-fanout10', kind: 'fanout', mode: 'baseline', fanout: 10, title: 'plain Node, fan-out 10' },
   { id: 'baseline-fanout1', kind: 'fanout', mode: 'baseline', fanout: 1, title: 'plain Node, fan-out 1' },
+  { id: 'floor-fanout10', kind: 'fanout', mode: 'floor', fanout: 10, title: 'Temporal floor: a bare workflow, 10 no-op activities' },
+  { id: 'floor-local-fanout10', kind: 'fanout', mode: 'floor-local', fanout: 10, title: 'Temporal floor: a bare workflow, 10 no-op local activities' },
   { id: 'split-fanout10', kind: 'fanout', mode: 'split', fanout: 10, title: 'service (API + worker processes), fan-out 10' },
   { id: 'single-fanout10', kind: 'fanout', mode: 'single', fanout: 10, title: 'service (one process), fan-out 10' },
   { id: 'split-fanout1', kind: 'fanout', mode: 'split', fanout: 1, title: 'service (API + worker processes), fan-out 1' },
@@ -69,6 +82,13 @@ const SCENARIOS = [
   { id: 'split-registration', kind: 'registration', mode: 'split', title: 'registration (API + worker processes)' },
   { id: 'single-registration', kind: 'registration', mode: 'single', title: 'registration (one process)' },
 ];
+
+/** 1, 2, 5, 10, then each step at most 1.25× the one before, near every knee, up to 891 writes/s. */
+function defaultRates() {
+  const rates = [1, 2, 5, 10];
+  while (rates[rates.length - 1] < 800) rates.push(Math.floor(rates[rates.length - 1] * 1.25));
+  return rates;
+}
 
 const log = (/** @type {string} */ line) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
@@ -226,7 +246,12 @@ async function describeEnvironment(/** @type {any} */ database) {
 async function runScenario(scenario, ctx, environment) {
   const started = Date.now();
   const logOffset = serverLogOffset();
-  const target = scenario.mode === 'baseline' ? await startBaseline(ctx) : await startService(scenario.mode, ctx, environment);
+  const target =
+    scenario.mode === 'baseline'
+      ? await startBaseline(ctx)
+      : scenario.mode === 'floor' || scenario.mode === 'floor-local'
+        ? await startFloor(scenario.mode === 'floor-local', ctx, environment)
+        : await startService(scenario.mode, ctx, environment);
   try {
     let result;
     if (scenario.kind === 'fanout') result = await runFanout(scenario, target, ctx);
@@ -291,6 +316,66 @@ async function startBaseline(ctx) {
   };
 }
 
+/**
+ * The Temporal floor as the target: a fresh dev server, and floor.js as client and worker.
+ * Its activities' completions are both the outcomes and the receipts of the ledger.
+ * @param {boolean} local @param {any} ctx @param {any} environment
+ */
+async function startFloor(local, ctx, environment) {
+  const scenarioDir = fs.mkdtempSync(path.join(ctx.runDir, local ? 'floor-local-' : 'floor-'));
+  const temporal = await stack.useTemporal(DIST, scenarioDir);
+  environment.temporalServer = { cmdline: temporal.cmdline.join(' ') };
+  const token = `int_${randomBytes(24).toString('hex')}`;
+  const child = forkChild('floor', 'floor.js', { BENCH_TOKEN: token, TEMPORAL_ADDRESS: temporal.address, BENCH_FLOOR_LOCAL: local ? '1' : '0' });
+  const rpc = rpcClient(child);
+  const { port } = await rpc('start', {}, 120_000);
+  const { descendants } = require('./lib/proc');
+  let temporalPids = temporal.pid ? descendants(temporal.pid) : [];
+  const refreshTemporal = setInterval(() => (temporalPids = temporal.pid ? descendants(temporal.pid) : []), 2000);
+  ctx.sampler.addGroup('floor', () => [/** @type {number} */ (child.pid)]);
+  ctx.sampler.addGroup('temporal', () => temporalPids);
+  /** The completions last taken, handed to the ledger first as outcomes, then as receipts. */
+  let taken = { t: /** @type {number[]} */ ([]), webhook: /** @type {string[]} */ ([]), list: /** @type {string[]} */ ([]), cursor: /** @type {number[]} */ ([]), event: /** @type {string[]} */ ([]) };
+  return {
+    kind: 'floor',
+    rpc,
+    baseUrl: `http://127.0.0.1:${port}`,
+    token,
+    groups: ['floor', 'temporal', 'generator'],
+    serviceGroups: ['floor', 'temporal'],
+    workerGroup: 'floor',
+    async setUpFanout(/** @type {{ listId: string, webhooks: { url: string }[] }[]} */ lists) {
+      const config = lists.map(({ listId, webhooks }) => ({ listId, webhookIds: webhooks.map(() => `wh_${randomBytes(12).toString('hex')}`) }));
+      await rpc('configure', { config });
+      return config;
+    },
+    outcomesPoller() {
+      return {
+        count: async () => (await rpc('counts')).outcomesTotal,
+        async take() {
+          taken = await rpc('take');
+          return taken.webhook.map((webhook, i) => ({ webhook, list: taken.list[i], cursor: taken.cursor[i], event: taken.event[i], delivered: true }));
+        },
+        prunedUnseen: async () => 0,
+        stop() {},
+      };
+    },
+    /** Nothing reaches the receivers: a completed activity is the delivery's receipt. */
+    receipts: {
+      counts: async () => ({ pending: (await rpc('counts')).outcomesTotal, connections: 0 }),
+      take: async () => ({ ...taken, sigOk: taken.t.map(() => 1), status: taken.t.map(() => 200) }),
+    },
+    async stop() {
+      clearInterval(refreshTemporal);
+      ctx.sampler.removeGroup('floor');
+      ctx.sampler.removeGroup('temporal');
+      await rpc('stop').catch(() => {});
+      await stack.terminate(child, 10_000);
+      await temporal.stop();
+    },
+  };
+}
+
 function userAgent() {
   return `svc-webhooks/${JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version}`;
 }
@@ -302,7 +387,7 @@ function userAgent() {
  */
 async function startService(mode, ctx, environment) {
   const scenarioDir = fs.mkdtempSync(path.join(ctx.runDir, `${mode}-`));
-  const [temporal, db] = await Promise.all([stack.startTemporal(DIST, scenarioDir), stack.createDatabase(ctx.database)]);
+  const [temporal, db] = await Promise.all([stack.useTemporal(DIST, scenarioDir), stack.createDatabase(ctx.database)]);
   environment.temporalServer = { cmdline: temporal.cmdline.join(' ') };
   const postgres = require('postgres');
   // The harness's own connection (ledger polling): excluded from PostgreSQL's CPU.
@@ -332,9 +417,13 @@ async function startService(mode, ctx, environment) {
   try {
     if (mode === 'split') {
       // The worker first (it migrates the database too), then the API.
-      const worker = stack.spawnNode({ name: 'worker', args: [...nodeArgs, main, 'worker'], env: { ...env, PORT: String(workerPort) }, logFile: path.join(scenarioDir, 'worker.log'), cwd: ROOT });
-      processes.push({ name: 'worker', ...worker });
-      await stack.waitUntil(async () => /^Worker/m.test(fs.readFileSync(worker.logFile, 'utf8')), { what: 'worker start', timeoutMs: 60_000, child: worker.child, logFile: worker.logFile });
+      for (let n = 1; n <= CONFIG.workers; n++) {
+        const name = n === 1 ? 'worker' : `worker-${n}`;
+        const port = n === 1 ? workerPort : await stack.freePort();
+        const worker = stack.spawnNode({ name, args: [...nodeArgs, main, 'worker'], env: { ...env, PORT: String(port) }, logFile: path.join(scenarioDir, `${name}.log`), cwd: ROOT });
+        processes.push({ name, ...worker });
+        await stack.waitUntil(async () => /^Worker/m.test(fs.readFileSync(worker.logFile, 'utf8')), { what: `${name} start`, timeoutMs: 60_000, child: worker.child, logFile: worker.logFile });
+      }
       const api = stack.spawnNode({ name: 'api', args: [...nodeArgs, main, 'api'], env: { ...env, PORT: String(apiPort) }, logFile: path.join(scenarioDir, 'api.log'), cwd: ROOT });
       processes.push({ name: 'api', ...api });
       await stack.waitUntil(() => stack.httpOk(`${baseUrl}/readyz`), { what: 'API ready', timeoutMs: 60_000, child: api.child, logFile: api.logFile });
@@ -352,14 +441,16 @@ async function startService(mode, ctx, environment) {
   }
   const [{ pid: harnessBackend }] = await sql`SELECT pg_backend_pid() AS pid`;
   const pg = await stack.postgresPids(ctx.database.admin, db.name, [harnessBackend]);
-  for (const p of processes) ctx.sampler.addGroup(p.name, () => [p.pid]);
+  // Every worker process counts in the one group `worker`.
+  const groupOf = (/** @type {string} */ name) => (name.startsWith('worker') ? 'worker' : name);
+  const processGroups = [...new Set(processes.map((p) => groupOf(p.name)))];
+  for (const group of processGroups) ctx.sampler.addGroup(group, () => processes.filter((p) => groupOf(p.name) === group).map((p) => p.pid));
   const { descendants } = require('./lib/proc');
-  let temporalPids = [temporal.pid];
-  const refreshTemporal = setInterval(() => (temporalPids = descendants(temporal.pid)), 2000);
-  temporalPids = descendants(temporal.pid);
+  let temporalPids = temporal.pid ? descendants(temporal.pid) : [];
+  const refreshTemporal = setInterval(() => (temporalPids = temporal.pid ? descendants(temporal.pid) : []), 2000);
   ctx.sampler.addGroup('temporal', () => temporalPids);
   ctx.sampler.addGroup('postgres', () => pg.get());
-  const groups = [...processes.map((p) => p.name), 'temporal', 'postgres', 'receivers', 'generator'];
+  const groups = [...processGroups, 'temporal', 'postgres', 'receivers', 'generator'];
   const internal = (/** @type {string} */ method, /** @type {string} */ route, /** @type {unknown} */ body) => call(baseUrl, method, route, internalApiToken, body);
 
   return {
@@ -368,7 +459,7 @@ async function startService(mode, ctx, environment) {
     baseUrl,
     token: internalApiToken,
     groups,
-    serviceGroups: [...processes.map((p) => p.name), 'temporal', 'postgres'],
+    serviceGroups: [...processGroups, 'temporal', 'postgres'],
     workerGroup: mode === 'split' ? 'worker' : 'service',
     metricsUrl,
     temporal,
@@ -462,7 +553,7 @@ async function startService(mode, ctx, environment) {
     async stop() {
       clearInterval(refreshTemporal);
       pg.stop();
-      for (const p of processes) ctx.sampler.removeGroup(p.name);
+      for (const group of processGroups) ctx.sampler.removeGroup(group);
       ctx.sampler.removeGroup('temporal');
       ctx.sampler.removeGroup('postgres');
       for (const p of [...processes].reverse()) await p.stop();
@@ -576,7 +667,9 @@ async function runStep({ idle, rate, lists, recipients, webhookIds, target, ctx,
   const steadyMs = totalMs - warmupMs;
   const quiet = await waitForQuiet(ctx.sampler);
   await loopDelays(ctx, target); // reset
-  const connectionsBefore = (await ctx.receivers('counts')).connections;
+  // What the receivers got; the floor, which sends nothing, gives its own.
+  const receivers = target.receipts ?? { counts: () => ctx.receivers('counts'), take: () => ctx.receivers('take') };
+  const connectionsBefore = (await receivers.counts()).connections;
   const logAt = serverLogOffset();
   const sdkBefore = await scrapeSdkMetrics(target.metricsUrl);
   const poller = target.outcomesPoller(webhookIds);
@@ -595,7 +688,7 @@ async function runStep({ idle, rate, lists, recipients, webhookIds, target, ctx,
   let drained = false;
   while (nowMs() - sentEnd < drainLimitMs) {
     const recorded = await poller.count();
-    const { pending } = await ctx.receivers('counts');
+    const { pending } = await receivers.counts();
     const due = expected - skippedKeys().size;
     if (recorded >= due && pending >= due) {
       drained = true;
@@ -607,14 +700,14 @@ async function runStep({ idle, rate, lists, recipients, webhookIds, target, ctx,
   await stack.sleep(300); // a last straggler (a duplicate) would show
   const measured = window();
   const outsideLoad = outside.stop();
-  const receiverCounts = await ctx.receivers('counts');
+  const receiverCounts = await receivers.counts();
   const baselineCounts = target.rpc ? await target.rpc('counts') : undefined;
   const eventLoopDelay = await loopDelays(ctx, target);
   const sdkAfter = await scrapeSdkMetrics(target.metricsUrl);
   const recorded = await poller.take();
   const prunedUnseen = await poller.prunedUnseen();
   await poller.stop();
-  const receipts = await ctx.receivers('take');
+  const receipts = await receivers.take();
   let lastFailureReceiptAt = null;
   for (let j = 0; j < receipts.t.length; j++) {
     if (receipts.status[j] !== 200 && (lastFailureReceiptAt === null || receipts.t[j] > lastFailureReceiptAt)) lastFailureReceiptAt = receipts.t[j];

@@ -255,7 +255,20 @@ async function startTemporal(dist, runDir) {
   return { address: /** @type {string} */ (server.address), pid, cmdline: pid ? readCmdline(pid) : [], cliPath, stop };
 }
 
+/**
+ * The Temporal server of a scenario: the one at BENCH_TEMPORAL_ADDRESS when set (its CPU
+ * measured when BENCH_TEMPORAL_PID names its process), otherwise a fresh dev server.
+ * @param {string} dist @param {string} runDir
+ */
+async function useTemporal(dist, runDir) {
+  const address = process.env.BENCH_TEMPORAL_ADDRESS;
+  if (!address) return startTemporal(dist, runDir);
+  const pid = Number(process.env.BENCH_TEMPORAL_PID ?? 0);
+  return { address, pid, cmdline: pid ? readCmdline(pid) : [`(an existing server at ${address})`], cliPath: null, stop: async () => {} };
+}
+
 module.exports = {
+  useTemporal,
   onStop,
   stopAll,
   sleep,
