@@ -5,6 +5,7 @@ import { pruneRecords, type Pruned } from '../src/db/retention';
 import type { Sql } from '../src/db/sql';
 import {
   abandonRegistration,
+  claimDelivery,
   completeRegistration,
   deleteWebhook,
   findDeliveryTarget,
@@ -40,6 +41,20 @@ function describe(delivery: PlannedDelivery, event: ListEvent) {
     listId: event.listId,
     cursor: event.cursor,
   };
+}
+
+/**
+ * A failed event delivery, already logged and told: the receiver's failure or one of ours,
+ * as `result.error` says. The SDK logs it at DEBUG, not as a worker warning.
+ */
+function deliveryFailed(delivery: PlannedDelivery, result: DeliveryResult, detail: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: DELIVERY_FAILED,
+    message: `delivery ${delivery.deliveryId} to ${delivery.webhookId} failed: ${result.error}${detail}`,
+    nonRetryable: true,
+    category: ApplicationFailureCategory.BENIGN,
+    details: [result],
+  });
 }
 
 export interface ActivityDependencies {
@@ -131,18 +146,27 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
     },
 
     /**
-     * One event delivery: a single attempt (the workflow never retries it), logged, and told
-     * to `webhook/{id}` when it can change the count. One that gets no 2xx fails the
-     * activity with its class, so the Temporal UI shows it.
+     * One event delivery: a single attempt (the workflow never retries it), claimed in
+     * PostgreSQL before the POST, logged, and told to `webhook/{id}` when it can change the
+     * count. One that gets no 2xx fails the activity with its class, so the Temporal UI
+     * shows it.
      */
     async deliverEvent({ delivery, event }: { delivery: PlannedDelivery; event: ListEvent }): Promise<EventDeliveryOutcome> {
+      const target = await claimDelivery(sql, delivery.webhookId, delivery.deliveryId);
       // Paused or deleted since the write was accepted: nothing is sent, nothing counted.
-      const target = await findDeliveryTarget(sql, delivery.webhookId);
       if (target === null || target.status !== 'active') {
         const reason = target === null ? 'deleted' : 'paused';
         metrics.deliveriesSkipped.inc({ reason });
         logger.info({ msg: 'delivery skipped', reason, ...describe(delivery, event) });
         return { skipped: true };
+      }
+      // Run again after its workflow task was retried (a worker died before this attempt's
+      // result was recorded): the first run may have sent it, so this one sends nothing.
+      // Logged as `internal` unless the first run logged its own outcome.
+      if (!target.claimed) {
+        const result: DeliveryResult = { delivered: false, statusCode: null, durationMs: 0, error: 'internal' };
+        await recordEventAttempt(delivery, event, result);
+        throw deliveryFailed(delivery, result, ' (already attempted by an earlier run: nothing sent)');
       }
       const body = eventPayload(delivery.topic, event.listId, event.cursor, event.at);
       const message = { url: target.url, webhookId: delivery.webhookId, deliveryId: delivery.deliveryId, event: delivery.topic, body };
@@ -154,17 +178,7 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
       if (!result.delivered || failuresToReset) {
         await signalDeliveryOutcome(Context.current().client, delivery.webhookId, result.delivered);
       }
-      if (!result.delivered) {
-        const status = result.statusCode === null ? '' : ` (HTTP ${result.statusCode})`;
-        throw ApplicationFailure.create({
-          type: DELIVERY_FAILED,
-          message: `delivery ${delivery.deliveryId} to ${delivery.webhookId} failed: ${result.error}${status}`,
-          nonRetryable: true,
-          // The receiver's failure, logged above: the SDK logs it at DEBUG, not as a worker warning.
-          category: ApplicationFailureCategory.BENIGN,
-          details: [result],
-        });
-      }
+      if (!result.delivered) throw deliveryFailed(delivery, result, result.statusCode === null ? '' : ` (HTTP ${result.statusCode})`);
       return result;
     },
 

@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities, proxyLocalActivities, TemporalFailure } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { DELIVERY_FAILED, type ListEvent, type PlannedDelivery } from '../src/types';
 
@@ -6,6 +6,14 @@ const { recordInternalFailure } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
 });
+
+/**
+ * Patch id (0.4.0): deliveries run as local activities, in the worker that runs the
+ * workflow task, without a round trip through the Temporal server each. A local activity is
+ * run again when its workflow task is retried, so `deliverEvent` claims its attempt in
+ * PostgreSQL before the POST, and a second run sends nothing.
+ */
+const LOCAL_DELIVERIES = 'deliveries-as-local-activities';
 
 /** A workflow task may schedule at most 2,000 activities; stay well below. */
 const DELIVERIES_PER_WAVE = 500;
@@ -18,18 +26,18 @@ const DELIVERIES_PER_WAVE = 500;
 export async function deliverEvents(deliveries: PlannedDelivery[], event: ListEvent, deliveryTimeoutMs: number): Promise<void> {
   // One attempt, never retried; the timeout sits above the HTTP deadline, so only a lost
   // worker reaches it, and that is our failure, not the receiver's.
-  const { deliverEvent } = proxyActivities<Activities>({
-    startToCloseTimeout: deliveryTimeoutMs + 5_000,
-    retry: { maximumAttempts: 1 },
-  });
+  const options = { startToCloseTimeout: deliveryTimeoutMs + 5_000, retry: { maximumAttempts: 1 } };
+  const { deliverEvent } = patched(LOCAL_DELIVERIES) ? proxyLocalActivities<Activities>(options) : proxyActivities<Activities>(options);
 
   async function attempt(delivery: PlannedDelivery): Promise<void> {
     try {
       await deliverEvent({ delivery, event });
     } catch (error) {
-      if (!(error instanceof ActivityFailure)) throw error;
-      // The receiver's failure: the activity has logged and told it.
-      if (error.cause instanceof ApplicationFailure && error.cause.type === DELIVERY_FAILED) return;
+      // A normal activity's failure comes wrapped in an ActivityFailure, a local one's bare.
+      const failure = error instanceof ActivityFailure ? error.cause : error;
+      if (!(failure instanceof TemporalFailure)) throw error;
+      // Logged by the activity, and told to `webhook/{id}` when it was the receiver's failure.
+      if (failure instanceof ApplicationFailure && failure.type === DELIVERY_FAILED) return;
       // Anything else (a lost worker: the activity timed out) is ours, not the receiver's,
       // and is logged as `internal` without counting against the webhook.
       await recordInternalFailure({ delivery, event });

@@ -240,7 +240,8 @@ function renderMarkdown(report, image) {
       ['RespondWorkflowTaskCompleted', 'request_latency{RespondWorkflowTaskCompleted}'],
       // The SDK gives this one without an activity type.
       ['activity schedule-to-start', 'activity_schedule_to_start_latency'],
-      ['deliverEvent execution', 'activity_execution_latency{deliverEvent}'],
+      ['deliverEvent execution (activity, before 0.4.0)', 'activity_execution_latency{deliverEvent}'],
+      ['deliverEvent execution (local activity)', 'local_activity_execution_latency{deliverEvent}'],
       ['SignalWorkflowExecution (from deliverEvent)', 'request_latency{SignalWorkflowExecution}'],
       ['storeWebhookState execution (local activity)', 'local_activity_execution_latency{storeWebhookState}'],
       ['RespondActivityTaskCompleted', 'request_latency{RespondActivityTaskCompleted}'],

@@ -6,12 +6,15 @@ const BATCH = 1000;
 export interface Pruned {
   listWrites: number;
   registrations: number;
+  deliveryClaims: number;
 }
 
 /**
  * Deletes the writes and registrations recorded more than `retentionDays` ago. A write's
  * row only makes a repeat of its writeId idempotent: once pruned, the same writeId is a new
  * write. A registration's row answers retries of its workflow, which ends within minutes.
+ * A delivery's claim answers a re-run of its attempt, which comes while its write's
+ * workflow runs: within minutes, unless no worker runs for days.
  */
 export async function pruneRecords(sql: Sql, retentionDays: number): Promise<Pruned> {
   const cutoff = sql`now() - make_interval(days => ${retentionDays})`;
@@ -22,6 +25,9 @@ export async function pruneRecords(sql: Sql, retentionDays: number): Promise<Pru
     registrations: await deleteInBatches(async () => (await sql`
       DELETE FROM registrations WHERE id IN (
         SELECT id FROM registrations WHERE created_at < ${cutoff} LIMIT ${BATCH})`).count),
+    deliveryClaims: await deleteInBatches(async () => (await sql`
+      DELETE FROM delivery_claims WHERE delivery_id IN (
+        SELECT delivery_id FROM delivery_claims WHERE claimed_at < ${cutoff} LIMIT ${BATCH})`).count),
   };
 }
 

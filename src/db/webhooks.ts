@@ -70,9 +70,33 @@ export async function getWebhookSecret(sql: Db, webhookId: string): Promise<stri
 }
 
 /** Where and how to sign a delivery to the webhook, and whether it is active; null once it is deleted. */
-export async function findDeliveryTarget(sql: Db, webhookId: string): Promise<{ url: string; secret: string; status: WebhookStatus } | null> {
-  const [row] = await sql<{ url: string; secret: string; status: WebhookStatus }[]>`
-    SELECT url, secret, status FROM webhooks WHERE id = ${webhookId}`;
+export async function findDeliveryTarget(sql: Db, webhookId: string): Promise<DeliveryTarget | null> {
+  const [row] = await sql<DeliveryTarget[]>`SELECT url, secret, status FROM webhooks WHERE id = ${webhookId}`;
+  return row ?? null;
+}
+
+export interface DeliveryTarget {
+  url: string;
+  secret: string;
+  status: WebhookStatus;
+}
+
+/**
+ * The target of an event delivery and, when the webhook is active, the claim of its one
+ * attempt, in one statement. `claimed` is false when the webhook is not active (nothing is
+ * claimed) or when an earlier run of the same delivery already claimed it: then nothing
+ * may be sent.
+ */
+export async function claimDelivery(sql: Db, webhookId: string, deliveryId: string): Promise<(DeliveryTarget & { claimed: boolean }) | null> {
+  const [row] = await sql<(DeliveryTarget & { claimed: boolean })[]>`
+    WITH target AS (
+      SELECT url, secret, status FROM webhooks WHERE id = ${webhookId}
+    ), claim AS (
+      INSERT INTO delivery_claims (delivery_id) SELECT ${deliveryId} FROM target WHERE status = 'active'
+      ON CONFLICT (delivery_id) DO NOTHING
+      RETURNING delivery_id
+    )
+    SELECT url, secret, status, EXISTS (SELECT 1 FROM claim) AS claimed FROM target`;
   return row ?? null;
 }
 

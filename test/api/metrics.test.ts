@@ -46,7 +46,7 @@ describe('GET /metrics', () => {
     expect(grew('http_requests_total', { method: 'POST', route: '/internal/v3/lists/:listId/writes', status: '202' })).toBe(2);
     // The worker's Temporal SDK metrics follow ours.
     expect(after).toMatch(/^# Temporal SDK$/m);
-    expect(after).toMatch(/^temporal_activity_execution_latency_(bucket|count)\{.*activity_type="deliverEvent"/m);
+    expect(after).toMatch(/^temporal_local_activity_execution_latency_(bucket|count)\{.*activity_type="deliverEvent"/m);
   });
 });
 

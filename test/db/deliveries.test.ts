@@ -3,7 +3,7 @@ import { createAccount } from '../../src/db/accounts';
 import { recordDelivery, type DeliveryRecord } from '../../src/db/deliveries';
 import { migrate } from '../../src/db/migrate';
 import { createSql, type Sql } from '../../src/db/sql';
-import { storeWebhookState } from '../../src/db/webhooks';
+import { claimDelivery, storeWebhookState } from '../../src/db/webhooks';
 import { newId, newSigningSecret } from '../../src/ids';
 import type { DeliveryError } from '../../src/types';
 
@@ -65,5 +65,25 @@ describe('recordDelivery', () => {
     await sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
     expect(await attempt(webhookId, 'event', 'timeout')).toEqual({ failuresToReset: false });
     expect(await sql`SELECT 1 FROM deliveries WHERE webhook_id = ${webhookId}`).toHaveLength(0);
+  });
+});
+
+describe('claimDelivery', () => {
+  it('claims an active webhook\'s attempt once: a second run of the same delivery finds it taken', async () => {
+    const { webhookId } = await newWebhook();
+    const deliveryId = newId('dlv');
+    expect(await claimDelivery(sql, webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: true, url: `https://receiver.test/${webhookId}` });
+    expect(await claimDelivery(sql, webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: false });
+    expect(await claimDelivery(sql, webhookId, newId('dlv'))).toMatchObject({ claimed: true });
+  });
+
+  it('claims nothing for a paused webhook, and answers null for a deleted one', async () => {
+    const { webhookId, accountId } = await newWebhook();
+    await storeWebhookState(sql, { webhookId, accountId, status: 'paused', pausedReason: 'manual', consecutiveFailures: 0, failuresCounted: 0 });
+    const deliveryId = newId('dlv');
+    expect(await claimDelivery(sql, webhookId, deliveryId)).toMatchObject({ status: 'paused', claimed: false });
+    expect(await sql`SELECT 1 FROM delivery_claims WHERE delivery_id = ${deliveryId}`).toHaveLength(0);
+    await sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
+    expect(await claimDelivery(sql, webhookId, deliveryId)).toBeNull();
   });
 });

@@ -11,6 +11,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded';
 import { findTemporalCli, startDevServer } from '../../src/temporal/dev-server';
+import { listWriteWorkflowId } from '../../src/types';
 import { freePort } from '../support/ports';
 import { ids, prepareServiceProcesses, startPart, type PartProcess, type ServiceProcesses } from '../support/processes';
 import { waitFor } from '../support/wait';
@@ -96,6 +97,37 @@ describe('processes dying', () => {
     expect(failedOtherwise).toEqual([]);
     expect(internal).toBeLessThanOrEqual(MAX_IN_FLIGHT);
   }, 300_000);
+
+  it('kill -9 the worker while its deliveries wait at the receiver: the re-run finds each attempt claimed and sends nothing', async ({ task }) => {
+    const row = recordScenario(task, { scenario: 'kill -9 the worker mid-POST' });
+    const scenario = await setUp('worker-killed-mid-post');
+    const writeIds = ids('held', 5);
+    const heldAt = (path: string) => processes.receiver.requests.filter((request) => request.path === path && request.headers['svc-event'] !== 'ping');
+    // The receiver holds every delivery, so each attempt is under way when the worker dies.
+    processes.receiver.respondWith((request) => (request.path === scenario.path ? { hang: true } : {}));
+    const answers = await report(scenario.listId, writeIds);
+    await waitFor(async () => (heldAt(scenario.path).length === writeIds.length ? true : undefined), { timeoutMs: 30_000, what: 'every delivery at the receiver' });
+    await worker.kill();
+    processes.receiver.respondWith({});
+    worker = await startPart('worker', processes.env, workerPort);
+    await settle(scenario.listId, writeIds);
+
+    const cursors = [...answers.values()].map((answer) => answer.cursor!);
+    const { lost, duplicates, internal, failedOtherwise } = await ledger(scenario, cursors);
+    Object.assign(row, { writesAccepted: cursors.length, writesLost: lost.length, fiveXx: [...answers.values()].filter((a) => a.status >= 500).length });
+    row.outcome = `${internal} recorded internal, ${heldAt(scenario.path).length} received`;
+    expect(lost).toEqual([]);
+    expect(duplicates).toEqual([]);
+    expect(failedOtherwise).toEqual([]);
+    expect(internal).toBe(writeIds.length);
+    expect(heldAt(scenario.path)).toHaveLength(writeIds.length);
+    // Each write's delivery was run again after the worker died, and found its claim taken.
+    for (const writeId of writeIds) {
+      const history = await temporal.client.workflow.getHandle(listWriteWorkflowId(scenario.listId, writeId)).fetchHistory();
+      const failures = (history.events ?? []).map((event) => event.markerRecordedEventAttributes?.failure?.message).filter(Boolean);
+      expect(failures).toEqual([expect.stringContaining('already attempted by an earlier run: nothing sent')]);
+    }
+  }, 120_000);
 
   it('kill -9 the API between writes and their 202; the upstream retries and every write is delivered once', async ({ task }) => {
     const row = recordScenario(task, { scenario: 'kill -9 the API mid-burst, then retry' });

@@ -55,10 +55,13 @@ describe('the Temporal Web UI', () => {
     await expect.poll(() => page.getByText('"pausedReason": "auto_failures"').count()).toBe(1);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'paused-webhook-query.png') });
 
-    // Why: the writes' failed delivery activities, with the receiver's classified failure.
+    // Why: the writes' failed delivery (local) activities, with the receiver's classified failure.
     await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(`list-write/${listId}/ui-write-20`)}`);
     await page.getByText('deliverEvent').first().waitFor();
+    // A local activity is a marker in the history: its failure shows once the event is opened.
+    await page.getByText('deliverEvent').first().click();
     await expect.poll(() => page.getByText(/failed: non_2xx \(HTTP 503\)/).count(), { timeout: 15_000 }).toBeGreaterThan(0);
+    await page.getByText(/failed: non_2xx \(HTTP 503\)/).first().scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(SCREENSHOTS, 'failed-delivery-activity.png'), fullPage: true });
     await page.close();
   });

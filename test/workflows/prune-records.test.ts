@@ -1,5 +1,5 @@
 // Retention, on the whole stack: the schedule the worker creates prunes writes and
-// registrations past RETENTION_DAYS; a writeId repeated after that is a new write.
+// registrations (and delivery claims) past RETENTION_DAYS; a writeId repeated after that is a new write.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ensureRetentionSchedule } from '../../src/temporal/retention-schedule';
 import { listWriteWorkflowId, retentionScheduleId } from '../../src/types';
@@ -19,7 +19,7 @@ const writeRows = async (listId: string) =>
   (await stack.service.sql<{ writeId: string }[]>`SELECT write_id AS "writeId" FROM list_writes WHERE list_id = ${listId} ORDER BY write_id`).map((row) => row.writeId);
 const cursorsReceived = (path: string) => receiver.requests.filter((request) => request.path === path && request.headers['svc-event'] !== 'ping').map((request) => JSON.parse(request.rawBody.toString('utf8')).cursor);
 
-it('prunes writes and registrations older than the window when its schedule runs, and keeps the rest', async () => {
+it('prunes writes, registrations and delivery claims older than the window when its schedule runs, and keeps the rest', async () => {
   const { owner, listId } = await stack.setUpListWebhook(receiver.urlFor('/retention'));
   const keptAccount = await stack.createAccount();
   await stack.registerWebhook(keptAccount.token, receiver.urlFor('/kept'));
@@ -27,12 +27,16 @@ it('prunes writes and registrations older than the window when its schedule runs
   await stack.reportWrite(listId, 'new-write');
   await stack.service.sql`UPDATE list_writes SET created_at = now() - interval '31 days' WHERE list_id = ${listId} AND write_id = 'old-write'`;
   await stack.service.sql`UPDATE registrations SET created_at = now() - interval '31 days' WHERE account_id = ${owner.id}`;
+  await stack.service.sql`INSERT INTO delivery_claims (delivery_id, claimed_at) VALUES ('dlv_claim_old', now() - interval '31 days'), ('dlv_claim_new', now())`;
 
   await stack.service.client.schedule.getHandle(retentionScheduleId(stack.taskQueue)).trigger();
-  await waitFor(async () => ((await writeRows(listId)).length === 1 ? true : undefined), { what: 'the old write pruned', timeoutMs: 30_000 });
+  // Claims are pruned last.
+  const oldClaim = () => stack.service.sql`SELECT 1 FROM delivery_claims WHERE delivery_id = 'dlv_claim_old'`;
+  await waitFor(async () => ((await oldClaim()).length === 0 ? true : undefined), { what: 'the old claim pruned', timeoutMs: 30_000 });
   expect(await writeRows(listId)).toEqual(['new-write']);
   expect(await stack.service.sql`SELECT 1 FROM registrations WHERE account_id = ${owner.id}`).toHaveLength(0);
   expect(await stack.service.sql`SELECT 1 FROM registrations WHERE account_id = ${keptAccount.id}`).toHaveLength(1);
+  expect(await stack.service.sql`SELECT delivery_id FROM delivery_claims WHERE delivery_id LIKE 'dlv_claim_%'`).toEqual([{ delivery_id: 'dlv_claim_new' }]);
 });
 
 it('treats a writeId repeated after its row was pruned as a new write, while Temporal still keeps the old one', async () => {
