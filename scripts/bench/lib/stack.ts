@@ -1,32 +1,29 @@
-// @ts-check
 // Starting and stopping what the benchmark measures: the Temporal dev server (the product's
 // own startDevServer, so its flags are the product's), a fresh PostgreSQL database, and the
 // service as separate processes (`main.js api`, `main.js worker`) or as one (`main.js`).
-'use strict';
-
-const fs = require('node:fs');
-const net = require('node:net');
-const path = require('node:path');
-const { spawn } = require('node:child_process');
-const { randomBytes } = require('node:crypto');
-const { readStat, readCmdline, processTable } = require('./proc');
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import postgres, { type Sql } from 'postgres';
+import { readStat, readCmdline, processTable } from './proc';
 
 /** Things to stop, newest first; run by stopAll (also on Ctrl-C and on failure). */
-/** @type {{ name: string, stop: () => Promise<void> }[]} */
-const stops = [];
+const stops: { name: string; stop: () => Promise<void> }[] = [];
 /** Pids of processes we started, killed outright if the harness exits before stopping them. */
-/** @type {Set<number>} */
-const ownPids = new Set();
+export const ownPids = new Set<number>();
 
-/** @param {string} name @param {() => Promise<void>} stop @returns {() => Promise<void>} runs the stop once and unregisters it */
-function onStop(name, stop) {
-  /** @type {Promise<void> | undefined} */
-  let running;
+/** @returns runs the stop once and unregisters it */
+export function onStop(name: string, stop: () => void | Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
   // Once, whoever asks first: the scenario that started it, or stopAll on Ctrl-C.
-  const once = () => {
+  const once = (): Promise<void> => {
     const index = stops.indexOf(entry);
     if (index >= 0) stops.splice(index, 1);
-    running ??= stop();
+    running ??= (async () => {
+      await stop();
+    })();
     return running;
   };
   const entry = { name, stop: once };
@@ -34,13 +31,12 @@ function onStop(name, stop) {
   return once;
 }
 
-async function stopAll() {
-  while (stops.length > 0) {
-    const entry = /** @type {{ name: string, stop: () => Promise<void> }} */ (stops.shift());
+export async function stopAll(): Promise<void> {
+  for (let entry = stops.shift(); entry; entry = stops.shift()) {
     try {
       await withTimeout(entry.stop(), 20_000, `stopping ${entry.name}`);
     } catch (error) {
-      console.error(`bench: ${error instanceof Error ? error.message : error}`);
+      console.error(`bench: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 }
@@ -55,34 +51,30 @@ process.on('exit', () => {
   }
 });
 
-/** @template T @param {Promise<T>} promise @param {number} ms @param {string} what @returns {Promise<T>} */
-function withTimeout(promise, ms, what) {
-  /** @type {NodeJS.Timeout} */
-  let timer;
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
   return Promise.race([
     promise.finally(() => clearTimeout(timer)),
-    new Promise((_, reject) => {
+    new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`${what}: no end within ${ms} ms`)), ms);
     }),
   ]);
 }
 
-/** @param {number} ms */
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-function freePort() {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once('error', reject);
     probe.listen(0, '127.0.0.1', () => {
-      const { port } = /** @type {net.AddressInfo} */ (probe.address());
+      const { port } = probe.address() as net.AddressInfo;
       probe.close(() => resolve(port));
     });
   });
 }
 
-/** @param {number} pid */
-function alive(pid) {
+function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -91,8 +83,8 @@ function alive(pid) {
   }
 }
 
-/** SIGTERM, then SIGKILL after graceMs. @param {import('node:child_process').ChildProcess} child @param {number} graceMs */
-async function terminate(child, graceMs = 10_000) {
+/** SIGTERM, then SIGKILL after graceMs. */
+export async function terminate(child: ChildProcess, graceMs = 10_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
@@ -102,27 +94,24 @@ async function terminate(child, graceMs = 10_000) {
   if (child.pid) ownPids.delete(child.pid);
 }
 
-/**
- * A Node process of ours with its output in a log file.
- * @param {{ name: string, args: string[], env: Record<string, string | undefined>, logFile: string, cwd: string }} options
- */
-function spawnNode({ name, args, env, logFile, cwd }) {
+/** A Node process of ours with its output in a log file. */
+export function spawnNode({ name, args, env, logFile, cwd }: { name: string; args: string[]; env: NodeJS.ProcessEnv; logFile: string; cwd: string }) {
   const fd = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   if (!child.pid) throw new Error(`could not start ${name}`);
   ownPids.add(child.pid);
-  child.once('exit', () => ownPids.delete(/** @type {number} */ (child.pid)));
+  const pid = child.pid;
+  child.once('exit', () => ownPids.delete(pid));
   const stop = onStop(name, () => terminate(child));
-  return { child, pid: child.pid, stop, logFile };
+  return { child, pid, stop, logFile };
 }
 
-/**
- * Waits until check() returns a truthy value; fails with the log's tail if `child` exits first.
- * @template T @param {() => Promise<T | undefined | null | false>} check @param {{ what: string, timeoutMs: number, child?: import('node:child_process').ChildProcess, logFile?: string }} options
- * @returns {Promise<T>}
- */
-async function waitUntil(check, { what, timeoutMs, child, logFile }) {
+/** Waits until check() returns a truthy value; fails with the log's tail if `child` exits first. */
+export async function waitUntil<T>(
+  check: () => Promise<T | undefined | null | false>,
+  { what, timeoutMs, child, logFile }: { what: string; timeoutMs: number; child?: ChildProcess; logFile?: string },
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child && (child.exitCode !== null || child.signalCode !== null)) {
@@ -135,8 +124,7 @@ async function waitUntil(check, { what, timeoutMs, child, logFile }) {
   }
 }
 
-/** @param {string} file */
-function tail(file, lines = 20) {
+export function tail(file: string, lines = 20): string {
   try {
     return fs.readFileSync(file, 'utf8').trim().split('\n').slice(-lines).join('\n');
   } catch {
@@ -144,8 +132,7 @@ function tail(file, lines = 20) {
   }
 }
 
-/** @param {string} url */
-async function httpOk(url) {
+export async function httpOk(url: string): Promise<boolean> {
   const response = await fetch(url);
   return response.ok;
 }
@@ -153,25 +140,30 @@ async function httpOk(url) {
 // ---------------------------------------------------------------------------------------
 // PostgreSQL
 
+export interface DatabaseServer {
+  serverUrl: string;
+  admin: Sql;
+  embedded: boolean;
+  dataDir: string | null;
+}
+
 /**
- * The server databases are made on: DATABASE_URL's, else 127.0.0.1:5432 (user postgres),
- * else an embedded PostgreSQL started here (the product's own startEmbeddedPostgres).
- * @param {string} dist @param {string} runDir
+ * The server databases are made on: BENCH_DATABASE_URL's, else an embedded PostgreSQL
+ * started here (the product's own startEmbeddedPostgres).
  */
-async function openDatabaseServer(dist, runDir) {
-  const postgres = require('postgres');
+export async function openDatabaseServer(runDir: string): Promise<DatabaseServer> {
   const explicit = process.env.BENCH_DATABASE_URL;
   if (explicit) {
     const admin = postgres(explicit, { max: 1, onnotice: () => {}, connect_timeout: 3 });
     await admin`SELECT 1`;
     return { serverUrl: explicit, admin, embedded: false, dataDir: null };
   }
-  const { startEmbeddedPostgres } = require(`${dist}/src/db/embedded.js`);
+  const { startEmbeddedPostgres } = await import('../../../src/db/embedded.js');
   // In memory, like the dev server's SQLite without fsync: durable against a process's death,
   // not the machine's. This machine's disk stalls commits now and then (the probe shows how
   // much), and those stalls would be the figures instead of the service.
   const base = fs.existsSync('/dev/shm') ? fs.mkdtempSync('/dev/shm/webhooks-bench-pg-') : runDir;
-  onStop('embedded PostgreSQL data', async () => fs.rmSync(base, { recursive: true, force: true }));
+  onStop('embedded PostgreSQL data', () => fs.rmSync(base, { recursive: true, force: true }));
   const dataDir = path.join(base, 'pg');
   fs.mkdirSync(dataDir, { recursive: true });
   fs.chmodSync(base, 0o755);
@@ -182,11 +174,8 @@ async function openDatabaseServer(dist, runDir) {
   return { serverUrl: database.url, admin, embedded: true, dataDir };
 }
 
-/**
- * A fresh database `webhooks_bench_<random>`, dropped by the returned drop().
- * @param {{ serverUrl: string, admin: any }} server
- */
-async function createDatabase(server) {
+/** A fresh database `webhooks_bench_<random>`, dropped by the returned drop(). */
+export async function createDatabase(server: DatabaseServer) {
   const name = `webhooks_bench_${randomBytes(4).toString('hex')}`;
   await server.admin.unsafe(`CREATE DATABASE ${name}`);
   const url = new URL(server.serverUrl);
@@ -201,18 +190,17 @@ async function createDatabase(server) {
  * The PostgreSQL processes that work for database `dbName`: the postmaster, its background
  * processes, and the client backends connected to that database except `excludePids`
  * (the harness's own connections). Refreshed every second; the getter is synchronous.
- * @param {any} admin @param {string} dbName @param {number[]} excludePids
  */
-async function postgresPids(admin, dbName, excludePids) {
-  const [{ pid }] = await admin`SELECT pg_backend_pid() AS pid`;
+export async function postgresPids(admin: Sql, dbName: string, excludePids: number[]) {
+  const [{ pid }] = await admin<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
   const postmaster = readStat(pid)?.ppid ?? 0;
   let pids = [postmaster];
   let stopped = false;
   const refresh = async () => {
-    const rows = await admin`
+    const rows = await admin<{ pid: number }[]>`
       SELECT pid FROM pg_stat_activity
       WHERE (datname = ${dbName} OR backend_type <> 'client backend') AND pid <> ALL(${[...excludePids, pid]})`;
-    pids = [postmaster, ...rows.map((/** @type {any} */ r) => r.pid)];
+    pids = [postmaster, ...rows.map((r) => r.pid)];
   };
   await refresh();
   const loop = async () => {
@@ -228,13 +216,20 @@ async function postgresPids(admin, dbName, excludePids) {
 // ---------------------------------------------------------------------------------------
 // Temporal dev server
 
+export interface TemporalServer {
+  address: string;
+  pid: number;
+  cmdline: string[];
+  cliPath: string | null;
+  stop: () => Promise<void>;
+}
+
 /**
- * The product's dev server (src/temporal/dev-server.ts from dist: its search attributes and
- * its SQLite and dynamic-config flags), on free ports, its SQLite file under runDir.
- * @param {string} dist @param {string} runDir
+ * The product's dev server (src/temporal/dev-server.ts: its search attributes and its
+ * SQLite and dynamic-config flags), on free ports, its SQLite file under runDir.
  */
-async function startTemporal(dist, runDir) {
-  const { findTemporalCli, startDevServer } = require(`${dist}/src/temporal/dev-server.js`);
+export async function startTemporal(runDir: string): Promise<TemporalServer> {
+  const { findTemporalCli, startDevServer } = await import('../../../src/temporal/dev-server.js');
   const cliPath = await findTemporalCli();
   const before = new Set(processTable().keys());
   const server = await startDevServer({ cliPath, namespace: 'default', dbFilename: path.join(runDir, 'temporal.sqlite') });
@@ -248,40 +243,21 @@ async function startTemporal(dist, runDir) {
   }
   if (pid) ownPids.add(pid);
   const stop = onStop('Temporal dev server', async () => {
-    await withTimeout(server.teardown(), 15_000, 'dev server teardown').catch((e) => console.error(`bench: ${e.message}`));
+    await withTimeout(server.teardown(), 15_000, 'dev server teardown').catch((e: unknown) => console.error(`bench: ${e instanceof Error ? e.message : String(e)}`));
     if (pid && alive(pid)) process.kill(pid, 'SIGKILL');
     if (pid) ownPids.delete(pid);
   });
-  return { address: /** @type {string} */ (server.address), pid, cmdline: pid ? readCmdline(pid) : [], cliPath, stop };
+  return { address: server.address, pid, cmdline: pid ? readCmdline(pid) : [], cliPath, stop };
 }
 
 /**
  * The Temporal server of a scenario: the one at BENCH_TEMPORAL_ADDRESS when set (its CPU
  * measured when BENCH_TEMPORAL_PID names its process), otherwise a fresh dev server.
- * @param {string} dist @param {string} runDir
  */
-async function useTemporal(dist, runDir) {
+export function useTemporal(runDir: string): Promise<TemporalServer> {
   const address = process.env.BENCH_TEMPORAL_ADDRESS;
-  if (!address) return startTemporal(dist, runDir);
+  if (!address) return startTemporal(runDir);
   const pid = Number(process.env.BENCH_TEMPORAL_PID ?? 0);
-  return { address, pid, cmdline: pid ? readCmdline(pid) : [`(an existing server at ${address})`], cliPath: null, stop: async () => {} };
+  return Promise.resolve({ address, pid, cmdline: pid ? readCmdline(pid) : [`(an existing server at ${address})`], cliPath: null, stop: () => Promise.resolve() });
 }
 
-module.exports = {
-  useTemporal,
-  onStop,
-  stopAll,
-  sleep,
-  freePort,
-  spawnNode,
-  terminate,
-  waitUntil,
-  httpOk,
-  tail,
-  withTimeout,
-  openDatabaseServer,
-  createDatabase,
-  postgresPids,
-  startTemporal,
-  ownPids,
-};

@@ -1,66 +1,88 @@
-// @ts-check
 // The ledger and the figures of one step: every accepted write must come out as deliveries
 // that were received (and recorded as delivered), recorded as failed, skipped (the service
 // says so: the webhook was paused), or missing.
-'use strict';
+import { percentiles, round } from './stats';
 
-const { percentiles, round } = require('./stats');
+/** The generator's record of a step's writes, column-wise. */
+export interface Writes {
+  writeId: string[];
+  list: string[];
+  t0: number[];
+  sentLag: number[];
+  doneAt: number[];
+  status: number[];
+  cursor: (number | null)[];
+  error: (string | null)[];
+  bodyBytes: number;
+  /** Most requests waiting for an answer at once. */
+  maxInFlight: number;
+}
+/** What the receivers got (or the floor completed), column-wise. */
+export interface Receipts {
+  t: number[];
+  webhook: string[];
+  list: string[];
+  cursor: number[];
+  event: string[];
+  sigOk: number[];
+  status: number[];
+}
+/** A delivery outcome as the system under test recorded it. */
+export interface Recorded {
+  webhook: string;
+  list: string;
+  cursor: number;
+  event: string;
+  delivered: boolean;
+}
+/** list id -> who receives its writes, on which topic. */
+export type Recipients = Map<string, { webhookId: string; topic: string }[]>;
 
-/**
- * @typedef {{ writeId: string[], list: string[], t0: number[], sentLag: number[], doneAt: number[], status: number[], cursor: (number | null)[], error: (string | null)[], bodyBytes: number }} Writes
- * @typedef {{ t: number[], webhook: string[], list: string[], cursor: number[], event: string[], sigOk: number[], status: number[] }} Receipts
- * @typedef {{ webhook: string, list: string, cursor: number, event: string, delivered: boolean }} Recorded
- */
+export interface StepInput {
+  writes: Writes;
+  receipts: Receipts;
+  recorded: Recorded[];
+  recipients: Recipients;
+  steadyFrom: number;
+  steadyMs: number;
+  recordsPrunedUnseen?: number;
+  skipped?: Set<string>;
+}
 
-/**
- * @param {{
- *   writes: Writes,
- *   receipts: Receipts,
- *   recorded: Recorded[],
- *   recipients: Map<string, { webhookId: string, topic: string }[]>,
- *   steadyFrom: number,
- *   steadyMs: number,
- *   recordsPrunedUnseen?: number,
- *   skipped?: Set<string>,
- * }} input
- */
-function computeStep({ writes, receipts, recorded, recipients, steadyFrom, steadyMs, recordsPrunedUnseen = 0, skipped = new Set() }) {
+export function computeStep({ writes, receipts, recorded, recipients, steadyFrom, steadyMs, recordsPrunedUnseen = 0, skipped = new Set() }: StepInput) {
   const n = writes.t0.length;
-  /** @type {Map<string, number>} list|cursor -> write index */
-  const writeOf = new Map();
-  const acceptSteady = [];
-  const acceptAll = [];
-  /** @type {Record<string, number>} */
-  const rejected = {};
+  /** list|cursor -> write index */
+  const writeOf = new Map<string, number>();
+  const acceptSteady: number[] = [];
+  const acceptAll: number[] = [];
+  const rejected: Record<string, number> = {};
   let accepted = 0;
   let acceptedSteady = 0;
   let steadyWrites = 0;
-  const sendLag = [];
-  /** @type {Set<string>} */
-  const expected = new Set();
+  const sendLag: number[] = [];
+  const expected = new Set<string>();
   for (let i = 0; i < n; i++) {
-    const steady = /** @type {number} */ (writes.t0[i]) >= steadyFrom;
+    const steady = writes.t0[i] >= steadyFrom;
     if (steady) steadyWrites++;
-    sendLag.push(/** @type {number} */ (writes.sentLag[i]));
+    sendLag.push(writes.sentLag[i]);
     if (writes.status[i] !== 202) {
       const reason = writes.error[i] ?? `HTTP ${writes.status[i]}`;
       rejected[reason] = (rejected[reason] ?? 0) + 1;
       continue;
     }
     accepted++;
-    const latency = /** @type {number} */ (writes.doneAt[i]) - /** @type {number} */ (writes.t0[i]);
+    const latency = writes.doneAt[i] - writes.t0[i];
     acceptAll.push(latency);
     if (steady) {
       acceptedSteady++;
       acceptSteady.push(latency);
     }
-    const list = /** @type {string} */ (writes.list[i]);
+    const list = writes.list[i];
     writeOf.set(`${list}|${writes.cursor[i]}`, i);
     for (const { webhookId, topic } of recipients.get(list) ?? []) expected.add(`${webhookId}|${list}|${writes.cursor[i]}|${topic}`);
   }
 
-  /** @type {Map<string, { count: number, t: number, ok: boolean, status: number }>} */
-  const received = new Map();
+  const received = new Map<string, { count: number; t: number; ok: boolean; status: number }>();
   let badSignatures = 0;
   for (let j = 0; j < receipts.t.length; j++) {
     const key = `${receipts.webhook[j]}|${receipts.list[j]}|${receipts.cursor[j]}|${receipts.event[j]}`;
@@ -68,10 +90,9 @@ function computeStep({ writes, receipts, recorded, recipients, steadyFrom, stead
     if (!ok) badSignatures++;
     const seen = received.get(key);
     if (seen) seen.count++;
-    else received.set(key, { count: 1, t: /** @type {number} */ (receipts.t[j]), ok, status: /** @type {number} */ (receipts.status[j]) });
+    else received.set(key, { count: 1, t: receipts.t[j], ok, status: receipts.status[j] });
   }
-  /** @type {Map<string, { count: number, delivered: boolean }>} */
-  const records = new Map();
+  const records = new Map<string, { count: number; delivered: boolean }>();
   for (const r of recorded) {
     const key = `${r.webhook}|${r.list}|${r.cursor}|${r.event}`;
     const seen = records.get(key);
@@ -85,24 +106,21 @@ function computeStep({ writes, receipts, recorded, recipients, steadyFrom, stead
   let failedRecorded = 0;
   let skippedPaused = 0;
   let receivedUnrecorded = 0;
-  /** @type {{ key: string, why: string }[]} */
-  const missing = [];
-  /** @type {{ key: string, received: number, recorded: number }[]} */
-  const duplicates = [];
-  const e2eSteady = [];
-  const e2eAll = [];
+  const missing: { key: string; why: string }[] = [];
+  const duplicates: { key: string; received: number; recorded: number }[] = [];
+  const e2eSteady: number[] = [];
+  const e2eAll: number[] = [];
   let deliveredSteady = 0;
   for (const key of expected) {
     const got = received.get(key);
     const rec = records.get(key);
     if ((got && got.count > 1) || (rec && rec.count > 1)) duplicates.push({ key, received: got?.count ?? 0, recorded: rec?.count ?? 0 });
     if (got) {
-      const [webhook, list, cursor] = key.split('|');
-      void webhook;
-      const i = /** @type {number} */ (writeOf.get(`${list}|${cursor}`));
-      const latency = got.t - /** @type {number} */ (writes.t0[i]);
+      const [, list, cursor] = key.split('|');
+      const i = writeOf.get(`${list}|${cursor}`)!;
+      const latency = got.t - writes.t0[i];
       e2eAll.push(latency);
-      if (/** @type {number} */ (writes.t0[i]) >= steadyFrom) {
+      if (writes.t0[i] >= steadyFrom) {
         e2eSteady.push(latency);
         deliveredSteady++;
       }
@@ -145,7 +163,7 @@ function computeStep({ writes, receipts, recorded, recipients, steadyFrom, stead
 
   const steadySec = steadyMs / 1000;
   return {
-    writes: { scheduled: n, steady: steadyWrites, accepted, rejected, bodyBytes: writes.bodyBytes, maxInFlight: /** @type {any} */ (writes).maxInFlight },
+    writes: { scheduled: n, steady: steadyWrites, accepted, rejected, bodyBytes: writes.bodyBytes, maxInFlight: writes.maxInFlight },
     acceptedPerSec: round(acceptedSteady / steadySec),
     deliveriesPerSec: round(deliveredSteady / steadySec),
     deliveriesTotal: e2eAll.length,
@@ -158,4 +176,4 @@ function computeStep({ writes, receipts, recorded, recipients, steadyFrom, stead
   };
 }
 
-module.exports = { computeStep };
+export type StepFigures = ReturnType<typeof computeStep>;

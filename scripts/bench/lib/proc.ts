@@ -1,23 +1,25 @@
-// @ts-check
 // CPU time and resident memory of process groups, read from /proc (Linux only).
-'use strict';
+import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 
-const fs = require('node:fs');
-const { execFileSync } = require('node:child_process');
+function readClockTicks(): number {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100; // on every Linux we know of
+  }
+}
+export const clockTicks = readClockTicks();
 
-let clockTicks = 100;
-try {
-  clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-} catch {
-  // 100 on every Linux we know of
+export interface Stat {
+  pid: number;
+  ppid: number;
+  comm: string;
+  ticks: number;
+  startTicks: number;
 }
 
-/**
- * @typedef {{ pid: number, ppid: number, comm: string, ticks: number, startTicks: number }} Stat
- */
-
-/** @param {number} pid @returns {Stat | null} */
-function readStat(pid) {
+export function readStat(pid: number): Stat | null {
   let text;
   try {
     text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -37,8 +39,8 @@ function readStat(pid) {
   };
 }
 
-/** Resident set size in KiB (VmRSS), or 0 when the process is gone. @param {number} pid */
-function readRssKiB(pid) {
+/** Resident set size in KiB (VmRSS), or 0 when the process is gone. */
+function readRssKiB(pid: number): number {
   try {
     const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
     const match = /^VmRSS:\s+(\d+)/m.exec(status);
@@ -48,8 +50,7 @@ function readRssKiB(pid) {
   }
 }
 
-/** @param {number} pid */
-function readCmdline(pid) {
+export function readCmdline(pid: number): string[] {
   try {
     return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
   } catch {
@@ -58,9 +59,8 @@ function readCmdline(pid) {
 }
 
 /** Every process of the machine, as pid -> parent pid. */
-function processTable() {
-  /** @type {Map<number, Stat>} */
-  const table = new Map();
+export function processTable(): Map<number, Stat> {
+  const table = new Map<number, Stat>();
   for (const name of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     const stat = readStat(Number(name));
@@ -69,8 +69,8 @@ function processTable() {
   return table;
 }
 
-/** `root` and all its descendants. @param {number} root @param {Map<number, Stat>} [table] */
-function descendants(root, table = processTable()) {
+/** `root` and all its descendants. */
+export function descendants(root: number, table: Map<number, Stat> = processTable()): number[] {
   const result = [root];
   for (let i = 0; i < result.length; i++) {
     for (const stat of table.values()) if (stat.ppid === result[i]) result.push(stat.pid);
@@ -79,7 +79,7 @@ function descendants(root, table = processTable()) {
 }
 
 /** Busy and total CPU ticks of the whole machine (/proc/stat, all cores). */
-function machineTicks() {
+export function machineTicks(): { busy: number; total: number } {
   const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
   const values = line.trim().split(/\s+/).slice(1).map(Number);
   const idle = (values[3] ?? 0) + (values[4] ?? 0); // idle + iowait
@@ -93,51 +93,42 @@ function machineTicks() {
  * saw it, or from its start when it started after the sampler did; peak RSS is the highest
  * sum of the group's VmRSS seen by a sample since the window began.
  */
-class ProcessSampler {
-  /** @param {number} intervalMs */
-  constructor(intervalMs = 250) {
-    this.intervalMs = intervalMs;
-    /** @type {Map<string, () => number[]>} */
-    this.groups = new Map();
-    /** @type {Map<string, Map<number, { base: number, last: number }>>} */
-    this.seen = new Map();
-    /** @type {Map<string, number>} */
-    this.peakKiB = new Map();
-    this.startTicks = bootTicksNow();
-    /** @type {NodeJS.Timeout | undefined} */
-    this.timer = undefined;
-  }
+export class ProcessSampler {
+  private readonly groups = new Map<string, () => number[]>();
+  private readonly seen = new Map<string, Map<number, { base: number; last: number }>>();
+  private readonly peakKiB = new Map<string, number>();
+  private readonly startTicks = bootTicksNow();
+  private timer: NodeJS.Timeout | undefined = undefined;
 
-  /** @param {string} name @param {() => number[]} pids */
-  addGroup(name, pids) {
+  constructor(private readonly intervalMs = 250) {}
+
+  addGroup(name: string, pids: () => number[]): void {
     this.groups.set(name, pids);
     this.seen.set(name, new Map());
     this.peakKiB.set(name, 0);
     this.sampleGroup(name);
   }
 
-  /** @param {string} name */
-  removeGroup(name) {
+  removeGroup(name: string): void {
     this.groups.delete(name);
   }
 
-  start() {
+  start(): void {
     this.timer = setInterval(() => this.sample(), this.intervalMs);
     this.timer.unref();
   }
 
-  stop() {
+  stop(): void {
     clearInterval(this.timer);
   }
 
-  sample() {
+  sample(): void {
     for (const name of this.groups.keys()) this.sampleGroup(name);
   }
 
-  /** @param {string} name */
-  sampleGroup(name) {
+  private sampleGroup(name: string): void {
     const pids = safePids(this.groups.get(name));
-    const seen = /** @type {Map<number, { base: number, last: number }>} */ (this.seen.get(name));
+    const seen = this.seen.get(name)!;
     let rss = 0;
     for (const pid of pids) {
       const stat = readStat(pid);
@@ -150,11 +141,10 @@ class ProcessSampler {
     if (rss > (this.peakKiB.get(name) ?? 0)) this.peakKiB.set(name, rss);
   }
 
-  /** CPU ms of every group so far (cumulative). @returns {Record<string, number>} */
-  cpuMs() {
+  /** CPU ms of every group so far (cumulative). */
+  cpuMs(): Record<string, number> {
     this.sample();
-    /** @type {Record<string, number>} */
-    const result = {};
+    const result: Record<string, number> = {};
     for (const [name, seen] of this.seen) {
       let ticks = 0;
       for (const { base, last } of seen.values()) ticks += last - base;
@@ -164,7 +154,7 @@ class ProcessSampler {
   }
 
   /** Starts a measurement window: returns a function that ends it with CPU ms and peak RSS MiB per group. */
-  window() {
+  window(): () => Measured {
     const cpuBefore = this.cpuMs();
     const machineBefore = machineTicks();
     for (const name of this.peakKiB.keys()) this.peakKiB.set(name, 0);
@@ -173,8 +163,7 @@ class ProcessSampler {
     return () => {
       const cpuAfter = this.cpuMs();
       const machineAfter = machineTicks();
-      /** @type {Record<string, { cpuMs: number, peakRssMiB: number }>} */
-      const groups = {};
+      const groups: Record<string, { cpuMs: number; peakRssMiB: number }> = {};
       for (const name of this.groups.keys()) {
         groups[name] = {
           cpuMs: Math.round((cpuAfter[name] ?? 0) - (cpuBefore[name] ?? 0)),
@@ -194,8 +183,7 @@ class ProcessSampler {
   }
 }
 
-/** @param {(() => number[]) | undefined} fn */
-function safePids(fn) {
+function safePids(fn: (() => number[]) | undefined): number[] {
   try {
     return fn ? fn() : [];
   } catch {
@@ -204,9 +192,16 @@ function safePids(fn) {
 }
 
 /** Ticks since boot now (to compare with a process's start time). */
-function bootTicksNow() {
+function bootTicksNow(): number {
   const uptime = Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
   return Math.floor(uptime * clockTicks);
 }
 
-module.exports = { ProcessSampler, readStat, readCmdline, processTable, descendants, machineTicks, clockTicks };
+/** A measurement window of a ProcessSampler: CPU ms and peak RSS per group, and the machine's busy CPU. */
+export interface Measured {
+  wallMs: number;
+  groups: Record<string, { cpuMs: number; peakRssMiB: number }>;
+  machineBusyMs: number;
+  /** Busy CPU of the machine that no measured group accounts for: the kernel, and other work on the machine. */
+  unattributedMs: number;
+}

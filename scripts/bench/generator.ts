@@ -1,27 +1,23 @@
-// @ts-check
 // Child process: the open-loop load generator. Request i is due at t0 = start + i / rate,
 // whether or not earlier ones have been answered; every latency is taken from t0, so a
 // generator (or a connection pool) that falls behind shows up in the figures.
-'use strict';
-
-const { Agent, request } = require('undici');
-const { serveRpc } = require('./lib/ipc');
-const { nowMs } = require('./lib/stats');
+import { Agent, request } from 'undici';
+import { serveRpc, type Served } from './lib/ipc';
+import { type Writes } from './lib/ledger';
+import { nowMs } from './lib/stats';
 
 const agent = new Agent({ connections: 512, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
 
 /**
  * Fires fire(i, t0) for i = 0..count-1 at t0 = startAt + i * 1000 / rate; resolves when every
  * returned promise has settled.
- * @param {number} count @param {number} rate @param {number} startAt epoch ms
- * @param {(i: number, t0: number) => Promise<void>} fire
+ * @param startAt epoch ms
  */
-function openLoop(count, rate, startAt, fire) {
+function openLoop(count: number, rate: number, startAt: number, fire: (i: number, t0: number) => Promise<void>): Promise<void> {
   const interval = 1000 / rate;
-  /** @type {Promise<void>[]} */
-  const inFlight = [];
+  const inFlight: Promise<void>[] = [];
   let i = 0;
-  return /** @type {Promise<void>} */ (new Promise((resolve) => {
+  return new Promise<void>((resolve) => {
     const tick = () => {
       const now = nowMs();
       while (i < count && startAt + i * interval <= now) {
@@ -32,14 +28,18 @@ function openLoop(count, rate, startAt, fire) {
       else void Promise.allSettled(inFlight).then(() => resolve());
     };
     setTimeout(tick, Math.max(0, startAt - nowMs()));
-  }));
+  });
 }
 
-/**
- * @param {string} url @param {string} token @param {string} body @param {number} timeoutMs
- * @returns {Promise<{ status: number, json: any, error: string | null }>}
- */
-async function postJson(url, token, body, timeoutMs) {
+/** The JSON answer of the API, as far as the generator reads it. */
+interface AnswerJson {
+  id?: string;
+  secret?: string;
+  cursor?: unknown;
+  error?: { code?: string };
+}
+
+async function postJson(url: string, token: string, body: string, timeoutMs: number): Promise<{ status: number; json: AnswerJson | null; error: string | null }> {
   try {
     const response = await request(url, {
       method: 'POST',
@@ -49,48 +49,68 @@ async function postJson(url, token, body, timeoutMs) {
       signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await response.body.text();
-    let json = null;
+    let json: AnswerJson | null = null;
     try {
-      json = text ? JSON.parse(text) : null;
+      json = text ? (JSON.parse(text) as AnswerJson | null) : null;
     } catch {
       // not JSON: keep the status only
     }
     return { status: response.statusCode, json, error: null };
   } catch (error) {
-    return { status: 0, json: null, error: /** @type {any} */ (error)?.code ?? String(error) };
+    return { status: 0, json: null, error: (error as { code?: string } | null)?.code ?? String(error) };
   }
 }
 
 /** A write of about 1 KiB: `changes` item.added changes with long item ids (topics list.changed and item.added). */
-function writeBody(/** @type {string} */ writeId, /** @type {number} */ changes) {
-  const list = [];
+function writeBody(writeId: string, changes: number): string {
+  const list: { type: string; itemId: string }[] = [];
   for (let k = 0; k < changes; k++) list.push({ type: 'item.added', itemId: `item-${writeId}-${k}-${'x'.repeat(64)}` });
   return JSON.stringify({ writeId, changes: list });
 }
 
-serveRpc({
+export interface WritesRequest {
+  baseUrl: string;
+  token: string;
+  lists: string[];
+  rate: number;
+  durationMs: number;
+  startAt: number;
+  writeIdPrefix: string;
+  changes: number;
+  timeoutMs: number;
+}
+
+export interface Registration {
+  i: number;
+  t0: number;
+  doneAt: number;
+  status: number;
+  webhookId: string | null;
+  secret: string | null;
+  error: string | null;
+}
+
+const handlers = {
   /**
    * Writes at `rate` per second for `durationMs`, to lists[i % lists.length], from `startAt`.
    * Returns one record per write, column-wise.
    */
-  async writes({ baseUrl, token, lists, rate, durationMs, startAt, writeIdPrefix, changes, timeoutMs }) {
+  async writes({ baseUrl, token, lists, rate, durationMs, startAt, writeIdPrefix, changes, timeoutMs }: WritesRequest): Promise<Writes> {
     const count = Math.round((rate * durationMs) / 1000);
-    const out = {
-      writeId: /** @type {string[]} */ ([]),
-      list: /** @type {string[]} */ ([]),
-      t0: /** @type {number[]} */ ([]),
-      sentLag: /** @type {number[]} */ ([]),
-      doneAt: /** @type {number[]} */ ([]),
-      status: /** @type {number[]} */ ([]),
-      cursor: /** @type {(number | null)[]} */ ([]),
-      error: /** @type {(string | null)[]} */ ([]),
+    const out: Writes = {
+      writeId: [],
+      list: [],
+      t0: [],
+      sentLag: [],
+      doneAt: [],
+      status: [],
+      cursor: [],
+      error: [],
       bodyBytes: 0,
-      /** Most requests waiting for an answer at once. */
       maxInFlight: 0,
     };
     let inFlight = 0;
-    /** @type {string[]} */
-    const bodies = [];
+    const bodies: string[] = [];
     for (let i = 0; i < count; i++) bodies.push(writeBody(`${writeIdPrefix}-${i}`, changes));
     out.bodyBytes = bodies[0] ? Buffer.byteLength(bodies[0]) : 0;
     await openLoop(count, rate, startAt, async (i, t0) => {
@@ -101,7 +121,7 @@ serveRpc({
       out.sentLag[i] = nowMs() - t0;
       inFlight++;
       if (inFlight > out.maxInFlight) out.maxInFlight = inFlight;
-      const answer = await postJson(`${baseUrl}/internal/v3/lists/${encodeURIComponent(listId)}/writes`, token, /** @type {string} */ (bodies[i]), timeoutMs);
+      const answer = await postJson(`${baseUrl}/internal/v3/lists/${encodeURIComponent(listId)}/writes`, token, bodies[i], timeoutMs);
       out.doneAt[i] = nowMs();
       inFlight--;
       out.status[i] = answer.status;
@@ -112,9 +132,8 @@ serveRpc({
   },
 
   /** Registers items[i] at `rate` per second from `startAt`; one record per registration. */
-  async registrations({ baseUrl, items, rate, startAt, timeoutMs }) {
-    /** @type {{ i: number, t0: number, doneAt: number, status: number, webhookId: string | null, secret: string | null, error: string | null }[]} */
-    const out = [];
+  async registrations({ baseUrl, items, rate, startAt, timeoutMs }: { baseUrl: string; items: { token: string; url: string; events?: string[] }[]; rate: number; startAt: number; timeoutMs: number }) {
+    const out: Registration[] = [];
     await openLoop(items.length, rate, startAt, async (i, t0) => {
       const { token, url, events } = items[i];
       const answer = await postJson(`${baseUrl}/v3/webhooks`, token, JSON.stringify(events ? { url, events } : { url }), timeoutMs);
@@ -136,4 +155,7 @@ serveRpc({
     setTimeout(() => process.exit(0), 50);
     return {};
   },
-});
+};
+serveRpc(handlers);
+
+export type GeneratorApi = Served<typeof handlers>;

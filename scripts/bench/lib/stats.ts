@@ -1,16 +1,13 @@
-// @ts-check
-'use strict';
+/** Percentiles by name (`p50`, `p99`, `p99_9`), with `max` and `count`; null where there were no values. */
+export type Percentiles = Record<string, number | null>;
 
 /**
  * Percentiles by the nearest-rank method (p99 of 100 values is the 99th smallest).
- * @param {number[]} values
- * @param {number[]} ps percentiles, 0-100
- * @returns {Record<string, number | null>}
+ * @param ps percentiles, 0-100
  */
-function percentiles(values, ps = [50, 99, 99.9]) {
+export function percentiles(values: number[], ps: number[] = [50, 99, 99.9]): Percentiles {
   const sorted = Float64Array.from(values).sort();
-  /** @type {Record<string, number | null>} */
-  const result = {};
+  const result: Percentiles = {};
   for (const p of ps) {
     const key = `p${String(p).replace('.', '_')}`;
     if (sorted.length === 0) {
@@ -25,15 +22,12 @@ function percentiles(values, ps = [50, 99, 99.9]) {
   return result;
 }
 
-/** @param {number} value @param {number} [digits] */
-function round(value, digits = 1) {
+export function round(value: number, digits = 1): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 }
 
 /** Milliseconds since the epoch with sub-millisecond resolution, comparable across processes. */
-function nowMs() {
+export function nowMs(): number {
   return performance.timeOrigin + performance.now();
 }
-
-module.exports = { percentiles, round, nowMs };

@@ -1,15 +1,14 @@
-// @ts-check
 // Writes a run's results: <stamp>.json (everything), <stamp>.md (the tables) and <stamp>.png
 // (end-to-end latency against offered load; drawn as SVG, rendered with @resvg/resvg-js).
-'use strict';
-
-const fs = require('node:fs');
-const path = require('node:path');
+import fs from 'node:fs';
+import path from 'node:path';
+import { type StepResult } from './lib/step';
+import { type Report, type ScenarioResult } from './lib/types';
+import { type LogScan } from './lib/logs';
 
 const GROUP_ORDER = ['api', 'worker', 'service', 'baseline', 'floor', 'temporal', 'postgres', 'receivers', 'generator'];
 
-/** @param {any} report @param {string} outDir */
-async function writeReports(report, outDir) {
+export async function writeReports(report: Report, outDir: string): Promise<{ markdown: string; paths: string[] }> {
   fs.mkdirSync(outDir, { recursive: true });
   const stamp = report.startedAt.slice(0, 16).replace(':', '-') + (report.config.quick ? '-quick' : '');
   const jsonPath = path.join(outDir, `${stamp}.json`);
@@ -21,7 +20,7 @@ async function writeReports(report, outDir) {
   const paths = [jsonPath, mdPath];
   let image = path.basename(pngPath);
   try {
-    const { Resvg } = require('@resvg/resvg-js');
+    const { Resvg } = await import('@resvg/resvg-js');
     const png = new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' }, background: 'white' }).render().asPng();
     fs.writeFileSync(pngPath, png);
     paths.push(pngPath);
@@ -30,28 +29,25 @@ async function writeReports(report, outDir) {
     fs.writeFileSync(svgPath, svg);
     paths.push(svgPath);
     image = path.basename(svgPath);
-    console.error(`bench: PNG not rendered (${error instanceof Error ? error.message : error}); wrote ${svgPath}`);
+    console.error(`bench: PNG not rendered (${error instanceof Error ? error.message : String(error)}); wrote ${svgPath}`);
   }
   const markdown = renderMarkdown(report, image);
   fs.writeFileSync(mdPath, markdown);
   return { markdown, paths };
 }
 
-/** @param {number | null | undefined} v @param {number} [digits] */
-const num = (v, digits = 1) => (v === null || v === undefined || Number.isNaN(v) ? '–' : String(Math.round(v * 10 ** digits) / 10 ** digits));
-/** @param {number | null | undefined} a @param {number | null | undefined} b */
-const ratio = (a, b) => (a && b ? `${num(a / b, a / b < 0.1 ? 3 : 2)}×` : '–');
+const num = (v: number | null | undefined, digits = 1): string => (v === null || v === undefined || Number.isNaN(v) ? '–' : String(Math.round(v * 10 ** digits) / 10 ** digits));
+const ratio = (a: number | null | undefined, b: number | null | undefined): string => (a && b ? `${num(a / b, a / b < 0.1 ? 3 : 2)}×` : '–');
 
-/** The step a scenario is summed up by: its knee, else its first step. @param {any} s */
-function kneeStep(s) {
+/** The step a scenario is summed up by: its knee (null when it has none). */
+function kneeStep(s: ScenarioResult): StepResult | null {
   if (!s.steps?.length) return null;
-  return s.steps.find((/** @type {any} */ st) => st.rate === s.knee) ?? null;
+  return s.steps.find((st) => st.rate === s.knee) ?? null;
 }
 
-/** @param {any} report @param {string} image */
-function renderMarkdown(report, image) {
+export function renderMarkdown(report: Report, image: string): string {
   const { config: c, environment: e } = report;
-  const out = [];
+  const out: string[] = [];
   out.push(`# Benchmark ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC (${c.quick ? 'quick: BENCH_QUICK=1' : 'full'})`);
   out.push('');
   out.push(
@@ -75,16 +71,16 @@ function renderMarkdown(report, image) {
   out.push('');
   out.push('| scenario | knee (writes/s offered) | accepted writes/s | deliveries/s | accept p50 / p99 ms | end-to-end p50 / p99 / p99.9 ms | CPU-ms per delivery, service / all processes | CPU ceiling deliveries/s | worker peak RSS MiB |');
   out.push('|---|---|---|---|---|---|---|---|---|');
-  const fanouts = report.scenarios.filter((/** @type {any} */ s) => s.kind === 'fanout');
+  const fanouts = report.scenarios.filter((s) => s.kind === 'fanout');
   for (const s of fanouts) {
     if (s.error) {
       out.push(`| ${s.id} | error: ${s.error.split('\n')[0]} | | | | | | | |`);
       continue;
     }
     const k = kneeStep(s);
-    const top = s.steps.length && s.steps.every((/** @type {any} */ st) => st.pass) && s.knee === c.rates[c.rates.length - 1] ? ' (highest step: limit not reached)' : '';
+    const top = s.steps!.length && s.steps!.every((st) => st.pass) && s.knee === c.rates[c.rates.length - 1] ? ' (highest step: limit not reached)' : '';
     if (!k) {
-      const first = s.steps[0];
+      const first = s.steps![0];
       out.push(
         first
           ? `| ${s.id} | none: ${first.rate}/s failed (${first.failures.join('; ')}) | ${num(first.acceptedPerSec)} | ${num(first.deliveriesPerSec)} | ${num(first.acceptMs.p50)} / ${num(first.acceptMs.p99)} | ` +
@@ -98,7 +94,7 @@ function renderMarkdown(report, image) {
         `${num(k.e2eMs.p50)} / ${num(k.e2eMs.p99)} / ${num(k.e2eMs.p99_9)} | ${num(k.cpuMsPerDelivery.service, 2)} / ${num(k.cpuMsPerDelivery.all, 2)} | ${num(k.cpuCeilingPerSec, 0)} | ${num(k.workerPeakRssMiB, 0)} |`,
     );
   }
-  const registrations = report.scenarios.filter((/** @type {any} */ s) => s.kind === 'registration');
+  const registrations = report.scenarios.filter((s) => s.kind === 'registration');
   for (const s of registrations) {
     if (s.error || !s.registration) continue;
     const r = s.registration;
@@ -110,8 +106,8 @@ function renderMarkdown(report, image) {
   out.push('');
 
   // Ratios to the baseline of the same fan-out, each at its own knee.
-  const baselines = new Map(fanouts.filter((/** @type {any} */ s) => s.mode === 'baseline').map((/** @type {any} */ s) => [s.fanout, kneeStep(s)]));
-  const ratios = fanouts.filter((/** @type {any} */ s) => s.mode !== 'baseline' && !s.error);
+  const baselines = new Map(fanouts.filter((s) => s.mode === 'baseline').map((s) => [s.fanout, kneeStep(s)]));
+  const ratios = fanouts.filter((s) => s.mode !== 'baseline' && !s.error);
   if (ratios.length) {
     out.push('## Ratio to the plain-Node baseline (same fan-out, each at its own knee)');
     out.push('');
@@ -123,7 +119,7 @@ function renderMarkdown(report, image) {
       if (!k || !b) {
         // No knee: the first step's figures against the baseline's, marked.
         const f = s.steps?.[0];
-        const bf = fanouts.find((/** @type {any} */ x) => x.mode === 'baseline' && x.fanout === s.fanout)?.steps?.find((/** @type {any} */ st) => st.rate === f?.rate);
+        const bf = fanouts.find((x) => x.mode === 'baseline' && x.fanout === s.fanout)?.steps?.find((st) => st.rate === f?.rate);
         if (!f || !bf) {
           out.push(`| ${s.id} | ${!k ? 'no knee' : 'no baseline'} | | | | | |`);
           continue;
@@ -143,37 +139,37 @@ function renderMarkdown(report, image) {
       );
     }
     const capped = [...baselines.entries()].filter(([fanout]) => {
-      const s = fanouts.find((/** @type {any} */ x) => x.mode === 'baseline' && x.fanout === fanout);
-      return s && s.steps.every((/** @type {any} */ st) => st.pass);
+      const s = fanouts.find((x) => x.mode === 'baseline' && x.fanout === fanout);
+      return s && s.steps!.every((st) => st.pass);
     });
     if (capped.length) out.push(`\nThe baseline passed every step (fan-out ${capped.map(([f]) => f).join(', ')}): its real limit is higher, so deliveries/s ratios are upper bounds.`);
     out.push('');
   }
 
   // The service against Temporal's own cost: the bare fan-outs of the same run.
-  const floorKnee = (/** @type {string} */ mode) => {
-    const floor = fanouts.find((/** @type {any} */ x) => x.mode === mode && x.fanout === 10 && !x.error);
+  const floorKnee = (mode: string) => {
+    const floor = fanouts.find((x) => x.mode === mode && x.fanout === 10 && !x.error);
     return floor ? kneeStep(floor) : null;
   };
   const [floor, floorLocal, baseline10] = [floorKnee('floor'), floorKnee('floor-local'), baselines.get(10)];
-  const measured = fanouts.filter((/** @type {any} */ x) => (x.mode === 'split' || x.mode === 'single') && x.fanout === 10 && !x.error);
+  const measured = fanouts.filter((x) => (x.mode === 'split' || x.mode === 'single') && x.fanout === 10 && !x.error);
   if ((floor || floorLocal) && measured.length) {
     out.push('## Ratio to the Temporal floor (fan-out 10, each at its own knee)');
     out.push('');
-    const knee = (/** @type {any} */ k) => (k ? `${num(k.deliveriesPerSec)} deliveries/s, ${num(k.cpuMsPerDelivery.all, 2)} CPU-ms each` : 'no knee');
+    const knee = (k: StepResult | null | undefined) => (k ? `${num(k.deliveriesPerSec)} deliveries/s, ${num(k.cpuMsPerDelivery.all, 2)} CPU-ms each` : 'no knee');
     out.push(`Floor with normal activities: ${knee(floor)}; with local activities: ${knee(floorLocal)}; plain-Node baseline: ${knee(baseline10)}.`);
     out.push('');
     out.push('| scenario | deliveries/s at the knee | vs the floor (normal activities) | vs the floor (local activities) | vs the baseline | CPU-ms per delivery, all processes |');
     out.push('|---|---|---|---|---|---|');
     for (const s of measured) {
       const k = kneeStep(s);
-      const versus = (/** @type {any} */ ref) => (k && ref ? `${ratio(k.deliveriesPerSec, ref.deliveriesPerSec)}` : '');
+      const versus = (ref: StepResult | null | undefined) => (k && ref ? `${ratio(k.deliveriesPerSec, ref.deliveriesPerSec)}` : '');
       out.push(`| ${s.id} | ${k ? num(k.deliveriesPerSec) : 'no knee'} | ${versus(floor)} | ${versus(floorLocal)} | ${versus(baseline10)} | ${k ? num(k.cpuMsPerDelivery.all, 2) : ''} |`);
     }
     out.push('');
   }
 
-  for (const s of report.scenarios.filter((/** @type {any} */ x) => x.kind === 'hot')) {
+  for (const s of report.scenarios.filter((x) => x.kind === 'hot')) {
     out.push(`## Hot webhook (${s.id})`);
     out.push('');
     if (s.error || !s.hot) {
@@ -182,7 +178,7 @@ function renderMarkdown(report, image) {
       continue;
     }
     const h = s.hot;
-    const st = s.steps[0];
+    const st = s.steps![0];
     out.push(`${h.rate} writes/s for ${h.durationS} s to one webhook; ${h.pattern}.`);
     out.push('');
     out.push(`- Ledger: sent ${st.ledger.sent} = ${st.ledger.delivered} delivered + ${st.ledger.failedRecorded} failed + ${st.ledger.skipped} skipped while paused + ${st.ledger.missing} missing; ${st.ledger.duplicates} duplicates (${st.ledger.balanced ? 'balanced' : 'NOT balanced'}). Accept p50/p99 ${num(st.acceptMs.p50)}/${num(st.acceptMs.p99)} ms; end-to-end p50/p99 ${num(st.e2eMs.p50)}/${num(st.e2eMs.p99)} ms; drain ${num(st.drainMs / 1000)} s.`);
@@ -222,13 +218,13 @@ function renderMarkdown(report, image) {
       out.push(
         `| ${s.id} | ${st.rate} | ${num(st.acceptedPerSec)} | ${num(st.deliveriesPerSec)} | ${num(st.acceptMs.p50)} / ${num(st.acceptMs.p99)} | ${num(st.e2eMs.p50)} / ${num(st.e2eMs.p99)} / ${num(st.e2eMs.p99_9)} | ` +
           `${l.sent} = ${l.delivered} + ${l.failedRecorded}${l.skipped ? ` + ${l.skipped} skipped` : ''} + ${l.missing} (${l.duplicates})${l.balanced ? '' : ' **unbalanced**'} | ${num(st.drainMs / 1000)} | ${st.temporalLog ? `${st.temporalLog.warnings} / ${st.temporalLog.errors}` : '–'} | ${num(st.cpuMsPerDelivery.all, 2)} (${num(st.cpuMsPerDelivery.allNetOfIdle, 2)}) | ` +
-          `${num(st.cpu.machineBusyMs / 1000)} / ${num(st.cpu.unattributedMs / 1000)} (${num(st.quiet?.otherCores, 2)}; peak ${num(st.outsideLoad?.maxCores, 2)}) | ${s.kind === 'hot' ? '(hot)' : st.pass ? 'pass' : `fail: ${st.failures.join('; ')}`}${st.discardedAttempts?.length ? ` (repeated; earlier: ${st.discardedAttempts.map((/** @type {any} */ d) => d.failures.join(', ')).join(' / ')})` : ''} |`,
+          `${num(st.cpu.machineBusyMs / 1000)} / ${num(st.cpu.unattributedMs / 1000)} (${num(st.quiet?.otherCores, 2)}; peak ${num(st.outsideLoad?.maxCores, 2)}) | ${s.kind === 'hot' ? '(hot)' : st.pass ? 'pass' : `fail: ${st.failures.join('; ')}`}${st.discardedAttempts?.length ? ` (repeated; earlier: ${st.discardedAttempts.map((d) => d.failures.join(', ')).join(' / ')})` : ''} |`,
       );
     }
   }
   out.push('');
 
-  const withSdk = report.scenarios.filter((/** @type {any} */ x) => (kneeStep(x) ?? x.steps?.[0])?.sdk);
+  const withSdk = report.scenarios.filter((x) => (kneeStep(x) ?? x.steps?.[0])?.sdk);
   if (withSdk.length) {
     out.push('## Where the time goes: the worker\'s Temporal SDK metrics (mean ms, count), at the knee (else the first step)');
     out.push('');
@@ -251,16 +247,16 @@ function renderMarkdown(report, image) {
     out.push(`| scenario | step | ${keys.map(([label]) => label).join(' | ')} |`);
     out.push(`|---|---|${keys.map(() => '---|').join('')}`);
     for (const s of withSdk) {
-      const st = kneeStep(s) ?? s.steps[0];
-      const cell = (/** @type {string} */ key) => {
+      const st = kneeStep(s) ?? s.steps![0];
+      const cell = (key: string) => {
         // A key without a {type} sums every type's histogram.
-        const parts = Object.entries(st.sdk).filter(([k]) => k === key || (!key.includes('{') && k.startsWith(`${key}{`)));
-        const count = parts.reduce((n, [, v]) => n + Number(/** @type {any} */ (v).count), 0);
+        const parts = Object.entries(st.sdk!).filter(([k]) => k === key || (!key.includes('{') && k.startsWith(`${key}{`)));
+        const count = parts.reduce((n, [, v]) => n + Number(v.count), 0);
         if (!count) return '–';
-        const mean = parts.reduce((n, [, v]) => n + Number(/** @type {any} */ (v).meanMs ?? 0) * Number(/** @type {any} */ (v).count), 0) / count;
+        const mean = parts.reduce((n, [, v]) => n + Number(v.meanMs ?? 0) * Number(v.count), 0) / count;
         return `${num(mean)} (${count})`;
       };
-      out.push(`| ${s.id} | ${st.rate}/s | ${keys.map(([, key]) => cell(/** @type {string} */ (key))).join(' | ')} |`);
+      out.push(`| ${s.id} | ${st.rate}/s | ${keys.map(([, key]) => cell(key)).join(' | ')} |`);
     }
     out.push('');
   }
@@ -280,7 +276,7 @@ function renderMarkdown(report, image) {
 
   out.push('## Notes');
   out.push('');
-  const bodyBytes = report.scenarios.flatMap((/** @type {any} */ s) => s.steps ?? []).find((/** @type {any} */ st) => st.writes?.bodyBytes)?.writes.bodyBytes;
+  const bodyBytes = report.scenarios.flatMap((s) => s.steps ?? []).find((st) => st.writes?.bodyBytes)?.writes.bodyBytes;
   out.push(`- Write requests carry ${c.changesPerWrite} \`item.added\` changes, ${bodyBytes ?? '?'} bytes each. Delivery bodies are fixed by the contract (\`{"event","listId","cursor","at"}\`, about 110 bytes): "1 KiB bodies" can only apply to the write request.`);
   out.push('- Fan-out 10: one list, owner with 5 webhooks and a member with 5 (at most 5 per account), each subscribed to `list.changed` only, each on its own HTTPS receiver (origin): 10 deliveries per write. Fan-out 1: 10 lists of 10 accounts with one webhook each, writes round-robin over the lists. Each write fires `item.added` and `list.changed`.');
   out.push('- Receivers verify every signature (pings once the registration has answered with the secret) and record (list, cursor, webhook, topic) and the receipt time; the ledger joins them with the 202 answers and with the delivery log (polled while it grows, since the service prunes it to 1000 per webhook).');
@@ -290,11 +286,12 @@ function renderMarkdown(report, image) {
   out.push(`- Worker: ${e.workerOptions.sdkDefaults}; the product sets only: ${e.workerOptions.overrides.join(' ')}.`);
   if (e.temporalServer) out.push(`- Temporal server: \`${e.temporalServer.cmdline.replace(/ --port \d+| --http-port \d+| --metrics-port \d+/g, '')}\`.`);
   out.push(`- Service processes: ${Object.entries(e.serviceEnvironment).map(([k, v]) => `${k}=${v}`).join(', ')}.`);
-  for (const s of report.scenarios.filter((/** @type {any} */ x) => x.temporalLog && (x.temporalLog.warnings || x.temporalLog.errors))) {
-    const top = Object.entries(s.temporalLog.byMessage).sort((a, b) => Number(b[1]) - Number(a[1])).slice(0, 4);
-    out.push(`- Temporal server log, ${s.id}: ${s.temporalLog.warnings} warnings, ${s.temporalLog.errors} errors; most frequent: ${top.map(([k, v]) => `\`${k}\` ×${v}`).join(', ')}.`);
+  for (const s of report.scenarios.filter((x) => x.temporalLog && (x.temporalLog.warnings || x.temporalLog.errors))) {
+    const temporalLog = s.temporalLog!;
+    const top = Object.entries(temporalLog.byMessage).sort((a, b) => Number(b[1]) - Number(a[1])).slice(0, 4);
+    out.push(`- Temporal server log, ${s.id}: ${temporalLog.warnings} warnings, ${temporalLog.errors} errors; most frequent: ${top.map(([k, v]) => `\`${k}\` ×${v}`).join(', ')}.`);
   }
-  const allLogs = report.scenarios.filter((/** @type {any} */ s) => s.logs).map((/** @type {any} */ s) => `${s.id}: ${logSummary(s.logs)}`);
+  const allLogs = report.scenarios.filter((s) => s.logs).map((s) => `${s.id}: ${logSummary(s.logs)}`);
   if (allLogs.length) out.push(`- Warnings / errors in the service logs: ${allLogs.join('; ')}.`);
   out.push('');
   out.push(`![End-to-end latency against offered load](${image})`);
@@ -302,8 +299,7 @@ function renderMarkdown(report, image) {
   return out.join('\n');
 }
 
-/** @param {Record<string, { warnings: number, errors: number, sample: string[] }> | undefined} logs */
-function logSummary(logs) {
+function logSummary(logs: LogScan | undefined): string {
   if (!logs) return 'none read';
   return Object.entries(logs)
     .map(([name, l]) => `${name} ${l.warnings} warnings, ${l.errors} errors${l.sample.length ? ` (e.g. \`${l.sample[0]?.replace(/`/g, "'").slice(0, 160)}\`)` : ''}`)
@@ -314,22 +310,22 @@ function logSummary(logs) {
 
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf'];
 
-/** End-to-end p50 (dashed) and p99 (solid) against offered writes/s, log-log. @param {any} report */
-function chart(report) {
+/** End-to-end p50 (dashed) and p99 (solid) against offered writes/s, log-log. */
+export function chart(report: Report): string {
   const W = 980;
   const H = 600;
   const m = { left: 84, right: 290, top: 50, bottom: 60 };
-  const series = report.scenarios.filter((/** @type {any} */ s) => s.kind === 'fanout' && s.steps?.length);
-  const rates = series.flatMap((/** @type {any} */ s) => s.steps.map((/** @type {any} */ st) => st.rate));
-  const lat = series.flatMap((/** @type {any} */ s) => s.steps.flatMap((/** @type {any} */ st) => [st.e2eMs.p50, st.e2eMs.p99])).filter((/** @type {any} */ v) => v > 0);
+  const series = report.scenarios.filter((s) => s.kind === 'fanout' && s.steps?.length);
+  const rates = series.flatMap((s) => s.steps!.map((st) => st.rate));
+  const lat = series.flatMap((s) => s.steps!.flatMap((st) => [st.e2eMs.p50, st.e2eMs.p99])).filter((v): v is number => v !== null && v > 0);
   const xMin = Math.min(...rates, 25);
   const xMax = Math.max(...rates, 100);
   const yMin = Math.max(0.5, 10 ** Math.floor(Math.log10(Math.min(...lat, 10))));
   const yMax = 10 ** Math.ceil(Math.log10(Math.max(...lat, 1000)));
   const pw = W - m.left - m.right;
   const ph = H - m.top - m.bottom;
-  const x = (/** @type {number} */ v) => m.left + ((Math.log(v) - Math.log(xMin)) / (Math.log(xMax) - Math.log(xMin) || 1)) * pw;
-  const y = (/** @type {number} */ v) => m.top + ph - ((Math.log10(Math.max(v, yMin)) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin))) * ph;
+  const x = (v: number) => m.left + ((Math.log(v) - Math.log(xMin)) / (Math.log(xMax) - Math.log(xMin) || 1)) * pw;
+  const y = (v: number) => m.top + ph - ((Math.log10(Math.max(v, yMin)) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin))) * ph;
   const parts = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, sans-serif" font-size="12">`);
   parts.push(`<rect width="${W}" height="${H}" fill="white"/>`);
@@ -350,14 +346,17 @@ function chart(report) {
   const limit = report.config.criteria.e2eP99Ms;
   parts.push(`<line x1="${m.left}" x2="${m.left + pw}" y1="${y(limit)}" y2="${y(limit)}" stroke="#999" stroke-dasharray="2 3"/>`);
   parts.push(`<text x="${m.left + pw - 4}" y="${y(limit) - 4}" text-anchor="end" fill="#777">p99 limit ${limit} ms</text>`);
-  series.forEach((/** @type {any} */ s, /** @type {number} */ i) => {
+  series.forEach((s, i: number) => {
     const color = COLORS[i % COLORS.length];
-    for (const [key, dash] of /** @type {const} */ ([['p99', ''], ['p50', '6 4']])) {
-      const pts = s.steps.filter((/** @type {any} */ st) => st.e2eMs[key] !== null);
+    for (const [key, dash] of [
+      ['p99', ''],
+      ['p50', '6 4'],
+    ] as const) {
+      const pts = s.steps!.filter((st) => st.e2eMs[key] !== null);
       if (!pts.length) continue;
-      parts.push(`<polyline fill="none" stroke="${color}" stroke-width="2" ${dash ? `stroke-dasharray="${dash}"` : ''} points="${pts.map((/** @type {any} */ st) => `${x(st.rate).toFixed(1)},${y(st.e2eMs[key]).toFixed(1)}`).join(' ')}"/>`);
+      parts.push(`<polyline fill="none" stroke="${color}" stroke-width="2" ${dash ? `stroke-dasharray="${dash}"` : ''} points="${pts.map((st) => `${x(st.rate).toFixed(1)},${y(st.e2eMs[key]!).toFixed(1)}`).join(' ')}"/>`);
       for (const st of pts) {
-        parts.push(`<circle cx="${x(st.rate).toFixed(1)}" cy="${y(st.e2eMs[key]).toFixed(1)}" r="3.5" fill="${st.pass ? color : 'white'}" stroke="${color}" stroke-width="1.5"/>`);
+        parts.push(`<circle cx="${x(st.rate).toFixed(1)}" cy="${y(st.e2eMs[key]!).toFixed(1)}" r="3.5" fill="${st.pass ? color : 'white'}" stroke="${color}" stroke-width="1.5"/>`);
       }
     }
     const ly = m.top + 10 + i * 22;
@@ -368,20 +367,17 @@ function chart(report) {
   return parts.join('\n');
 }
 
-/** @param {string} s */
-function esc(s) {
+function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-module.exports = { writeReports, renderMarkdown, chart };
-
-// `node scripts/bench/report.js results/<stamp>.json` renders the Markdown and the chart of a run again.
+// `node dist/scripts/bench/report.js scripts/bench/results/<stamp>.json` renders the Markdown and the chart of a run again, next to the JSON.
 if (require.main === module) {
   const file = process.argv[2];
   if (!file) {
-    console.error('usage: node scripts/bench/report.js scripts/bench/results/<stamp>.json');
+    console.error('usage: node dist/scripts/bench/report.js scripts/bench/results/<stamp>.json');
     process.exit(2);
   }
-  const report = JSON.parse(fs.readFileSync(file, 'utf8'));
-  writeReports(report, path.dirname(path.resolve(file))).then(({ paths }) => console.log(`wrote ${paths.join(', ')}`));
+  const report = JSON.parse(fs.readFileSync(file, 'utf8')) as Report;
+  void writeReports(report, path.dirname(path.resolve(file))).then(({ paths }) => console.log(`wrote ${paths.join(', ')}`));
 }

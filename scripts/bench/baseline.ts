@@ -1,44 +1,46 @@
-// @ts-check
 // Child process: the plain-Node baseline. No Temporal, no database: it accepts the same
 // write request as the internal API, answers 202 at once, then POSTs the same signed
-// bodies with the service's own HTTP client (dist/src/delivery/sender.js) and headers
-// (post-signed.js) to the same receivers. Outcomes are kept in memory for the ledger.
-'use strict';
-
-const http = require('node:http');
-const { createHash } = require('node:crypto');
-const { once } = require('node:events');
-const dist = /** @type {string} */ (process.env.BENCH_DIST);
-const { createHttpSender } = require(`${dist}/src/delivery/sender.js`);
-const { postSigned } = require(`${dist}/src/delivery/post-signed.js`);
-const { eventPayload } = require(`${dist}/src/delivery/payloads.js`);
-const { topicsOfWrite } = require(`${dist}/src/delivery/topics.js`);
-const { createAddressPolicy, systemResolver } = require(`${dist}/src/delivery/url-policy.js`);
-const { newId } = require(`${dist}/src/ids.js`);
-const { serveRpc } = require('./lib/ipc');
+// bodies with the service's own HTTP client (src/delivery/sender.ts, compiled beside the bench) and headers
+// (post-signed.ts) to the same receivers. Outcomes are kept in memory for the ledger.
+import http from 'node:http';
+import { type AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { createHttpSender } from '../../src/delivery/sender';
+import { postSigned } from '../../src/delivery/post-signed';
+import { eventPayload } from '../../src/delivery/payloads';
+import { topicsOfWrite, type ChangeType } from '../../src/delivery/topics';
+import { createAddressPolicy, systemResolver } from '../../src/delivery/url-policy';
+import { newId } from '../../src/ids';
+import { serveRpc, type Served } from './lib/ipc';
 
 const MAX_BODY = 1024 * 1024;
-const token = /** @type {string} */ (process.env.BENCH_TOKEN);
+const token = process.env.BENCH_TOKEN!;
 
-/** @type {Map<string, { webhookId: string, url: string, secret: string, events: string[] }[]>} list id -> recipients */
-let recipients = new Map();
-/** @type {Map<string, { cursor: number, writes: Map<string, { hash: string, answer: string }> }>} */
-const lists = new Map();
+export interface BaselineRecipient {
+  webhookId: string;
+  url: string;
+  secret: string;
+  events: string[];
+}
+
+/** list id -> recipients */
+let recipients = new Map<string, BaselineRecipient[]>();
+const lists = new Map<string, { cursor: number; writes: Map<string, { hash: string; answer: string }> }>();
 const sender = createHttpSender({
   timeoutMs: Number(process.env.DELIVERY_TIMEOUT_MS ?? 10_000),
   policy: createAddressPolicy((process.env.WEBHOOK_ALLOWED_CIDRS ?? '').split(',').filter(Boolean)),
   resolve: systemResolver,
-  userAgent: /** @type {string} */ (process.env.BENCH_USER_AGENT),
+  userAgent: process.env.BENCH_USER_AGENT!,
 });
 
 // Outcomes, column-wise, collected by `take`.
-let outcomes = { webhook: /** @type {string[]} */ ([]), list: /** @type {string[]} */ ([]), cursor: /** @type {number[]} */ ([]), event: /** @type {string[]} */ ([]), delivered: /** @type {number[]} */ ([]) };
+let outcomes: { webhook: string[]; list: string[]; cursor: number[]; event: string[]; delivered: number[] } = { webhook: [], list: [], cursor: [], event: [], delivered: [] };
 let outcomesTotal = 0;
 let inFlight = 0;
 let maxInFlight = 0;
 
-/** @param {http.ServerResponse} res @param {number} status @param {unknown} body */
-function answer(res, status, body) {
+function answer(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
@@ -46,20 +48,19 @@ const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
   const match = /^\/internal\/v3\/lists\/([^/]+)\/writes$/.exec(req.url ?? '');
   if (req.method !== 'POST' || !match) return answer(res, 404, { error: { code: 'NOT_FOUND', message: 'no such route' } });
   if (req.headers.authorization !== `Bearer ${token}`) return answer(res, 401, { error: { code: 'UNAUTHORIZED', message: 'bad token' } });
-  /** @type {Buffer[]} */
-  const chunks = [];
+  const chunks: Buffer[] = [];
   let size = 0;
-  req.on('data', (chunk) => {
+  req.on('data', (chunk: Buffer) => {
     size += chunk.length;
     if (size <= MAX_BODY) chunks.push(chunk);
   });
   req.on('end', () => {
     if (size > MAX_BODY) return answer(res, 413, { error: { code: 'PAYLOAD_TOO_LARGE', message: 'too large' } });
-    const listId = decodeURIComponent(/** @type {string} */ (match[1]));
+    const listId = decodeURIComponent(match[1]);
     const raw = Buffer.concat(chunks).toString('utf8');
-    let body;
+    let body: { writeId?: unknown; changes?: unknown; at?: string | number } | null;
     try {
-      body = JSON.parse(raw);
+      body = JSON.parse(raw) as typeof body;
     } catch {
       return answer(res, 400, { error: { code: 'MALFORMED_JSON', message: 'bad JSON' } });
     }
@@ -70,16 +71,18 @@ const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     if (!list) return answer(res, 404, { error: { code: 'LIST_NOT_FOUND', message: 'no such list' } });
     // Like the service, a repeat is told from a reuse by a hash of the body.
     const hash = createHash('sha256').update(raw).digest('base64');
-    const previous = list.writes.get(body.writeId);
+    const writeId = body.writeId;
+    const changes = body.changes as { type: ChangeType }[];
+    const previous = list.writes.get(writeId);
     if (previous) {
       if (previous.hash !== hash) return answer(res, 409, { error: { code: 'WRITE_ID_REUSED', message: 'reused' } });
       return res.writeHead(202, { 'content-type': 'application/json' }).end(previous.answer);
     }
     const cursor = ++list.cursor;
     const at = new Date(body.at ?? Date.now()).toISOString();
-    const topics = topicsOfWrite(body.changes);
-    const accepted = JSON.stringify({ writeId: body.writeId, listId, cursor, topics });
-    list.writes.set(body.writeId, { hash, answer: accepted });
+    const topics = topicsOfWrite(changes);
+    const accepted = JSON.stringify({ writeId, listId, cursor, topics });
+    list.writes.set(writeId, { hash, answer: accepted });
     res.writeHead(202, { 'content-type': 'application/json' }).end(accepted);
     for (const webhook of recipients.get(listId) ?? []) {
       for (const topic of topics) {
@@ -88,7 +91,7 @@ const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
         const message = { url: webhook.url, webhookId: webhook.webhookId, deliveryId: newId('dlv'), event: topic, body: payload };
         inFlight++;
         if (inFlight > maxInFlight) maxInFlight = inFlight;
-        void postSigned(sender, message, webhook.secret).then((/** @type {{ delivered: boolean }} */ result) => {
+        void postSigned(sender, message, webhook.secret).then((result) => {
           inFlight--;
           outcomes.webhook.push(webhook.webhookId);
           outcomes.list.push(listId);
@@ -102,15 +105,15 @@ const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
   });
 });
 
-serveRpc({
+const handlers = {
   async start() {
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
-    return { port: /** @type {import('node:net').AddressInfo} */ (server.address()).port };
+    return { port: (server.address() as AddressInfo).port };
   },
   /** The lists and who receives their writes: [{ listId, recipients: [{ webhookId, url, secret, events }] }]. */
-  configure({ config }) {
-    recipients = new Map(config.map((/** @type {any} */ entry) => [entry.listId, entry.recipients]));
+  configure({ config }: { config: { listId: string; recipients: BaselineRecipient[] }[] }) {
+    recipients = new Map(config.map((entry) => [entry.listId, entry.recipients]));
     for (const entry of config) if (!lists.has(entry.listId)) lists.set(entry.listId, { cursor: 0, writes: new Map() });
     return {};
   },
@@ -129,4 +132,7 @@ serveRpc({
     setTimeout(() => process.exit(0), 50);
     return {};
   },
-});
+};
+serveRpc(handlers);
+
+export type BaselineApi = Served<typeof handlers>;

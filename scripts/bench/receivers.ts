@@ -1,47 +1,42 @@
-// @ts-check
 // Child process: HTTPS webhook receivers on loopback. Every request's signature is checked
 // (pings, whose secret is only known once the registration answered, are checked when it
 // arrives) and every receipt is recorded with its time, for the harness to collect.
-'use strict';
+import https from 'node:https';
+import { type IncomingMessage, type ServerResponse } from 'node:http';
+import { type AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { verifySignature } from '../../src/delivery/signing';
+import { serveRpc, type Served } from './lib/ipc';
+import { type Receipts } from './lib/ledger';
+import { nowMs } from './lib/stats';
 
-const https = require('node:https');
-const { once } = require('node:events');
-const { verifySignature } = require(`${process.env.BENCH_DIST}/src/delivery/signing.js`);
-const { serveRpc } = require('./lib/ipc');
-const { nowMs } = require('./lib/stats');
-
-/** @type {https.Server[]} */
-const servers = [];
-/** @type {Map<string, string>} webhook id -> secret */
-const secrets = new Map();
-/** @type {Map<string, { period: number, received: number }>} webhooks whose replies fail, but every period-th */
-const hot = new Map();
+const servers: https.Server[] = [];
+/** webhook id -> secret */
+const secrets = new Map<string, string>();
+/** webhooks whose replies fail, but every period-th */
+const hot = new Map<string, { period: number; received: number }>();
 
 // Receipts of events, column-wise, collected by `take`.
-/** @type {{ t: number[], webhook: string[], list: string[], cursor: number[], event: string[], sigOk: number[], status: number[] }} */
-let events = emptyEvents();
+let events: Receipts = emptyEvents();
 let eventsTotal = 0;
-/** @type {{ webhookId: string, signature: string | undefined, body: Buffer, t: number }[]} */
-let pendingPings = [];
+let pendingPings: { webhookId: string; signature: string | undefined; body: Buffer; t: number }[] = [];
 const pings = { received: 0, verified: 0, badSignature: 0, unknownWebhook: 0 };
 let badSignatures = 0;
 let malformed = 0;
 let connections = 0;
 
-function emptyEvents() {
+function emptyEvents(): Receipts {
   return { t: [], webhook: [], list: [], cursor: [], event: [], sigOk: [], status: [] };
 }
 
-/** @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res */
-function handle(req, res) {
-  /** @type {Buffer[]} */
-  const chunks = [];
-  req.on('data', (chunk) => chunks.push(chunk));
+function handle(req: IncomingMessage, res: ServerResponse): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
     const t = nowMs();
     const body = Buffer.concat(chunks);
     const webhookId = String(req.headers['svc-webhook'] ?? '');
-    const signature = /** @type {string | undefined} */ (req.headers['svc-signature']);
+    const signature = req.headers['svc-signature'] as string | undefined;
     const event = String(req.headers['svc-event'] ?? '');
     if (event === 'ping') {
       pings.received++;
@@ -50,9 +45,9 @@ function handle(req, res) {
       res.writeHead(200).end();
       return;
     }
-    let parsed;
+    let parsed: { event?: unknown; listId?: unknown; cursor?: unknown };
     try {
-      parsed = JSON.parse(body.toString('utf8'));
+      parsed = JSON.parse(body.toString('utf8')) as typeof parsed;
     } catch {
       malformed++;
       res.writeHead(400).end();
@@ -79,8 +74,8 @@ function handle(req, res) {
   });
 }
 
-function verifyPendingPings() {
-  const still = [];
+function verifyPendingPings(): void {
+  const still: typeof pendingPings = [];
   for (const ping of pendingPings) {
     const secret = secrets.get(ping.webhookId);
     if (secret === undefined) {
@@ -93,27 +88,27 @@ function verifyPendingPings() {
   pendingPings = still;
 }
 
-serveRpc({
+const handlers = {
   /** Starts `count` receivers sharing one certificate; returns their ports. */
-  async start({ count, cert, key }) {
-    const ports = [];
+  async start({ count, cert, key }: { count: number; cert: string; key: string }) {
+    const ports: number[] = [];
     for (let i = 0; i < count; i++) {
       const server = https.createServer({ cert, key, keepAliveTimeout: 30_000 }, handle);
       server.on('secureConnection', () => connections++);
       server.listen(0, '127.0.0.1');
       await once(server, 'listening');
       servers.push(server);
-      ports.push(/** @type {import('node:net').AddressInfo} */ (server.address()).port);
+      ports.push((server.address() as AddressInfo).port);
     }
     return { ports };
   },
-  secrets({ entries }) {
+  secrets({ entries }: { entries: [string, string][] }) {
     for (const [id, secret] of entries) secrets.set(id, secret);
     verifyPendingPings();
     return { pendingPings: pendingPings.length };
   },
   /** Replies 200 to every period-th event delivery of the webhook (the first included) and 500 to the others. */
-  hot({ webhookId, period }) {
+  hot({ webhookId, period }: { webhookId: string; period: number }) {
     hot.set(webhookId, { period, received: 0 });
     return {};
   },
@@ -126,7 +121,7 @@ serveRpc({
     events = emptyEvents();
     return taken;
   },
-  async stop() {
+  stop() {
     for (const server of servers) {
       server.close();
       server.closeAllConnections();
@@ -134,4 +129,7 @@ serveRpc({
     setTimeout(() => process.exit(0), 50);
     return {};
   },
-});
+};
+serveRpc(handlers);
+
+export type ReceiversApi = Served<typeof handlers>;

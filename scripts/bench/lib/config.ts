@@ -1,0 +1,51 @@
+// Where the bench runs from, its settings (from the BENCH_* variables that run.ts documents)
+// and its log.
+import path from 'node:path';
+
+/** The repository: this file runs compiled, as dist/scripts/bench/lib/config.js. */
+export const ROOT = path.resolve(__dirname, '../../../..');
+export const DIST = path.join(ROOT, 'dist');
+/** The compiled bench (dist/scripts/bench): the children's scripts are forked from here. */
+export const BENCH_DIR = path.resolve(__dirname, '..');
+/** The results stay in the source tree. */
+export const RESULTS_DIR = path.join(ROOT, 'scripts/bench/results');
+
+export const QUICK = process.env.BENCH_QUICK === '1';
+
+export const CONFIG = {
+  quick: QUICK,
+  workers: Number(process.env.BENCH_WORKERS ?? 1),
+  rates: process.env.BENCH_RATES?.split(',').map(Number) ?? defaultRates(),
+  warmupMs: QUICK ? 1_000 : 5_000,
+  steadyMs: QUICK ? 3_000 : 30_000,
+  /** Longest wait, after the last write was answered, for its deliveries. */
+  drainMs: QUICK ? 15_000 : 60_000,
+  criteria: { e2eP99Ms: 250, acceptP99Ms: 50 },
+  /** item.added changes per write: a write body of about 1 KiB. */
+  changesPerWrite: 8,
+  hot: { rate: 50, durationMs: QUICK ? 10_000 : 60_000, period: 10, drainMs: QUICK ? 30_000 : 180_000 },
+  registrations: { count: QUICK ? 50 : 500, accounts: QUICK ? 10 : 100, rate: 5 },
+  receivers: 10,
+  writeTimeoutMs: 30_000,
+  deliveryTimeoutMs: 10_000,
+  logLevel: process.env.LOG_LEVEL ?? 'info',
+  /** Before each step, wait (at most this long) until other work on the machine uses under a quarter of a core. */
+  /** A step that fails while other work used more than this many cores is repeated (at most `retries` times). */
+  contentionLimitCores: 0.6,
+  retries: 2,
+  /** Any failed step is run this many times more: a disk whose commits stall now and then (see the probe) fails single steps at random. */
+  repeatsOfFailedStep: 1,
+  /** How long the probe of PostgreSQL's commit latency runs, before the scenarios. */
+  commitProbeMs: QUICK ? 5_000 : 20_000,
+  quietWaitMs: Number(process.env.BENCH_QUIET_WAIT_S ?? (QUICK ? 10 : 30)) * 1000,
+};
+export type Config = typeof CONFIG;
+
+/** 1, 2, 5, 10, then each step at most 1.25× the one before, near every knee, up to 891 writes/s. */
+function defaultRates(): number[] {
+  const rates = [1, 2, 5, 10];
+  while (rates[rates.length - 1] < 800) rates.push(Math.floor(rates[rates.length - 1] * 1.25));
+  return rates;
+}
+
+export const log = (line: string): void => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);

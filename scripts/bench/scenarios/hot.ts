@@ -1,0 +1,170 @@
+// `split-hot`: one hot webhook whose receiver fails 9 deliveries of 10, its `state` query
+// polled throughout.
+import { randomBytes } from 'node:crypto';
+import { CONFIG, log } from '../lib/config';
+import { call } from '../lib/http';
+import { readLog, scanLogs } from '../lib/logs';
+import * as stack from '../lib/stack';
+import { runStep, type StepResult } from '../lib/step';
+import { nowMs, percentiles, round } from '../lib/stats';
+import { type Context, type ServiceTarget, type WorkloadScenario } from '../lib/types';
+import { startService } from './service';
+
+export const scenarios: WorkloadScenario[] = [
+  { id: 'split-hot', kind: 'hot', mode: 'split', title: 'hot webhook, failing receiver (API + worker processes)', start: (ctx, environment) => startService('split', ctx, environment), run: runHot },
+];
+
+export type HotSummary = Awaited<ReturnType<typeof runHot>>['hot'];
+
+/**
+ * One hot webhook: 50 writes/s for 60 s, its receiver answering 500 to 9 deliveries of 10
+ * and 200 to the 10th. The `state` query of webhook/{id} is polled throughout; the lag is
+ * from the receipt of the last delivery (a failure) to the query showing the final count.
+ */
+async function runHot(target: ServiceTarget, ctx: Context) {
+  const tag = randomBytes(3).toString('hex');
+  const listId = `bench-${tag}-hot`;
+  const [made] = await target.setUpFanout([{ listId, webhooks: [{ url: `https://127.0.0.1:${ctx.ports[0]}/hot/${tag}` }] }]);
+  const webhookId = made.webhookIds[0];
+  const accountToken = made.accounts[0].token;
+  await ctx.receivers('hot', { webhookId, period: CONFIG.hot.period });
+  await ctx.receivers('take');
+  const recipients = new Map([[listId, [{ webhookId, topic: 'list.changed' }]]]);
+
+  const { Client, Connection } = await import('@temporalio/client');
+  const { lifecycleStateQuery } = await import('../../../workflows/index.js');
+  const connection = await Connection.connect({ address: target.temporal.address });
+  const client = new Client({ connection, namespace: 'default' });
+  const handle = client.workflow.getHandle(`webhook/${webhookId}`);
+  const samples: { t: number; count: number | null; status: string | null; queryMs: number; error?: string }[] = [];
+  const mirror: { t: number; count: number; status: string }[] = [];
+  const reactivations: { t: number; status: number }[] = [];
+  let sending = true;
+  let polling = true;
+  const queryLoop = (async () => {
+    while (polling) {
+      const asked = nowMs();
+      try {
+        const state = await handle.query(lifecycleStateQuery);
+        samples.push({ t: nowMs(), count: state.consecutiveFailures, status: state.status, queryMs: round(nowMs() - asked) });
+        if (state.status === 'paused') {
+          const patched = await call(target.baseUrl, 'PATCH', `/v3/webhooks/${webhookId}`, accountToken, { status: 'active' });
+          reactivations.push({ t: nowMs(), status: patched.status });
+          log(`hot webhook paused (count ${state.consecutiveFailures}): reactivated (${patched.status})`);
+        }
+      } catch (error) {
+        samples.push({ t: nowMs(), count: null, status: null, queryMs: round(nowMs() - asked), error: errorMessage(error) });
+      }
+      const [row] = await target.sql<{ n: number; status: string }[]>`SELECT consecutive_failures AS n, status FROM webhooks WHERE id = ${webhookId}`;
+      if (row) mirror.push({ t: nowMs(), count: row.n, status: row.status });
+      await stack.sleep(sending ? 200 : 20);
+    }
+  })();
+
+  let step: StepResult;
+  try {
+    const skippedKeys = () => pausedDeliveries(target.logFiles, webhookId, listId);
+    step = await runStep({ rate: CONFIG.hot.rate, lists: [listId], recipients, webhookIds: [webhookId], target, ctx, prefix: `${tag}-hot`, durationMs: CONFIG.hot.durationMs, warmupMs: 0, drainLimitMs: CONFIG.hot.drainMs, skippedKeys });
+    sending = false;
+    // Then until the query's answer has not changed for 3 s (at most 30 s).
+    const deadline = nowMs() + 30_000;
+    while (nowMs() < deadline) {
+      await stack.sleep(250);
+      const last = samples[samples.length - 1];
+      const changed = [...samples].reverse().find((s) => s.count !== last?.count || s.status !== last?.status);
+      if (last && (!changed || last.t - changed.t > 3000) && samples.some((s) => s.t > nowMs() - 500)) break;
+    }
+  } finally {
+    sending = false;
+    polling = false;
+    await queryLoop;
+  }
+
+  // The last failure the receiver answered, and when the query and the database showed the final count.
+  const final = samples.filter((s) => s.count !== null).at(-1);
+  const lastFailureAt = step.lastFailureReceiptAt;
+  const settledAt = (series: { t: number; count: number | null }[], value: number | null | undefined) => {
+    let at: number | null = null;
+    for (const s of series) {
+      if (s.t < (lastFailureAt ?? 0)) continue;
+      if (s.count === value) at ??= s.t;
+      else at = null;
+    }
+    return at;
+  };
+  const queryAt = settledAt(samples, final?.count);
+  const finalMirror = mirror.at(-1);
+  const mirrorAt = settledAt(mirror, finalMirror?.count);
+
+  // Histories: runs of webhook/{id} (continue-as-new), signals it received, failed workflow tasks.
+  const history = { runs: 0, signalsReceived: 0, workflowTaskFailed: 0, workflowTaskTimedOut: 0, continuedAsNew: 0, notCompletedListWrites: null as number | null, errors: [] as string[] };
+  try {
+    for await (const execution of client.workflow.list({ query: `WorkflowId = "webhook/${webhookId}"` })) {
+      history.runs++;
+      const events = (await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory()).events ?? [];
+      for (const event of events) {
+        if (event.workflowExecutionSignaledEventAttributes) history.signalsReceived++;
+        if (event.workflowTaskFailedEventAttributes) history.workflowTaskFailed++;
+        if (event.workflowTaskTimedOutEventAttributes) history.workflowTaskTimedOut++;
+        if (event.workflowExecutionContinuedAsNewEventAttributes) history.continuedAsNew++;
+      }
+    }
+    const counted = await client.workflow.count(`WorkflowType = "deliverListWrite" AND ExecutionStatus != "Completed"`);
+    history.notCompletedListWrites = counted.count;
+  } catch (error) {
+    history.errors.push(errorMessage(error));
+  }
+  await connection.close();
+
+  const accepted = step.writes.accepted;
+  return {
+    steps: [step],
+    knee: null,
+    hot: {
+      rate: CONFIG.hot.rate,
+      durationS: CONFIG.hot.durationMs / 1000,
+      pattern: `receiver answers 200 to the 1st delivery of every ${CONFIG.hot.period} and 500 to the other ${CONFIG.hot.period - 1}; reactivated by PATCH if it pauses anyway`,
+      lastFailureAt,
+      finalQueryCount: final?.count ?? null,
+      finalQueryStatus: final?.status ?? null,
+      queryLagMs: queryAt !== null && lastFailureAt ? round(queryAt - lastFailureAt) : null,
+      finalDatabaseCount: finalMirror?.count ?? null,
+      databaseLagMs: mirrorAt !== null && lastFailureAt ? round(mirrorAt - lastFailureAt) : null,
+      querySamples: samples.length,
+      queryErrors: samples.filter((s) => s.error).length,
+      queryErrorSample: [...new Set(samples.filter((s) => s.error).map((s) => s.error))].slice(0, 3),
+      queryMs: percentiles(samples.map((s) => s.queryMs), [50, 99]),
+      reactivations,
+      maxCountSeen: Math.max(0, ...samples.map((s) => s.count ?? 0)),
+      signalsExpected: accepted,
+      history,
+    },
+    logs: scanLogs(target.logFiles),
+  };
+}
+
+/** As the original read it: the error's message, else the error as a string. */
+function errorMessage(error: unknown): string {
+  return String((error as { message?: unknown } | null)?.message ?? error);
+}
+
+/**
+ * The hot webhook's deliveries that the service's logs say were not due: skipped because it
+ * was paused when the delivery came (`delivery skipped`), or left out of a write recorded
+ * while it was paused (`list write` with no recipients: the hot list has only this webhook).
+ * Keys as the ledger's: webhook|list|cursor|topic.
+ */
+function pausedDeliveries(files: { name: string; file: string }[], webhookId: string, listId: string): Set<string> {
+  const keys = new Set<string>();
+  for (const { file } of files) {
+    const text = readLog(file);
+    if (text === null) continue;
+    for (const line of text.split('\n')) {
+      if (!line.includes(listId) || !/"msg":"(delivery skipped|list write)"/.test(line)) continue;
+      const entry = JSON.parse(line) as { msg: string; webhookId?: string; listId?: string; cursor?: number; topic?: string; recipients?: number };
+      if (entry.msg === 'delivery skipped' && entry.webhookId === webhookId) keys.add(`${webhookId}|${listId}|${entry.cursor}|${entry.topic}`);
+      if (entry.msg === 'list write' && entry.listId === listId && entry.recipients === 0) keys.add(`${webhookId}|${listId}|${entry.cursor}|list.changed`);
+    }
+  }
+  return keys;
+}

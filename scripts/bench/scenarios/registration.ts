@@ -1,0 +1,67 @@
+// `split-registration`, `single-registration`: webhook registrations, open loop, each
+// pinging its receiver.
+import { randomBytes } from 'node:crypto';
+import { CONFIG, log } from '../lib/config';
+import { createAccount } from '../lib/http';
+import { scanLogs } from '../lib/logs';
+import { nowMs, percentiles, round } from '../lib/stats';
+import { type Account, type Context, type ServiceTarget, type WorkloadScenario } from '../lib/types';
+import { startService } from './service';
+
+export const scenarios: WorkloadScenario[] = [
+  { id: 'split-registration', kind: 'registration', mode: 'split', title: 'registration (API + worker processes)', start: (ctx, environment) => startService('split', ctx, environment), run: runRegistration },
+  { id: 'single-registration', kind: 'registration', mode: 'single', title: 'registration (one process)', start: (ctx, environment) => startService('single', ctx, environment), run: runRegistration },
+];
+
+export type RegistrationSummary = Awaited<ReturnType<typeof runRegistration>>['registration'];
+
+/** 500 registrations (100 accounts, 5 each), open loop at 5/s; each pings its receiver. */
+async function runRegistration(target: ServiceTarget, ctx: Context) {
+  const { count, accounts: accountCount, rate } = CONFIG.registrations;
+  const accounts: Account[] = [];
+  for (let i = 0; i < accountCount; i++) accounts.push(await createAccount(target.internal));
+  const tag = randomBytes(3).toString('hex');
+  const items = [];
+  for (let i = 0; i < count; i++) {
+    items.push({ token: accounts[i % accountCount].token, url: `https://127.0.0.1:${ctx.ports[i % ctx.ports.length]}/reg/${tag}/${i}` });
+  }
+  const pingsBefore = (await ctx.receivers('counts')).pings;
+  const window = ctx.sampler.window();
+  const startAt = nowMs() + 300;
+  const records = await ctx.generator('registrations', { baseUrl: target.baseUrl, items, rate, startAt, timeoutMs: 30_000 }, 600_000);
+  const measured = window();
+  const created = records.filter((r) => r.status === 201);
+  await ctx.receivers('secrets', { entries: created.map((r): [string, string] => [r.webhookId!, r.secret!]) });
+  const pingsAfter = (await ctx.receivers('counts')).pings;
+  const statuses: Record<string, number> = {};
+  for (const r of records) statuses[r.error ?? String(r.status)] = (statuses[r.error ?? String(r.status)] ?? 0) + 1;
+  const [{ n: stored }] = await target.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM webhooks`;
+  const cpuOf = (groups: string[]) => groups.reduce((s, n) => s + (measured.groups[n]?.cpuMs ?? 0), 0);
+  const cpuAll = cpuOf(target.groups);
+  const cpuService = cpuOf(target.serviceGroups);
+  const latency = percentiles(created.map((r) => r.doneAt - r.t0), [50, 99, 99.9]);
+  log(`registration: ${created.length}/${count} created at ${rate}/s, latency p50/p99 ${latency.p50}/${latency.p99} ms`);
+  return {
+    steps: [],
+    knee: null,
+    registration: {
+      count,
+      accounts: accountCount,
+      rate,
+      created: created.length,
+      statuses,
+      stored,
+      latencyMs: latency,
+      pings: {
+        received: pingsAfter.received - pingsBefore.received,
+        verified: pingsAfter.verified - pingsBefore.verified,
+        badSignature: pingsAfter.badSignature - pingsBefore.badSignature,
+        unverified: pingsAfter.pending,
+      },
+      cpu: measured,
+      cpuMsPerRegistration: { all: round(cpuAll / Math.max(1, created.length), 2), service: round(cpuService / Math.max(1, created.length), 2) },
+      workerPeakRssMiB: measured.groups[target.workerGroup]?.peakRssMiB ?? null,
+    },
+    logs: scanLogs(target.logFiles),
+  };
+}

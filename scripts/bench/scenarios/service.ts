@@ -1,0 +1,203 @@
+// The service on a fresh dev server and database, in its two layouts: `split` (`main.js api`
+// + `main.js worker`, BENCH_WORKERS of them) and `single` (`main.js`). Its fan-out scenarios
+// are here; the hot webhook and registration start it too.
+import fs from 'node:fs';
+import path from 'node:path';
+import postgres from 'postgres';
+import { newInternalToken } from '../lib/children';
+import { CONFIG, DIST, ROOT, log } from '../lib/config';
+import { call, createAccount } from '../lib/http';
+import * as stack from '../lib/stack';
+import { sampleTemporal, scenarioTemporal } from '../lib/temporal';
+import { type Account, type Context, type Environment, type FanoutScenario, type ListLayout, type OutcomesPoller, type ServiceTarget } from '../lib/types';
+import { type Recorded } from '../lib/ledger';
+
+export const scenarios: FanoutScenario[] = [
+  { id: 'split-fanout10', kind: 'fanout', mode: 'split', fanout: 10, title: 'service (API + worker processes), fan-out 10', start: (ctx, environment) => startService('split', ctx, environment) },
+  { id: 'single-fanout10', kind: 'fanout', mode: 'single', fanout: 10, title: 'service (one process), fan-out 10', start: (ctx, environment) => startService('single', ctx, environment) },
+  { id: 'split-fanout1', kind: 'fanout', mode: 'split', fanout: 1, title: 'service (API + worker processes), fan-out 1', start: (ctx, environment) => startService('split', ctx, environment) },
+  { id: 'single-fanout1', kind: 'fanout', mode: 'single', fanout: 1, title: 'service (one process), fan-out 1', start: (ctx, environment) => startService('single', ctx, environment) },
+];
+
+interface ServiceProcess {
+  name: string;
+  pid: number;
+  stop: () => Promise<void>;
+  logFile: string;
+}
+
+/**
+ * A fresh dev server and database, and the service on them: `main.js api` + `main.js worker`
+ * (split) or `main.js` (single).
+ */
+export async function startService(mode: 'split' | 'single', ctx: Context, environment: Environment): Promise<ServiceTarget> {
+  const scenarioDir = fs.mkdtempSync(path.join(ctx.runDir, `${mode}-`));
+  const [temporal, db] = await Promise.all([scenarioTemporal(environment, scenarioDir), stack.createDatabase(ctx.database)]);
+  // The harness's own connection (ledger polling): excluded from PostgreSQL's CPU.
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+  const stopSql = stack.onStop('harness database connection', () => sql.end({ timeout: 5 }));
+  const internalApiToken = newInternalToken();
+  const apiPort = await stack.freePort();
+  const env = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    INTERNAL_API_TOKEN: internalApiToken,
+    WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+    NODE_EXTRA_CA_CERTS: ctx.caFile,
+    DELIVERY_TIMEOUT_MS: String(CONFIG.deliveryTimeoutMs),
+    LOG_LEVEL: CONFIG.logLevel,
+    DATA_DIR: scenarioDir,
+  };
+  const baseUrl = `http://127.0.0.1:${apiPort}`;
+  // Where the worker's metrics (with the Temporal SDK's) answer, when the build has them.
+  const workerPort = await stack.freePort();
+  const metricsUrl = mode === 'split' ? `http://127.0.0.1:${workerPort}/metrics` : `${baseUrl}/metrics`;
+  const main = path.join(DIST, 'src/main.js');
+  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const processes: ServiceProcess[] = [];
+  /** Starts `main.js <args>` as `name`, listening on `port`, and waits until `ready`. */
+  const start = async (name: string, args: string[], port: number, what: string, ready: (logFile: string) => Promise<boolean>) => {
+    const started = stack.spawnNode({ name, args: [...nodeArgs, main, ...args], env: { ...env, PORT: String(port) }, logFile: path.join(scenarioDir, `${name}.log`), cwd: ROOT });
+    processes.push({ name, ...started });
+    await stack.waitUntil(() => ready(started.logFile), { what, timeoutMs: 60_000, child: started.child, logFile: started.logFile });
+  };
+  const apiReady = () => stack.httpOk(`${baseUrl}/readyz`);
+  try {
+    if (mode === 'split') {
+      // The worker first (it migrates the database too), then the API.
+      for (let n = 1; n <= CONFIG.workers; n++) {
+        const name = n === 1 ? 'worker' : `worker-${n}`;
+        const port = n === 1 ? workerPort : await stack.freePort();
+        await start(name, ['worker'], port, `${name} start`, (logFile) => fs.promises.readFile(logFile, 'utf8').then((text) => /^Worker/m.test(text)));
+      }
+      await start('api', ['api'], apiPort, 'API ready', apiReady);
+    } else {
+      await start('service', [], apiPort, 'service ready', apiReady);
+    }
+  } catch (error) {
+    for (const p of processes.reverse()) await p.stop();
+    await stopSql();
+    await db.drop();
+    await temporal.stop();
+    throw error;
+  }
+  const [{ pid: harnessBackend }] = await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+  const pg = await stack.postgresPids(ctx.database.admin, db.name, [harnessBackend]);
+  // Every worker process counts in the one group `worker`.
+  const groupOf = (name: string) => (name.startsWith('worker') ? 'worker' : name);
+  const processGroups = [...new Set(processes.map((p) => groupOf(p.name)))];
+  for (const group of processGroups) ctx.sampler.addGroup(group, () => processes.filter((p) => groupOf(p.name) === group).map((p) => p.pid));
+  const stopSamplingTemporal = sampleTemporal(ctx.sampler, temporal);
+  ctx.sampler.addGroup('postgres', () => pg.get());
+  const groups = [...processGroups, 'temporal', 'postgres', 'receivers', 'generator'];
+  const internal = <T = unknown>(method: string, route: string, body: unknown) => call<T>(baseUrl, method, route, internalApiToken, body);
+
+  return {
+    kind: 'service',
+    mode,
+    baseUrl,
+    token: internalApiToken,
+    groups,
+    serviceGroups: [...processGroups, 'temporal', 'postgres'],
+    workerGroup: mode === 'split' ? 'worker' : 'service',
+    metricsUrl,
+    temporal,
+    sql,
+    logFiles: processes.map((p) => ({ name: p.name, file: p.logFile })),
+    internal,
+    /** Real accounts, lists and webhooks through the API (each registration pings its receiver). */
+    async setUpFanout(lists: ListLayout[]) {
+      const result = [];
+      for (const { listId, webhooks } of lists) {
+        // At most 5 webhooks per account: the list's owner takes 5, members the rest.
+        const accounts: Account[] = [];
+        for (let i = 0; i < Math.ceil(webhooks.length / 5); i++) accounts.push(await createAccount(internal));
+        const [owner, ...members] = accounts;
+        const put = await internal('PUT', `/internal/v3/lists/${listId}`, { ownerAccountId: owner.id, memberAccountIds: members.map((m) => m.id) });
+        if (put.status !== 201 && put.status !== 200) throw new Error(`PUT list answered ${put.status}`);
+        const webhookIds: string[] = [];
+        for (const [i, { url }] of webhooks.entries()) {
+          const account = accounts[Math.floor(i / 5)];
+          const registered = await call<{ id: string; secret: string }>(baseUrl, 'POST', '/v3/webhooks', account.token, { url, events: ['list.changed'] });
+          if (registered.status !== 201) throw new Error(`registering ${url} answered ${registered.status}: ${JSON.stringify(registered.body)}`);
+          webhookIds.push(registered.body.id);
+          await ctx.receivers('secrets', { entries: [[registered.body.id, registered.body.secret]] });
+          account.webhooks = [...(account.webhooks ?? []), registered.body.id];
+        }
+        result.push({ listId, webhookIds, accounts });
+      }
+      return result;
+    },
+    outcomesPoller: (webhookIds: string[]) => deliveryLogPoller(sql, webhookIds),
+    async stop() {
+      stopSamplingTemporal();
+      pg.stop();
+      for (const group of processGroups) ctx.sampler.removeGroup(group);
+      ctx.sampler.removeGroup('postgres');
+      for (const p of [...processes].reverse()) await p.stop();
+      await stopSql();
+      await temporal.stop();
+      await db.drop();
+    },
+  };
+}
+
+/** Reads the delivery log as it grows (the service prunes it to the newest 1000 per webhook). */
+function deliveryLogPoller(sql: postgres.Sql, webhookIds: string[]): OutcomesPoller {
+  const seen = new Set<string>();
+  let rows: Recorded[] = [];
+  let watermark = new Date(0);
+  // Rows from before this step belong to an earlier one.
+  let startedAt = new Date(0);
+  let stopped = false;
+  let loggedAtStart = 0;
+  let seenCount = 0;
+  const logged = async () => Number((await sql<{ n: string }[]>`SELECT coalesce(sum(deliveries_logged), 0) AS n FROM webhooks WHERE id = ANY(${webhookIds})`)[0].n);
+  const poll = async () => {
+    const fresh = await sql<{ id: string; webhook_id: string; list_id: string; cursor: string; event: string; outcome: string; attempted_at: Date }[]>`
+      SELECT id, webhook_id, list_id, cursor, event, outcome, attempted_at FROM deliveries
+      WHERE webhook_id = ANY(${webhookIds}) AND kind = 'event'
+        AND attempted_at > ${new Date(Math.max(watermark.getTime() - 2000, startedAt.getTime()))}`;
+    for (const row of fresh) {
+      if (row.attempted_at > watermark) watermark = row.attempted_at;
+      if (seen.has(row.id)) continue;
+      seen.add(row.id);
+      seenCount++;
+      rows.push({ webhook: row.webhook_id, list: row.list_id, cursor: Number(row.cursor), event: row.event, delivered: row.outcome === 'delivered' });
+    }
+  };
+  const ready = (async () => {
+    loggedAtStart = await logged();
+    const [{ now }] = await sql<{ now: Date }[]>`SELECT now() AS now`;
+    watermark = now;
+    startedAt = now;
+  })();
+  const loop = (async () => {
+    await ready;
+    while (!stopped) {
+      await poll().catch((e: Error) => log(`delivery log poll failed: ${e.message}`));
+      await stack.sleep(500);
+    }
+  })();
+  return {
+    ready,
+    async count() {
+      await poll();
+      return seenCount;
+    },
+    async take() {
+      await poll();
+      const taken = rows;
+      rows = [];
+      return taken;
+    },
+    async prunedUnseen() {
+      return Math.max(0, (await logged()) - loggedAtStart - seenCount);
+    },
+    async stop() {
+      stopped = true;
+      await loop;
+    },
+  };
+}
