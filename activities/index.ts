@@ -1,24 +1,17 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ApplicationFailureCategory } from '@temporalio/common';
 import { recordDelivery, type DeliveryRecord } from '../src/db/deliveries';
-import { pruneRecords, type Pruned } from '../src/db/retention';
+import { deleteRecordsOlderThan, type Pruned } from '../src/db/retention';
+import { getRegistrationSecret, markRegistrationUnreachable, storeRegisteredWebhook } from '../src/db/registrations';
 import type { Sql } from '../src/db/sql';
-import {
-  abandonRegistration,
-  claimDelivery,
-  completeRegistration,
-  deleteWebhook,
-  findDeliveryTarget,
-  getRegistrationSecret,
-  storeWebhookState,
-} from '../src/db/webhooks';
+import { claimDelivery, deleteWebhookRow, findDeliveryTarget, mirrorWebhookState } from '../src/db/webhooks';
 import { eventPayload, pingPayload } from '../src/delivery/payloads';
 import { postSigned } from '../src/delivery/post-signed';
 import type { HttpSender } from '../src/delivery/sender';
 import { newId } from '../src/ids';
-import { signalDeliveryOutcome, startWebhookLifecycle } from '../src/temporal/client';
+import { signalDeliveryOutcome, startWebhookLifecycle } from '../src/temporal/lifecycle-client';
 import type { Logger } from '../src/logger';
-import { metrics } from '../src/metrics';
+import type { Metrics } from '../src/metrics';
 import {
   DELIVERY_FAILED,
   type DeliveryResult,
@@ -61,13 +54,15 @@ export interface ActivityDependencies {
   sql: Sql;
   http: HttpSender;
   logger: Logger;
+  /** The process's metrics (`GET /metrics`). */
+  metrics: Metrics;
 }
 
 /**
  * Every side effect of the workflows. Secrets are read here, from PostgreSQL, and never
  * returned: nothing an activity takes or gives may hold one.
  */
-export function createActivities({ sql, http, logger }: ActivityDependencies) {
+export function createActivities({ sql, http, logger, metrics }: ActivityDependencies) {
   /** One log line, metrics and a log row per event delivery attempt. */
   async function recordEventAttempt(delivery: PlannedDelivery, event: ListEvent, result: DeliveryResult): Promise<{ failuresToReset: boolean }> {
     const outcome = result.delivered ? 'delivered' : 'failed';
@@ -116,12 +111,12 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
     },
 
     abandonRegistration(registrationId: string): Promise<void> {
-      return abandonRegistration(sql, registrationId);
+      return markRegistrationUnreachable(sql, registrationId);
     },
 
     /** Stores the pinged webhook and starts its `webhook/{id}`; a retry answers as the first attempt did. */
     async completeRegistration(input: RegistrationInput): Promise<RegistrationResult> {
-      const result = await completeRegistration(sql, input);
+      const result = await storeRegisteredWebhook(sql, input);
       if (result.outcome === 'created' || result.outcome === 'updated') {
         const { client, info } = Context.current();
         await startWebhookLifecycle(client, info.taskQueue, result.webhook.id, input.accountId);
@@ -188,7 +183,7 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
     },
 
     async storeWebhookState(state: WebhookLifecycleState): Promise<void> {
-      const { paused } = await storeWebhookState(sql, state);
+      const { paused } = await mirrorWebhookState(sql, state);
       if (paused) {
         metrics.webhooksPaused.inc({ reason: state.pausedReason ?? 'manual' });
         logger.info({ msg: 'webhook paused', webhookId: state.webhookId, reason: state.pausedReason, consecutiveFailures: state.consecutiveFailures });
@@ -196,11 +191,11 @@ export function createActivities({ sql, http, logger }: ActivityDependencies) {
     },
 
     deleteWebhook(webhookId: string): Promise<void> {
-      return deleteWebhook(sql, webhookId);
+      return deleteWebhookRow(sql, webhookId);
     },
 
     async pruneRecords(retentionDays: number): Promise<Pruned> {
-      const pruned = await pruneRecords(sql, retentionDays);
+      const pruned = await deleteRecordsOlderThan(sql, retentionDays);
       logger.info({ msg: 'records pruned', retentionDays, ...pruned });
       return pruned;
     },

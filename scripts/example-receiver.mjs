@@ -1,4 +1,4 @@
-// An example webhook receiver (README "Receiving webhooks"). Run it behind your HTTPS
+// An example webhook receiver (docs/api.md, "Receiving webhooks"). Run it behind your HTTPS
 // terminator: WEBHOOK_SECRET=whsec_... PORT=8080 node scripts/example-receiver.mjs
 import http from 'node:http';
 import { pathToFileURL } from 'node:url';

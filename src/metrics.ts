@@ -72,6 +72,8 @@ export const metrics = {
   }),
 };
 
+export type Metrics = typeof metrics;
+
 /** This process's metrics, followed by the Temporal SDK's when its exporter runs at `sdkMetricsUrl`. */
 export async function metricsText(sdkMetricsUrl?: string): Promise<string> {
   const own = await registry.metrics();

@@ -12,6 +12,7 @@ import { createSql, type Sql } from './db/sql';
 import { createHttpSender, type HttpSenderOptions } from './delivery/sender';
 import { checkWebhookUrl, createAddressPolicy, systemResolver } from './delivery/url-policy';
 import type { Logger } from './logger';
+import { metrics } from './metrics';
 import { createWorkflows } from './temporal/client';
 import { ensureRetentionSchedule } from './temporal/retention-schedule';
 import { createWorker } from './temporal/worker';
@@ -105,7 +106,7 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
     connection,
     namespace: config.temporalNamespace,
     taskQueue,
-    activities: createActivities({ sql, http, logger: options.logger }),
+    activities: createActivities({ sql, http, logger: options.logger, metrics }),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
   });
   await ensureRetentionSchedule(new Client({ connection, namespace: config.temporalNamespace }), taskQueue, config.retentionDays);

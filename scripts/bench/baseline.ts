@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { createHttpSender } from '../../src/delivery/sender';
 import { postSigned } from '../../src/delivery/post-signed';
 import { eventPayload } from '../../src/delivery/payloads';
-import { topicsOfWrite, type ChangeType } from '../../src/delivery/topics';
+import { topicsOfWrite, type ChangeType } from '../../src/topics';
 import { createAddressPolicy, systemResolver } from '../../src/delivery/url-policy';
 import { newId } from '../../src/ids';
 import { serveRpc, type Served } from './lib/ipc';

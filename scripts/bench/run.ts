@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run bench`: delivery throughput and latency of the service against a plain-Node
-// fan-out baseline, on this machine, in one run. See README.md, section "Benchmark".
+// fan-out baseline, on this machine, in one run. See docs/performance.md.
 // Runs compiled: `npm run build && node dist/scripts/bench/run.js` (what `npm run bench` does).
 //
 //   BENCH_QUICK=1        ~3 s steps and smaller scenarios (a smoke run)

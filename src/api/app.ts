@@ -6,6 +6,7 @@ import type { Logger } from '../logger';
 import type { Workflows } from '../temporal/client';
 import { metricsText, registry } from '../metrics';
 import { apiErrors } from './errors';
+import { INTERNAL_BODY_LIMIT_BYTES, PUBLIC_BODY_LIMIT_BYTES } from './limits';
 import { buildOpenApiDocument } from './openapi';
 import { authenticateAccount, authenticateInternal, errorEnvelope, jsonBody, requestLog, type ApiState } from './middleware';
 import { internalRoutes } from './routes/internal';
@@ -21,9 +22,6 @@ export interface AppDependencies {
   /** Where the Temporal SDK's Prometheus exporter answers, if it runs; appended to /metrics. */
   sdkMetricsUrl?: string;
 }
-
-const PUBLIC_BODY_LIMIT = 64 * 1024;
-const INTERNAL_BODY_LIMIT = 1024 * 1024;
 
 /** The routers of the three route groups, in the order the app tries them. */
 export function createRouters(deps: AppDependencies): Router<ApiState>[] {
@@ -45,12 +43,12 @@ export function createRouters(deps: AppDependencies): Router<ApiState>[] {
   // Auth comes first, before a route reads its body (only routes that take one do).
   const publicApi = new Router<ApiState>({ prefix: '/v3' });
   publicApi.use(authenticateAccount(deps.sql));
-  const webhooks = webhookRoutes({ ...deps, body: jsonBody(PUBLIC_BODY_LIMIT) });
+  const webhooks = webhookRoutes({ ...deps, body: jsonBody(PUBLIC_BODY_LIMIT_BYTES) });
   publicApi.use(webhooks.routes(), webhooks.allowedMethods());
 
   const internalApi = new Router<ApiState>({ prefix: '/internal/v3' });
   internalApi.use(authenticateInternal(deps.internalApiToken));
-  const internal = internalRoutes({ ...deps, body: jsonBody(INTERNAL_BODY_LIMIT) });
+  const internal = internalRoutes({ ...deps, body: jsonBody(INTERNAL_BODY_LIMIT_BYTES) });
   internalApi.use(internal.routes(), internal.allowedMethods());
 
   return [open, publicApi, internalApi];

@@ -1,7 +1,10 @@
 // The OpenAPI 3.1 document of both APIs, built from the JSON schemas that validate
 // requests (src/api/schemas.ts): one source of truth. Served at GET /v3/openapi.json.
 import { version } from '../../package.json';
+import { DELIVERY_LOG_KEPT } from '../db/deliveries';
+import { MAX_WEBHOOKS_PER_ACCOUNT } from '../types';
 import type { ErrorCode } from './errors';
+import { INTERNAL_BODY_LIMIT_BYTES, PUBLIC_BODY_LIMIT_BYTES, byteSize } from './limits';
 import * as schemas from './schemas';
 
 type Schema = Record<string, unknown>;
@@ -53,8 +56,8 @@ const ok = (description: string, schema?: Schema) => ({ description, ...(schema 
 const unavailable = { 503: { ...errors('PostgreSQL or Temporal unreachable; see Retry-After', ['UNAVAILABLE']), headers: { 'Retry-After': { required: true, schema: { type: 'integer' } } } } };
 const unexpected = { default: errors('Unexpected error', ['INTERNAL']) };
 const unauthorized = { 401: { ...errors('Missing, malformed or unknown token', ['UNAUTHORIZED']), headers: { 'WWW-Authenticate': { required: true, schema: { type: 'string' } } } } };
-const withBody = (limit: string) => ({
-  413: errors(`Body over ${limit}`, ['PAYLOAD_TOO_LARGE']),
+const withBody = (limitBytes: number) => ({
+  413: errors(`Body over ${byteSize(limitBytes)}`, ['PAYLOAD_TOO_LARGE']),
   415: errors('Body is not JSON', ['UNSUPPORTED_MEDIA_TYPE']),
 });
 const webhookNotFound = { 404: errors('Unknown webhook, or another account\'s', ['WEBHOOK_NOT_FOUND']) };
@@ -64,7 +67,7 @@ const actionOnWebhook = (success: ReturnType<typeof ok>) => ({
   400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
   ...unauthorized,
   ...webhookNotFound,
-  ...withBody('64 KiB'),
+  ...withBody(PUBLIC_BODY_LIMIT_BYTES),
   ...unavailable,
   ...unexpected,
 });
@@ -116,8 +119,8 @@ export function buildOpenApiDocument() {
             200: ok('Updated (same URL); the id, secret, status and count are kept', ref('Webhook')),
             400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'URL_NOT_ALLOWED', 'INVALID_LIST_IDS']),
             ...unauthorized,
-            409: errors('The account has 5 webhooks', ['WEBHOOK_LIMIT_EXCEEDED']),
-            ...withBody('64 KiB'),
+            409: errors(`The account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks`, ['WEBHOOK_LIMIT_EXCEEDED']),
+            ...withBody(PUBLIC_BODY_LIMIT_BYTES),
             422: errors('The ping did not get a 2xx', ['WEBHOOK_UNREACHABLE']),
             ...unavailable,
             ...unexpected,
@@ -141,7 +144,7 @@ export function buildOpenApiDocument() {
             400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'INVALID_LIST_IDS']),
             ...unauthorized,
             ...webhookNotFound,
-            ...withBody('64 KiB'),
+            ...withBody(PUBLIC_BODY_LIMIT_BYTES),
             ...unavailable,
             ...unexpected,
           },
@@ -166,7 +169,7 @@ export function buildOpenApiDocument() {
         parameters: [webhookId],
         get: {
           operationId: 'listDeliveries',
-          summary: 'The delivery log: events, pings and redeliveries, newest first (at least the last 1000 are kept)',
+          summary: `The delivery log: events, pings and redeliveries, newest first (at least the last ${DELIVERY_LOG_KEPT} are kept)`,
           description: 'The filters outcome, kind and event are each optional and combine with each other and with paging.',
           security: account,
           parameters: Object.entries(schemas.deliveriesQuery.properties).map(([name, schema]) => ({ name, in: 'query', schema })),
@@ -243,7 +246,7 @@ export function buildOpenApiDocument() {
             201: ok('Created; the token is shown once and stored only as a hash', ref('CreatedAccount')),
             400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
             ...unauthorized,
-            ...withBody('1 MiB'),
+            ...withBody(INTERNAL_BODY_LIMIT_BYTES),
             ...unavailable,
             ...unexpected,
           },
@@ -261,7 +264,7 @@ export function buildOpenApiDocument() {
             200: ok('Replaced', ref('List')),
             400: errors('Invalid request or unknown account', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
             ...unauthorized,
-            ...withBody('1 MiB'),
+            ...withBody(INTERNAL_BODY_LIMIT_BYTES),
             ...unavailable,
             ...unexpected,
           },
@@ -295,7 +298,7 @@ export function buildOpenApiDocument() {
             ...unauthorized,
             404: errors('Unknown list', ['LIST_NOT_FOUND']),
             409: errors('writeId already used for this list with another body', ['WRITE_ID_REUSED']),
-            ...withBody('1 MiB'),
+            ...withBody(INTERNAL_BODY_LIMIT_BYTES),
             ...unavailable,
             ...unexpected,
           },

@@ -2,10 +2,11 @@
 // Requests are validated with them, compiled once by one ajv instance; the OpenAPI
 // document is built from the same objects.
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
-import type { Change } from '../db/list-writes';
-import { CHANGE_TYPES } from '../delivery/topics';
-import { MAX_LIST_IDS, TOPICS, type DeliveryKind, type Topic, type WebhookStatus } from '../types';
+import type { FromSchema } from 'json-schema-to-ts';
+import { CHANGE_TYPES } from '../topics';
+import { MAX_LIST_IDS, TOPICS } from '../types';
 import { apiErrors, type ValidationIssue } from './errors';
+import { MAX_CHANGES_PER_WRITE, MAX_LIST_MEMBERS } from './limits';
 
 const ajv = new Ajv2020({ allErrors: false, strict: true });
 
@@ -17,12 +18,6 @@ const listIds = { type: 'array', maxItems: MAX_LIST_IDS, uniqueItems: true, item
 
 // ---- requests ----
 
-export interface RegisterWebhookBody {
-  url: string;
-  events?: Topic[];
-  listIds?: string[];
-}
-
 export const registerWebhookBody = {
   type: 'object',
   additionalProperties: false,
@@ -33,12 +28,7 @@ export const registerWebhookBody = {
     listIds: { ...listIds, description: 'Lists to restrict deliveries to; empty or omitted: all of the account\'s lists' },
   },
 } as const;
-
-export interface UpdateWebhookBody {
-  status?: WebhookStatus;
-  events?: Topic[];
-  listIds?: string[];
-}
+export type RegisterWebhookBody = FromSchema<typeof registerWebhookBody>;
 
 export const updateWebhookBody = {
   type: 'object',
@@ -50,13 +40,10 @@ export const updateWebhookBody = {
     listIds,
   },
 } as const;
+export type UpdateWebhookBody = FromSchema<typeof updateWebhookBody>;
 
 /** Routes without a body accept none or an empty object. */
 export const emptyBody = { type: 'object', additionalProperties: false } as const;
-
-export interface CreateAccountBody {
-  name: string;
-}
 
 export const createAccountBody = {
   type: 'object',
@@ -65,11 +52,7 @@ export const createAccountBody = {
   // No NUL: PostgreSQL text cannot hold it (it was a 500).
   properties: { name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^\\u0000]*$', description: 'Any text but the NUL character' } },
 } as const;
-
-export interface PutListBody {
-  ownerAccountId: string;
-  memberAccountIds?: string[];
-}
+export type CreateAccountBody = FromSchema<typeof createAccountBody>;
 
 export const putListBody = {
   type: 'object',
@@ -77,15 +60,10 @@ export const putListBody = {
   required: ['ownerAccountId'],
   properties: {
     ownerAccountId: id,
-    memberAccountIds: { type: 'array', maxItems: 1000, uniqueItems: true, items: id },
+    memberAccountIds: { type: 'array', maxItems: MAX_LIST_MEMBERS, uniqueItems: true, items: id },
   },
 } as const;
-
-export interface ListWriteBody {
-  writeId: string;
-  at?: string;
-  changes: Change[];
-}
+export type PutListBody = FromSchema<typeof putListBody>;
 
 export const listWriteBody = {
   type: 'object',
@@ -102,7 +80,7 @@ export const listWriteBody = {
     changes: {
       type: 'array',
       minItems: 1,
-      maxItems: 1000,
+      maxItems: MAX_CHANGES_PER_WRITE,
       items: {
         type: 'object',
         additionalProperties: false,
@@ -115,10 +93,7 @@ export const listWriteBody = {
     },
   },
 } as const;
-
-export interface RotateSecretBody {
-  secret?: string;
-}
+export type ListWriteBody = FromSchema<typeof listWriteBody>;
 
 export const rotateSecretBody = {
   type: 'object',
@@ -131,14 +106,7 @@ export const rotateSecretBody = {
     },
   },
 } as const;
-
-export interface DeliveriesQuery {
-  limit?: string;
-  before?: string;
-  outcome?: 'delivered' | 'failed';
-  kind?: DeliveryKind;
-  event?: Topic | 'ping';
-}
+export type RotateSecretBody = FromSchema<typeof rotateSecretBody>;
 
 const deliveryKind = { enum: ['event', 'ping', 'redelivery'] } as const;
 const deliveryOutcome = { enum: ['delivered', 'failed'] } as const;
@@ -155,136 +123,93 @@ export const deliveriesQuery = {
     event: { type: 'string', enum: [...TOPICS, 'ping'], description: 'Only attempts of this topic, or pings' },
   },
 } as const;
+export type DeliveriesQuery = FromSchema<typeof deliveriesQuery>;
 
 export const idParameter = id;
 
 // ---- responses (documentation and contract tests) ----
 
+/** A response object: exactly these properties, each always present. */
+function responseObject<const P extends Record<string, object>>(properties: P) {
+  return { type: 'object', additionalProperties: false, required: Object.keys(properties) as (keyof P & string)[], properties } as const;
+}
+
 const deliveryError = { enum: ['timeout', 'redirect', 'non_2xx', 'connection', 'tls', 'blocked_address', 'internal', null] } as const;
 
+export const webhookObject = responseObject({
+  id: { type: 'string', pattern: '^wh_[0-9a-f]{24}$' },
+  url: { type: 'string' },
+  events: { type: 'array', items: topic },
+  listIds: { type: 'array', items: { type: 'string' } },
+  status: { type: 'string', enum: ['active', 'paused'] },
+  pausedReason: { enum: ['auto_failures', 'manual', null] },
+  consecutiveFailures: { type: 'integer', minimum: 0 },
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
 
-export const webhookObject = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['id', 'url', 'events', 'listIds', 'status', 'pausedReason', 'consecutiveFailures', 'createdAt', 'updatedAt'],
-  properties: {
-    id: { type: 'string', pattern: '^wh_[0-9a-f]{24}$' },
-    url: { type: 'string' },
-    events: { type: 'array', items: topic },
-    listIds: { type: 'array', items: { type: 'string' } },
-    status: { type: 'string', enum: ['active', 'paused'] },
-    pausedReason: { enum: ['auto_failures', 'manual', null] },
-    consecutiveFailures: { type: 'integer', minimum: 0 },
-    createdAt: timestamp,
-    updatedAt: timestamp,
+export const createdWebhookObject = responseObject({
+  ...webhookObject.properties,
+  secret: { type: 'string', pattern: '^whsec_', description: 'The signing secret; shown in this response only' },
+});
+
+export const webhookList = responseObject({ data: { type: 'array', items: webhookObject } });
+
+export const pingResult = responseObject({
+  delivered: { type: 'boolean' },
+  statusCode: { type: ['integer', 'null'] },
+  durationMs: { type: 'integer', minimum: 0 },
+  error: deliveryError,
+});
+
+export const redeliveryResult = responseObject({
+  deliveryId: { ...deliveryId, description: 'The redelivery\'s own id (its SVC-Delivery header)' },
+  ...pingResult.properties,
+});
+
+export const rotatedSecret = responseObject({
+  secret: { type: 'string', pattern: '^whsec_', description: 'The new signing secret; shown in this response only' },
+});
+
+export const createdAccount = responseObject({
+  id: { type: 'string', pattern: '^acc_' },
+  token: { type: 'string', description: 'The account\'s API token; shown in this response only' },
+});
+
+export const listObject = responseObject({
+  id: { type: 'string' },
+  ownerAccountId: { type: 'string' },
+  memberAccountIds: { type: 'array', items: { type: 'string' } },
+  cursor: { type: 'integer', minimum: 0 },
+});
+
+export const writeAccepted = responseObject({
+  writeId: { type: 'string' },
+  listId: { type: 'string' },
+  cursor: { type: 'integer', minimum: 1 },
+  topics: { type: 'array', items: topic },
+});
+
+export const deliveryPage = responseObject({
+  data: {
+    type: 'array',
+    items: responseObject({
+      id: deliveryId,
+      event: { type: 'string' },
+      listId: { type: ['string', 'null'] },
+      cursor: { type: ['integer', 'null'] },
+      at: { type: ['string', 'null'], format: 'date-time' },
+      kind: deliveryKind,
+      redeliveryOf: { type: ['string', 'null'], description: 'The delivery a redelivery repeats; null for the others' },
+      outcome: deliveryOutcome,
+      statusCode: { type: ['integer', 'null'] },
+      error: deliveryError,
+      durationMs: { type: 'integer', minimum: 0 },
+      attemptedAt: timestamp,
+    }),
   },
-} as const;
-
-export const createdWebhookObject = {
-  ...webhookObject,
-  required: [...webhookObject.required, 'secret'],
-  properties: {
-    ...webhookObject.properties,
-    secret: { type: 'string', pattern: '^whsec_', description: 'The signing secret; shown in this response only' },
-  },
-} as const;
-
-export const webhookList = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['data'],
-  properties: { data: { type: 'array', items: webhookObject } },
-} as const;
-
-export const pingResult = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['delivered', 'statusCode', 'durationMs', 'error'],
-  properties: {
-    delivered: { type: 'boolean' },
-    statusCode: { type: ['integer', 'null'] },
-    durationMs: { type: 'integer', minimum: 0 },
-    error: deliveryError,
-  },
-} as const;
-
-export const redeliveryResult = {
-  ...pingResult,
-  required: ['deliveryId', ...pingResult.required],
-  properties: { deliveryId: { ...deliveryId, description: 'The redelivery\'s own id (its SVC-Delivery header)' }, ...pingResult.properties },
-} as const;
-
-export const rotatedSecret = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['secret'],
-  properties: { secret: { type: 'string', pattern: '^whsec_', description: 'The new signing secret; shown in this response only' } },
-} as const;
-
-export const createdAccount = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['id', 'token'],
-  properties: {
-    id: { type: 'string', pattern: '^acc_' },
-    token: { type: 'string', description: 'The account\'s API token; shown in this response only' },
-  },
-} as const;
-
-export const listObject = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['id', 'ownerAccountId', 'memberAccountIds', 'cursor'],
-  properties: {
-    id: { type: 'string' },
-    ownerAccountId: { type: 'string' },
-    memberAccountIds: { type: 'array', items: { type: 'string' } },
-    cursor: { type: 'integer', minimum: 0 },
-  },
-} as const;
-
-export const writeAccepted = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['writeId', 'listId', 'cursor', 'topics'],
-  properties: {
-    writeId: { type: 'string' },
-    listId: { type: 'string' },
-    cursor: { type: 'integer', minimum: 1 },
-    topics: { type: 'array', items: topic },
-  },
-} as const;
-
-export const deliveryPage = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['data', 'next'],
-  properties: {
-    data: {
-      type: 'array',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['id', 'event', 'listId', 'cursor', 'at', 'kind', 'redeliveryOf', 'outcome', 'statusCode', 'error', 'durationMs', 'attemptedAt'],
-        properties: {
-          id: deliveryId,
-          event: { type: 'string' },
-          listId: { type: ['string', 'null'] },
-          cursor: { type: ['integer', 'null'] },
-          at: { type: ['string', 'null'], format: 'date-time' },
-          kind: deliveryKind,
-          redeliveryOf: { type: ['string', 'null'], description: 'The delivery a redelivery repeats; null for the others' },
-          outcome: deliveryOutcome,
-          statusCode: { type: ['integer', 'null'] },
-          error: deliveryError,
-          durationMs: { type: 'integer', minimum: 0 },
-          attemptedAt: timestamp,
-        },
-      },
-    },
-    next: { type: ['string', 'null'], description: 'Pass as `before` for the next page; null on the last' },
-  },
-} as const;
+  next: { type: ['string', 'null'], description: 'Pass as `before` for the next page; null on the last' },
+});
 
 export const errorEnvelope = {
   type: 'object',
@@ -315,12 +240,7 @@ export const errorEnvelope = {
   },
 } as const;
 
-export const healthStatus = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['status'],
-  properties: { status: { type: 'string' } },
-} as const;
+export const healthStatus = responseObject({ status: { type: 'string' } });
 
 // ---- validation ----
 

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ChangeType } from '../delivery/topics';
-import { topicsOfWrite } from '../delivery/topics';
+import { topicsOfWrite, type ChangeType } from '../topics';
 import { TOPICS, type ListWrite, type Recipient, type Topic } from '../types';
 import type { Db, Sql } from './sql';
 

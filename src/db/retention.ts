@@ -16,7 +16,7 @@ export interface Pruned {
  * A delivery's claim answers a re-run of its attempt, which comes while its write's
  * workflow runs: within minutes, unless no worker runs for days.
  */
-export async function pruneRecords(sql: Sql, retentionDays: number): Promise<Pruned> {
+export async function deleteRecordsOlderThan(sql: Sql, retentionDays: number): Promise<Pruned> {
   const cutoff = sql`now() - make_interval(days => ${retentionDays})`;
   return {
     listWrites: await deleteInBatches(async () => (await sql`

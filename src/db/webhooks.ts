@@ -1,17 +1,7 @@
-import { newId, newSigningSecret } from '../ids';
-import {
-  MAX_WEBHOOKS_PER_ACCOUNT,
-  type RegistrationInput,
-  type RegistrationResult,
-  type Topic,
-  type Webhook,
-  type WebhookLifecycleState,
-  type WebhookStatus,
-} from '../types';
-import { findListIdsNotOwned } from './lists';
-import type { Db, Sql } from './sql';
+import type { Topic, Webhook, WebhookLifecycleState, WebhookStatus } from '../types';
+import type { Db } from './sql';
 
-interface WebhookRow {
+export interface WebhookRow {
   id: string;
   url: string;
   events: Topic[];
@@ -24,9 +14,9 @@ interface WebhookRow {
 }
 
 // Every column but the secret, which only getWebhookSecret and the registration reply read.
-const WEBHOOK_COLUMNS = ['id', 'url', 'events', 'list_ids', 'status', 'paused_reason', 'consecutive_failures', 'created_at', 'updated_at'];
+export const WEBHOOK_COLUMNS = ['id', 'url', 'events', 'list_ids', 'status', 'paused_reason', 'consecutive_failures', 'created_at', 'updated_at'];
 
-function toWebhook(row: WebhookRow): Webhook {
+export function toWebhook(row: WebhookRow): Webhook {
   return {
     id: row.id,
     url: row.url,
@@ -125,7 +115,7 @@ export async function replaceWebhookSecret(sql: Db, webhookId: string, secret: s
  * Mirrors the per-webhook workflow's state, which only that workflow changes. Returns
  * true when this call paused the webhook (a repeat of the same call returns false).
  */
-export async function storeWebhookState(sql: Db, state: WebhookLifecycleState): Promise<{ paused: boolean }> {
+export async function mirrorWebhookState(sql: Db, state: WebhookLifecycleState): Promise<{ paused: boolean }> {
   const [row] = await sql<{ wasStatus: string }[]>`
     UPDATE webhooks w SET status = ${state.status}, paused_reason = ${state.pausedReason},
                           consecutive_failures = ${state.consecutiveFailures},
@@ -138,86 +128,6 @@ export async function storeWebhookState(sql: Db, state: WebhookLifecycleState): 
   return { paused: row?.wasStatus === 'active' && state.status === 'paused' };
 }
 
-export async function deleteWebhook(sql: Db, webhookId: string): Promise<void> {
+export async function deleteWebhookRow(sql: Db, webhookId: string): Promise<void> {
   await sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
-}
-
-/**
- * Records a registration in flight with the id and secret the webhook will have: the
- * existing ones on re-registration, new ones otherwise. Idempotent per registration id.
- */
-export async function beginRegistration(
-  sql: Db,
-  input: Pick<RegistrationInput, 'registrationId' | 'accountId' | 'url'>,
-): Promise<{ webhookId: string }> {
-  const [row] = await sql<{ webhookId: string }[]>`
-    WITH existing AS (
-      SELECT id, secret FROM webhooks WHERE account_id = ${input.accountId} AND url = ${input.url}
-    ), inserted AS (
-      INSERT INTO registrations (id, account_id, webhook_id, secret)
-      SELECT ${input.registrationId}, ${input.accountId},
-             COALESCE((SELECT id FROM existing), ${newId('wh')}),
-             COALESCE((SELECT secret FROM existing), ${newSigningSecret()})
-      ON CONFLICT (id) DO NOTHING
-      RETURNING webhook_id
-    )
-    SELECT webhook_id AS "webhookId" FROM inserted
-    UNION ALL
-    SELECT webhook_id FROM registrations WHERE id = ${input.registrationId}`;
-  return row;
-}
-
-/** The secret the registration's ping is signed with; null once the registration is decided. */
-export async function getRegistrationSecret(sql: Db, registrationId: string): Promise<string | null> {
-  const [row] = await sql<{ secret: string | null }[]>`SELECT secret FROM registrations WHERE id = ${registrationId}`;
-  return row?.secret ?? null;
-}
-
-/** Ends a registration that will store nothing (its ping failed): forget its secret. */
-export async function abandonRegistration(sql: Db, registrationId: string): Promise<void> {
-  await sql`UPDATE registrations SET secret = NULL, outcome = 'unreachable' WHERE id = ${registrationId}`;
-}
-
-/**
- * Stores the registered webhook: creates it, or updates the one with the same URL while
- * keeping its id, secret, status and failure count. The account row is locked so that
- * concurrent registrations see each other: never two webhooks with one URL, nor a sixth.
- * The webhook limit and list ownership are checked again here, under that lock.
- */
-export async function completeRegistration(sql: Sql, input: RegistrationInput): Promise<RegistrationResult> {
-  return sql.begin(async (tx) => {
-    const [registration] = await tx<{ webhookId: string; secret: string | null; outcome: string | null }[]>`
-      SELECT webhook_id AS "webhookId", secret, outcome FROM registrations
-      WHERE id = ${input.registrationId} FOR UPDATE`;
-    if (!registration) throw new Error(`registration ${input.registrationId} was never begun`);
-    if (registration.outcome === 'created' || registration.outcome === 'updated') {
-      // A retry of an attempt that committed: answer as that attempt did.
-      const webhook = await findWebhook(tx, input.accountId, registration.webhookId);
-      if (webhook) return { outcome: registration.outcome, webhook };
-    }
-    await tx`SELECT 1 FROM accounts WHERE id = ${input.accountId} FOR UPDATE`;
-
-    const invalidListIds = await findListIdsNotOwned(tx, input.accountId, input.listIds);
-    if (invalidListIds.length > 0) return { outcome: 'invalid_list_ids', invalidListIds };
-
-    const existing = await findWebhookByUrl(tx, input.accountId, input.url);
-    if (!existing && (await countWebhooks(tx, input.accountId)) >= MAX_WEBHOOKS_PER_ACCOUNT) {
-      return { outcome: 'limit_exceeded' };
-    }
-    const [row] = existing
-      ? await tx<WebhookRow[]>`
-          UPDATE webhooks SET events = ${input.events}, list_ids = ${input.listIds}, updated_at = now()
-          WHERE id = ${existing.id}
-          RETURNING ${tx(WEBHOOK_COLUMNS)}`
-      : await tx<WebhookRow[]>`
-          INSERT INTO webhooks (id, account_id, url, secret, events, list_ids)
-          VALUES (${registration.webhookId}, ${input.accountId}, ${input.url}, ${registration.secret},
-                  ${input.events}, ${input.listIds})
-          RETURNING ${tx(WEBHOOK_COLUMNS)}`;
-    const outcome = existing ? 'updated' : 'created';
-    await tx`
-      UPDATE registrations SET secret = NULL, outcome = ${outcome}, webhook_id = ${row.id}
-      WHERE id = ${input.registrationId}`;
-    return { outcome, webhook: toWebhook(row) };
-  });
 }

@@ -12,7 +12,7 @@ export interface SignedMessage {
   body: string;
 }
 
-/** One signed POST of an event or ping, with the headers of DESIGN.md §5. */
+/** One signed POST of an event or ping, with the headers of docs/api.md, "Receiving webhooks". */
 export function postSigned(http: HttpSender, message: SignedMessage, secret: string): Promise<DeliveryResult> {
   return http.post(message.url, message.body, {
     'svc-event': message.event,

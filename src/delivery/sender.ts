@@ -1,4 +1,4 @@
-// The one outbound HTTP client (pings and deliveries). DESIGN.md §5 and §7: one attempt,
+// The one outbound HTTP client (pings and deliveries), as docs/api.md decides: one attempt,
 // https only, checked addresses only, no redirects, one overall deadline, body capped.
 import { readFileSync } from 'node:fs';
 import net from 'node:net';

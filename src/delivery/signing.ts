@@ -1,6 +1,6 @@
-// Webhook signatures (DESIGN.md §5): `sha256=` + lowercase hex HMAC-SHA256 of the exact
+// Webhook signatures (docs/api.md, "Receiving webhooks"): `sha256=` + lowercase hex HMAC-SHA256 of the exact
 // body bytes, keyed with the UTF-8 bytes of the whole secret (its `whsec_` prefix included).
-// verifySignature is also the function receivers are shown in the README.
+// verifySignature is also the function receivers are shown in docs/api.md.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export function signPayload(body: string | Buffer, secret: string): string {

@@ -1,4 +1,4 @@
-// SSRF policy for webhook URLs (DESIGN.md §7). Pure: the caller supplies the resolver,
+// SSRF policy for webhook URLs (docs/api.md, "Decisions"). Pure: the caller supplies the resolver,
 // so registration (API) and every dial (sender) apply exactly the same rules.
 import { promises as dns } from 'node:dns';
 import net from 'node:net';

@@ -1,10 +1,10 @@
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { BackingServiceError } from '../errors';
 import { lifecycleWorkflowId, listWriteWorkflowId, pingWorkflowId, redeliveryWorkflowId, registrationWorkflowId, type DeliveryResult, type Redelivery, type ListWrite, type Recipient, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
-import type { deliverListWrite, pingWebhook, redeliverEvent, registerWebhook, webhookLifecycle } from '../../workflows';
-import { deleteWebhookUpdate, deliveryOutcomesSignal, setStatusUpdate } from './webhook-messages';
+import type { deliverListWrite, pingWebhook, redeliverEvent, registerWebhook } from '../../workflows';
+import { deleteWebhookUpdate, setStatusUpdate } from './webhook-messages';
 import { newId } from '../ids';
-import { AccountIdKey, ListIdKey, WebhookIdKey, WebhookStatusKey } from './search-attributes';
+import { AccountIdKey, ListIdKey, WebhookIdKey } from './search-attributes';
 
 /**
  * The workflows the API starts or talks to, behind plain functions so routes need not know
@@ -121,35 +121,5 @@ async function ourFailure<T>(waited: Promise<T>): Promise<T> {
       throw new BackingServiceError(error.message, { cause: error });
     }
     throw error;
-  }
-}
-
-/**
- * Starts `webhook/{id}` for a webhook just stored, counting failures from 0. It outlives the
- * registration that started it; a re-registration (or a retry) finds it running.
- */
-export async function startWebhookLifecycle(client: Client, taskQueue: string, webhookId: string, accountId: string): Promise<void> {
-  try {
-    await client.workflow.start<typeof webhookLifecycle>('webhookLifecycle', {
-      taskQueue,
-      workflowId: lifecycleWorkflowId(webhookId),
-      args: [{ state: { webhookId, accountId, status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 } }],
-      typedSearchAttributes: [
-        { key: WebhookIdKey, value: webhookId },
-        { key: AccountIdKey, value: accountId },
-        { key: WebhookStatusKey, value: 'active' },
-      ],
-    });
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-  }
-}
-
-/** Tells `webhook/{id}` of one delivery outcome; a webhook deleted meanwhile has nothing to count. */
-export async function signalDeliveryOutcome(client: Client, webhookId: string, delivered: boolean): Promise<void> {
-  try {
-    await client.workflow.getHandle(lifecycleWorkflowId(webhookId)).signal(deliveryOutcomesSignal, { delivered: [delivered] });
-  } catch (error) {
-    if (!(error instanceof WorkflowNotFoundError)) throw error;
   }
 }

@@ -1,6 +1,6 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
-// Keyword attributes that let an operator filter the Temporal Web UI (DESIGN.md §8).
+// Keyword attributes that let an operator filter the Temporal Web UI (docs/operating.md).
 export const WebhookIdKey = defineSearchAttributeKey('WebhookId', SearchAttributeType.KEYWORD);
 export const AccountIdKey = defineSearchAttributeKey('AccountId', SearchAttributeType.KEYWORD);
 export const ListIdKey = defineSearchAttributeKey('ListId', SearchAttributeType.KEYWORD);

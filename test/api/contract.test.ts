@@ -13,21 +13,7 @@ import { createSql } from '../../src/db/sql';
 import { startResettingServer, type DeadServer } from '../support/dead-server';
 import type { Receiver } from '../support/receiver';
 import { requestTo, startTestStack, type ApiResponse, type RequestOptions, type TestStack } from '../support/stack';
-import { HTTP_METHODS, templatePattern, type DocumentedResponse, type Operation, type Schema } from '../support/openapi';
-
-interface DocumentedOperation {
-  template: string;
-  method: string;
-  pattern: RegExp;
-  /** JSON pointer of the operation in the document. */
-  pointer: string;
-  operation: Operation;
-}
-
-interface OpenApiDocument {
-  security?: Record<string, string[]>[];
-  paths: Record<string, Record<string, unknown>>;
-}
+import { HTTP_METHODS, OpenApi, escapePointer, type DocumentedOperation, type Operation, type OpenApiDocument, type Schema } from '../support/openapi';
 
 const DOCUMENT_ID = 'https://contract.test/openapi.json';
 const PUBLIC_BODY_LIMIT = 64 * 1024;
@@ -39,8 +25,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {};
 let stack: TestStack;
 let receiver: Receiver;
 const failingPaths = new Set<string>();
-let openApi: OpenApiDocument;
-let operations: DocumentedOperation[] = [];
+let openApi: OpenApi;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
 const validators = new Map<string, ValidateFunction>();
@@ -49,8 +34,6 @@ const validateEnvelope = ajv.compile(errorEnvelope);
 const observed = new Map<string, Set<string>>();
 
 // ---- the document ----
-
-const escapePointer = (part: string) => part.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** A validator for the schema at `pointer` in the document; `$ref`s resolve within the document. */
 function validatorAt(pointer: string): ValidateFunction {
@@ -62,48 +45,10 @@ function validatorAt(pointer: string): ValidateFunction {
   return validate;
 }
 
-/** The node at a local `$ref`, followed until it is no `$ref`. */
-function deref(node: Schema | undefined): Schema | undefined {
-  let current = node;
-  while (current && typeof current.$ref === 'string') {
-    const ref: string = current.$ref;
-    current = ref
-      .slice(2)
-      .split('/')
-      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-      .reduce<any>((value, part) => value?.[part], openApi);
-  }
-  return current;
-}
-
 function loadDocument(document: OpenApiDocument): void {
-  openApi = document;
+  openApi = new OpenApi(document);
   ajv.addSchema(document, DOCUMENT_ID);
-  operations = [];
-  for (const [template, item] of Object.entries(document.paths)) {
-    const pattern = templatePattern(template);
-    for (const method of HTTP_METHODS) {
-      const operation = item[method] as Operation | undefined;
-      if (operation) operations.push({ template, method, pattern, pointer: `/paths/${escapePointer(template)}/${method}`, operation });
-    }
-  }
 }
-
-const parameterCount = (template: string) => (template.match(/\{/g) ?? []).length;
-
-function findOperation(method: string, path: string): DocumentedOperation | undefined {
-  return operations
-    .filter((candidate) => candidate.method === method.toLowerCase() && candidate.pattern.test(path))
-    .sort((a, b) => parameterCount(a.template) - parameterCount(b.template))[0];
-}
-
-function documentedCodes(response: DocumentedResponse): string[] {
-  const schema = deref(response.content?.['application/json']?.schema);
-  return (deref(deref(schema?.properties?.error)?.properties?.code)?.enum as string[] | undefined) ?? [];
-}
-
-const securitySchemes = (operation: Operation) =>
-  (operation.security ?? openApi.security ?? []).flatMap((requirement) => Object.keys(requirement));
 
 // ---- the checker ----
 
@@ -113,7 +58,7 @@ const securitySchemes = (operation: Operation) =>
  */
 function check(method: string, url: string, response: ApiResponse): DocumentedOperation {
   const path = new URL(url, 'http://contract.test').pathname;
-  const found = findOperation(method, path);
+  const found = openApi.find(method, path);
   if (!found) throw new Error(`${method} ${path} is not documented`);
   const { operation } = found;
   const status = String(response.status);
@@ -138,7 +83,7 @@ function check(method: string, url: string, response: ApiResponse): DocumentedOp
     const value = response.headers.get(name);
     expect(value, `${where} sends ${name}`).not.toBeNull();
     if (!header.schema) continue;
-    const type = deref(header.schema)?.type;
+    const type = openApi.deref(header.schema)?.type;
     const typed = (type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(value!) ? Number(value) : value;
     const validate = validatorAt(`${responsePointer}/headers/${escapePointer(name)}/schema`);
     expect(validate(typed), `${where} header ${name}: ${value}`).toBe(true);
@@ -147,7 +92,7 @@ function check(method: string, url: string, response: ApiResponse): DocumentedOp
   let code = '';
   if (response.status >= 400) {
     code = response.body.error.code;
-    expect(documentedCodes(documented), `${where} lists ${code}`).toContain(code);
+    expect(openApi.codes(documented), `${where} lists ${code}`).toContain(code);
   }
   const seen = observed.get(`${operation.operationId} ${key}`) ?? new Set<string>();
   seen.add(code);
@@ -172,7 +117,7 @@ const internalToken = () => ({ token: stack.internalApiToken });
 
 /** A token the operation's security scheme accepts (for the public API, a fresh account's). */
 async function tokenFor(operation: Operation): Promise<string | null> {
-  const schemes = securitySchemes(operation);
+  const schemes = openApi.securitySchemes(operation);
   if (schemes.length === 0) return null;
   if (schemes.includes('internalToken')) return stack.internalApiToken;
   if (schemes.includes('accountToken')) return (await stack.createAccount()).token;
@@ -186,7 +131,7 @@ const bodyLimit = (template: string) => (template.startsWith('/internal/') ? INT
 
 /** A small valid instance of a (dereferenced) JSON schema, for requests that must pass validation. */
 function sampleOf(node: Schema): unknown {
-  const schema = deref(node)!;
+  const schema = openApi.deref(node)!;
   if ('const' in schema) return schema.const;
   if (Array.isArray(schema.enum)) return schema.enum[0];
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
@@ -221,8 +166,8 @@ function validBody(found: DocumentedOperation): unknown {
 }
 
 /** Operations of the document that have a request body / need a token / document this status. */
-const withRequestBody = () => operations.filter(({ operation }) => operation.requestBody);
-const documenting = (status: string) => operations.filter(({ operation }) => operation.responses[status]);
+const withRequestBody = () => openApi.operations.filter(({ operation }) => operation.requestBody);
+const documenting = (status: string) => openApi.operations.filter(({ operation }) => operation.responses[status]);
 
 function expectError(response: ApiResponse, status: number, code: string): Record<string, unknown> {
   expect(response.status, JSON.stringify(response.body)).toBe(status);
@@ -588,7 +533,7 @@ describe('every operation that needs a token', () => {
       const path = samplePath(found.template);
       const method = found.method.toUpperCase();
       const body = found.operation.requestBody ? validBody(found) : undefined;
-      const otherApiToken = securitySchemes(found.operation).includes('internalToken') ? account.token : stack.internalApiToken;
+      const otherApiToken = openApi.securitySchemes(found.operation).includes('internalToken') ? account.token : stack.internalApiToken;
       for (const options of [
         { body },
         { body, headers: { authorization: 'Basic dXNlcjpwdw==' } },
@@ -688,7 +633,7 @@ describe('every operation that documents 503, on an app whose PostgreSQL is unre
     const unavailable = documenting('503');
     expect(unavailable.length).toBeGreaterThan(0);
     for (const found of unavailable) {
-      const schemes = securitySchemes(found.operation);
+      const schemes = openApi.securitySchemes(found.operation);
       // An account token cannot be checked without PostgreSQL: any well-formed one will do.
       const token = schemes.includes('internalToken') ? stack.internalApiToken : schemes.length > 0 ? 'tok_contract' : null;
       const method = found.method.toUpperCase();
@@ -704,10 +649,10 @@ describe('every operation that documents 503, on an app whose PostgreSQL is unre
 describe('routes and methods the document does not list', () => {
   it('answers a documented path with another method 405 METHOD_NOT_ALLOWED, with Allow naming the documented methods', async () => {
     const account = await stack.createAccount();
-    for (const [template, item] of Object.entries(openApi.paths)) {
+    for (const [template, item] of Object.entries(openApi.document.paths)) {
       const documented = HTTP_METHODS.filter((method) => item[method]);
       const wrong = (['put', 'patch', 'delete', 'post', 'get'] as const).find((method) => !item[method])!;
-      const schemes = securitySchemes(item[documented[0]] as Operation);
+      const schemes = openApi.securitySchemes(item[documented[0]] as Operation);
       const token = schemes.includes('internalToken') ? stack.internalApiToken : schemes.includes('accountToken') ? account.token : null;
       const response = await send(stack.service.url, wrong.toUpperCase(), samplePath(template), { token });
       const where = `${wrong.toUpperCase()} ${template}`;
@@ -731,7 +676,7 @@ describe('routes and methods the document does not list', () => {
       ['/internal/v3/nothing', stack.internalApiToken],
     ] as const) {
       for (const method of ['GET', 'POST']) {
-        expect(findOperation(method, path), `${method} ${path} is not documented`).toBeUndefined();
+        expect(openApi.find(method, path), `${method} ${path} is not documented`).toBeUndefined();
         const response = await send(stack.service.url, method, path, { token });
         expect(response.status, `${method} ${path}`).toBe(404);
         expect(validateEnvelope(response.body), ajv.errorsText(validateEnvelope.errors)).toBe(true);
@@ -746,7 +691,7 @@ describe('routes and methods the document does not list', () => {
 describe('coverage of the document', () => {
   it('saw every documented status of every operation, and every error code each of those responses lists', () => {
     const missing: string[] = [];
-    for (const { operation } of operations) {
+    for (const { operation } of openApi.operations) {
       for (const [status, response] of Object.entries(operation.responses)) {
         if (status === 'default') continue;
         const seen = observed.get(`${operation.operationId} ${status}`);
@@ -754,10 +699,10 @@ describe('coverage of the document', () => {
           missing.push(`${operation.operationId} ${status}`);
           continue;
         }
-        for (const code of documentedCodes(response)) if (!seen.has(code)) missing.push(`${operation.operationId} ${status} ${code}`);
+        for (const code of openApi.codes(response)) if (!seen.has(code)) missing.push(`${operation.operationId} ${status} ${code}`);
       }
     }
-    expect(operations.length).toBeGreaterThan(0);
+    expect(openApi.operations.length).toBeGreaterThan(0);
     expect(missing).toEqual([]);
   });
 });

@@ -1,12 +1,12 @@
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWorkflows } from '../../src/temporal/client';
 import { verifySignature } from '../../src/delivery/signing';
 import { TOPICS, type DeliveryOutcomes } from '../../src/types';
 import { deliverListWrite, lifecycleStateQuery } from '../../workflows';
-import type { Receiver, ReceivedRequest } from '../support/receiver';
-import { startTestStack, type TestStack } from '../support/stack';
+import type { ReceivedRequest } from '../support/receiver';
+import { useStackWithReceiver } from '../support/stack';
 import { startResettingServer } from '../support/dead-server';
 import { sample } from '../support/metrics';
 import { freePort } from '../support/ports';
@@ -14,44 +14,38 @@ import { startReceiver } from '../support/receiver';
 import { createSelfSignedCert } from '../support/tls';
 import { waitFor } from '../support/wait';
 
-let stack: TestStack;
-let receiver: Receiver;
+const suite = useStackWithReceiver();
 let writes = 0;
 
-beforeAll(async () => {
-  stack = await startTestStack();
-  receiver = await stack.startReceiver();
-});
-afterAll(() => stack?.stop());
 
-const internal = () => ({ token: stack.internalApiToken });
-const at = (path: string) => receiver.requests.filter((request) => request.path === path);
+const internal = () => ({ token: suite.stack.internalApiToken });
+const at = (path: string) => suite.receiver.requests.filter((request) => request.path === path);
 const json = (request: ReceivedRequest) => JSON.parse(request.rawBody.toString('utf8'));
 
 async function account() {
-  return stack.createAccount();
+  return suite.stack.createAccount();
 }
 
 function webhook(token: string, path: string, body: Record<string, unknown> = {}) {
-  return stack.registerWebhook(token, receiver.urlFor(path), body);
+  return suite.stack.registerWebhook(token, suite.receiver.urlFor(path), body);
 }
 
 async function list(ownerId: string, members: string[] = []) {
   const listId = `list-${++writes}-${Math.random().toString(36).slice(2, 8)}`;
-  expect((await stack.putList(listId, ownerId, members)).status).toBe(201);
+  expect((await suite.stack.putList(listId, ownerId, members)).status).toBe(201);
   return listId;
 }
 
 /** Reports a write and waits until all its deliveries are made and their outcomes reported. */
 function write(listId: string, changes: unknown[], extra: Record<string, unknown> = {}) {
-  return stack.reportWrite(listId, `w-${++writes}`, changes, extra);
+  return suite.stack.reportWrite(listId, `w-${++writes}`, changes, extra);
 }
 
-const countIs = (token: string, webhookId: string, count: number) => stack.waitForFailureCount(token, webhookId, count);
+const countIs = (token: string, webhookId: string, count: number) => suite.stack.waitForFailureCount(token, webhookId, count);
 
 /** The outcomes each signal to `webhook/{id}` carried, in order. */
 async function signalsTo(webhookId: string): Promise<boolean[][]> {
-  const history = await stack.service.client.workflow.getHandle(`webhook/${webhookId}`).fetchHistory();
+  const history = await suite.stack.service.client.workflow.getHandle(`webhook/${webhookId}`).fetchHistory();
   return history.events!.flatMap((event) => {
     const signal = event.workflowExecutionSignaledEventAttributes;
     if (!signal) return [];
@@ -113,7 +107,7 @@ describe('POST /internal/v3/lists/{listId}/writes', () => {
     }
     expect(ids.size).toBe(2);
     // The SVC-Delivery id is the id in the delivery log.
-    const log = await stack.request('GET', `/v3/webhooks/${hook.id}/deliveries`, { token: owner.token });
+    const log = await suite.stack.request('GET', `/v3/webhooks/${hook.id}/deliveries`, { token: owner.token });
     expect(new Set(log.body.data.filter((d: { kind: string }) => d.kind === 'event').map((d: { id: string }) => d.id))).toEqual(ids);
   });
 
@@ -144,7 +138,7 @@ describe('POST /internal/v3/lists/{listId}/writes', () => {
 
     await write(listId, [{ type: 'item.added' }]);
     expect([events('owner'), events('member'), events('joiner'), events('leaver'), events('stranger')]).toEqual([2, 2, 2, 1, 0]);
-    const members = await stack.service.sql`SELECT account_id FROM list_members WHERE list_id = ${listId} ORDER BY account_id`;
+    const members = await suite.stack.service.sql`SELECT account_id FROM list_members WHERE list_id = ${listId} ORDER BY account_id`;
     expect(members.map((row) => row.account_id)).toEqual([member.id, joiner.id].sort());
   });
 
@@ -153,16 +147,16 @@ describe('POST /internal/v3/lists/{listId}/writes', () => {
     await webhook(owner.token, '/writes/idempotent');
     const listId = await list(owner.id);
     const body = { writeId: 'same-write', changes: [{ type: 'item.added', itemId: 'bread' }] };
-    const send = () => stack.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), body });
+    const send = () => suite.stack.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), body });
     const answers = await Promise.all([send(), send(), send(), send(), send()]);
     expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202, 202]);
     expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
-    await stack.service.client.workflow.getHandle(`list-write/${listId}/same-write`).result();
+    await suite.stack.service.client.workflow.getHandle(`list-write/${listId}/same-write`).result();
     const again = await send();
     expect(again.body).toEqual(answers[0].body);
     expect(at('/writes/idempotent').filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(1);
 
-    const reused = await stack.request('POST', `/internal/v3/lists/${listId}/writes`, {
+    const reused = await suite.stack.request('POST', `/internal/v3/lists/${listId}/writes`, {
       ...internal(),
       body: { writeId: 'same-write', changes: [{ type: 'item.removed', itemId: 'bread' }] },
     });
@@ -172,7 +166,7 @@ describe('POST /internal/v3/lists/{listId}/writes', () => {
 
   it('refuses an unknown list with 404 LIST_NOT_FOUND and invalid writes with 400', async () => {
     const owner = await account();
-    const missing = await stack.request('POST', '/internal/v3/lists/no-such-list/writes', {
+    const missing = await suite.stack.request('POST', '/internal/v3/lists/no-such-list/writes', {
       ...internal(),
       body: { writeId: 'w', changes: [{ type: 'item.added' }] },
     });
@@ -190,12 +184,12 @@ describe('POST /internal/v3/lists/{listId}/writes', () => {
       [{ changes: [{ type: 'item.added' }] }, '/writeId'],
     ];
     for (const [body, path] of invalid) {
-      const response = await stack.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), body });
+      const response = await suite.stack.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), body });
       expect(response.status, JSON.stringify(body).slice(0, 80)).toBe(400);
       expect(response.body.error.code).toBe('VALIDATION_FAILED');
       expect(response.body.error.details[0].path).toBe(path);
     }
-    const cursor = await stack.service.sql`SELECT cursor FROM lists WHERE id = ${listId}`;
+    const cursor = await suite.stack.service.sql`SELECT cursor FROM lists WHERE id = ${listId}`;
     expect(Number(cursor[0].cursor)).toBe(0);
   });
 });
@@ -208,7 +202,7 @@ describe('a write while Temporal is unreachable', () => {
     // The same API, on the same database, with a Temporal frontend that does not answer.
     const temporalDown = await startResettingServer();
     const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${temporalDown.port}`, connectTimeout: '1s' }) });
-    const api = await stack.startApiWith({ workflows: createWorkflows(deadTemporal, { taskQueue: stack.taskQueue, deliveryTimeoutMs: 3000, deliveriesPerBatch: 500 }) });
+    const api = await suite.stack.startApiWith({ workflows: createWorkflows(deadTemporal, { taskQueue: suite.stack.taskQueue, deliveryTimeoutMs: 3000, deliveriesPerBatch: 500 }) });
     const body = JSON.stringify({ writeId: 'during-outage', changes: [{ type: 'item.added' }] });
     try {
       const refused = await api.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), rawBody: body, headers: { 'content-type': 'application/json' } });
@@ -221,10 +215,10 @@ describe('a write while Temporal is unreachable', () => {
       await temporalDown.close();
     }
 
-    const retried = await stack.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), rawBody: body, headers: { 'content-type': 'application/json' } });
+    const retried = await suite.stack.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), rawBody: body, headers: { 'content-type': 'application/json' } });
     expect(retried.status).toBe(202);
     expect(retried.body.cursor).toBe(1);
-    await stack.service.client.workflow.getHandle(`list-write/${listId}/during-outage`).result();
+    await suite.stack.service.client.workflow.getHandle(`list-write/${listId}/during-outage`).result();
     expect(at('/writes/retried').filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(1);
   });
 });
@@ -240,29 +234,29 @@ describe('failed deliveries', () => {
         redirect: await webhook(owner.token, '/fail/redirect'),
         timeout: await webhook(owner.token, '/fail/slow'),
       };
-      receiver.respondWith((request) => {
+      suite.receiver.respondWith((request) => {
         if (request.path === '/fail/500') return { status: 500 };
-        if (request.path === '/fail/redirect') return { status: 307, headers: { location: receiver.urlFor('/fail/target') } };
+        if (request.path === '/fail/redirect') return { status: 307, headers: { location: suite.receiver.urlFor('/fail/target') } };
         if (request.path === '/fail/slow') return { hang: true };
         return {};
       });
       // A receiver with an untrusted certificate, and a closed port: point registered webhooks at them.
       const tls = await webhook(owner.token, '/fail/tls');
       const refused = await webhook(owner.token, '/fail/refused');
-      await stack.service.sql`UPDATE webhooks SET url = ${untrusted.urlFor('/fail/tls')} WHERE id = ${tls.id}`;
-      await stack.service.sql`UPDATE webhooks SET url = ${`https://127.0.0.1:${await freePort()}/`} WHERE id = ${refused.id}`;
+      await suite.stack.service.sql`UPDATE webhooks SET url = ${untrusted.urlFor('/fail/tls')} WHERE id = ${tls.id}`;
+      await suite.stack.service.sql`UPDATE webhooks SET url = ${`https://127.0.0.1:${await freePort()}/`} WHERE id = ${refused.id}`;
 
       const listId = await list(owner.id);
       await write(listId, [{ type: 'item.added' }]);
       const errors = { ...hooks, tls, connection: refused };
       for (const [error, hook] of Object.entries(errors)) {
-        const log = await stack.request('GET', `/v3/webhooks/${hook.id}/deliveries`, { token: owner.token });
+        const log = await suite.stack.request('GET', `/v3/webhooks/${hook.id}/deliveries`, { token: owner.token });
         expect(log.body.data[0], error).toMatchObject({ kind: 'event', outcome: 'failed', error, event: 'list.changed', listId });
         await countIs(owner.token, hook.id, 1);
       }
       expect(at('/fail/target')).toHaveLength(0);
     } finally {
-      receiver.respondWith({});
+      suite.receiver.respondWith({});
       await untrusted.close();
     }
   });
@@ -274,39 +268,39 @@ describe('failed deliveries', () => {
     const listId = await list(owner.id);
     const failingEvents = () => at('/pause/failing').filter((r) => r.headers['svc-event'] !== 'ping');
 
-    receiver.respondWith((request) => (request.path === '/pause/failing' ? { status: 503 } : {}));
+    suite.receiver.respondWith((request) => (request.path === '/pause/failing' ? { status: 503 } : {}));
     for (let i = 0; i < 19; i++) await write(listId, [{ type: 'item.added' }]);
     await countIs(owner.token, failing.id, 19);
-    receiver.respondWith({});
+    suite.receiver.respondWith({});
     await write(listId, [{ type: 'item.added' }]);
     await countIs(owner.token, failing.id, 0);
     const beforeFailures = failingEvents().length;
 
-    receiver.respondWith((request) => (request.path === '/pause/failing' ? { status: 500 } : {}));
+    suite.receiver.respondWith((request) => (request.path === '/pause/failing' ? { status: 500 } : {}));
     for (let i = 0; i < 20; i++) await write(listId, [{ type: 'item.added' }]);
     const paused = await countIs(owner.token, failing.id, 20);
     expect(paused).toMatchObject({ status: 'paused', pausedReason: 'auto_failures' });
     expect(failingEvents().length - beforeFailures).toBe(20);
 
     for (let i = 0; i < 3; i++) await write(listId, [{ type: 'item.added' }]);
-    receiver.respondWith({});
+    suite.receiver.respondWith({});
     expect(failingEvents().length - beforeFailures).toBe(20);
     expect(at('/pause/control').filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(19 + 1 + 20 + 3);
 
     // The workflow paused once: its history holds one change of WebhookStatus, to paused.
-    const lifecycle = stack.service.client.workflow.getHandle(`webhook/${failing.id}`);
+    const lifecycle = suite.stack.service.client.workflow.getHandle(`webhook/${failing.id}`);
     expect(await lifecycle.query(lifecycleStateQuery)).toMatchObject({ status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 });
     const statusChanges = (await lifecycle.fetchHistory()).events!.filter((event) => event.upsertWorkflowSearchAttributesEventAttributes);
     expect(statusChanges).toHaveLength(1);
     const pausedInUi = await waitFor(async () => {
       const found = [];
-      for await (const e of stack.service.client.workflow.list({ query: `WebhookId = '${failing.id}' AND WebhookStatus = 'paused'` })) found.push(e);
+      for await (const e of suite.stack.service.client.workflow.list({ query: `WebhookId = '${failing.id}' AND WebhookStatus = 'paused'` })) found.push(e);
       return found.length === 1 ? found : undefined;
     });
     expect(pausedInUi[0].workflowId).toBe(`webhook/${failing.id}`);
 
     // Reactivation resumes with new writes only: nothing of the backlog is sent.
-    const reactivated = await stack.request('PATCH', `/v3/webhooks/${failing.id}`, { token: owner.token, body: { status: 'active' } });
+    const reactivated = await suite.stack.request('PATCH', `/v3/webhooks/${failing.id}`, { token: owner.token, body: { status: 'active' } });
     expect(reactivated.body).toMatchObject({ status: 'active', consecutiveFailures: 0 });
     expect(failingEvents().length - beforeFailures).toBe(20);
     const next = await write(listId, [{ type: 'item.added' }]);
@@ -319,9 +313,9 @@ describe('failed deliveries', () => {
     const owner = await account();
     const hook = await webhook(owner.token, '/signals', { events: ['item.added', 'item.removed', 'list.changed'] });
     const listId = await list(owner.id);
-    receiver.respondWith((request) => (request.path === '/signals' && request.headers['svc-event'] !== 'ping' ? { status: 500 } : {}));
+    suite.receiver.respondWith((request) => (request.path === '/signals' && request.headers['svc-event'] !== 'ping' ? { status: 500 } : {}));
     for (let i = 0; i < 3; i++) await write(listId, [{ type: 'item.added' }, { type: 'item.removed' }]);
-    receiver.respondWith({});
+    suite.receiver.respondWith({});
     expect(at('/signals').filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(9);
     await countIs(owner.token, hook.id, 9);
     expect(await signalsTo(hook.id)).toEqual(Array.from({ length: 9 }, () => [false]));
@@ -335,10 +329,10 @@ describe('failed deliveries', () => {
     for (let i = 0; i < 3; i++) await write(listId, [{ type: 'item.added' }]);
     expect(await signalsTo(hook.id)).toEqual([]);
 
-    receiver.respondWith((request) => (request.path === '/quiet' ? { status: 500 } : {}));
+    suite.receiver.respondWith((request) => (request.path === '/quiet' ? { status: 500 } : {}));
     for (let i = 0; i < 2; i++) await write(listId, [{ type: 'item.added' }]);
     await countIs(owner.token, hook.id, 2);
-    receiver.respondWith({});
+    suite.receiver.respondWith({});
     // The first success after them resets the count; the next ones are quiet again.
     for (let i = 0; i < 3; i++) await write(listId, [{ type: 'item.added' }]);
     await countIs(owner.token, hook.id, 0);
@@ -350,15 +344,15 @@ describe('failed deliveries', () => {
     const owner = await account();
     const paused = await webhook(owner.token, '/skipped/paused');
     const deleted = await webhook(owner.token, '/skipped/deleted');
-    expect((await stack.request('PATCH', `/v3/webhooks/${paused.id}`, { token: owner.token, body: { status: 'paused' } })).status).toBe(200);
-    expect((await stack.request('DELETE', `/v3/webhooks/${deleted.id}`, { token: owner.token })).status).toBe(204);
+    expect((await suite.stack.request('PATCH', `/v3/webhooks/${paused.id}`, { token: owner.token, body: { status: 'paused' } })).status).toBe(200);
+    expect((await suite.stack.request('DELETE', `/v3/webhooks/${deleted.id}`, { token: owner.token })).status).toBe(204);
     const skipped = async (reason: string) =>
-      sample((await stack.request('GET', '/metrics')).body, 'webhook_deliveries_skipped_total', { reason });
+      sample((await suite.stack.request('GET', '/metrics')).body, 'webhook_deliveries_skipped_total', { reason });
     const before = { paused: await skipped('paused'), deleted: await skipped('deleted') };
 
     // A write recorded while both were active, delivered after the changes.
-    await stack.service.client.workflow.execute(deliverListWrite, {
-      taskQueue: stack.taskQueue,
+    await suite.stack.service.client.workflow.execute(deliverListWrite, {
+      taskQueue: suite.stack.taskQueue,
       workflowId: `list-write/skipped/${paused.id}`,
       args: [{
         write: { listId: 'list-skipped', writeId: 'w-1', cursor: 1, at: new Date().toISOString(), topics: ['list.changed'] },
@@ -378,7 +372,7 @@ describe('failed deliveries', () => {
     await webhook(owner.token, '/deleted/kept');
     const listId = await list(owner.id);
     await write(listId, [{ type: 'item.added' }]);
-    expect((await stack.request('DELETE', `/v3/webhooks/${gone.id}`, { token: owner.token })).status).toBe(204);
+    expect((await suite.stack.request('DELETE', `/v3/webhooks/${gone.id}`, { token: owner.token })).status).toBe(204);
     await write(listId, [{ type: 'item.added' }]);
     const events = (path: string) => at(path).filter((r) => r.headers['svc-event'] !== 'ping').length;
     expect([events('/deleted/gone'), events('/deleted/kept')]).toEqual([1, 2]);

@@ -1,34 +1,27 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWorkerApp } from '../../src/api/app';
 import { createLogger } from '../../src/logger';
-import type { Receiver } from '../support/receiver';
 import { sample } from '../support/metrics';
 import { sdkMetricsUrl } from '../support/runtime';
-import { requestTo, startTestStack, type TestStack } from '../support/stack';
+import { requestTo, useStackWithReceiver } from '../support/stack';
 
-let stack: TestStack;
-let receiver: Receiver;
-beforeAll(async () => {
-  stack = await startTestStack();
-  receiver = await stack.startReceiver();
-});
-afterAll(() => stack?.stop());
+const suite = useStackWithReceiver();
 
 describe('GET /metrics', () => {
   it('counts deliveries by topic and outcome, registrations, pings, pauses, writes and requests, with the SDK\'s metrics', async () => {
-    const before = (await stack.request('GET', '/metrics')).body as string;
-    const { owner, webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/metrics/hook'), { events: ['item.added', 'list.changed'] });
-    await stack.reportWrite(listId, 'delivered');
-    receiver.respondWith({ status: 500 });
-    await stack.reportWrite(listId, 'failed');
-    receiver.respondWith({});
-    await stack.request('POST', `/v3/webhooks/${webhookId}/pings`, { token: owner.token });
-    await stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token: owner.token, body: { status: 'paused' } });
-    await stack.request('POST', '/v3/webhooks', { token: owner.token, body: { url: 'http://insecure.example/' } });
+    const before = (await suite.stack.request('GET', '/metrics')).body as string;
+    const { owner, webhookId, listId } = await suite.stack.setUpListWebhook(suite.receiver.urlFor('/metrics/hook'), { events: ['item.added', 'list.changed'] });
+    await suite.stack.reportWrite(listId, 'delivered');
+    suite.receiver.respondWith({ status: 500 });
+    await suite.stack.reportWrite(listId, 'failed');
+    suite.receiver.respondWith({});
+    await suite.stack.request('POST', `/v3/webhooks/${webhookId}/pings`, { token: owner.token });
+    await suite.stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token: owner.token, body: { status: 'paused' } });
+    await suite.stack.request('POST', '/v3/webhooks', { token: owner.token, body: { url: 'http://insecure.example/' } });
 
-    const response = await stack.request('GET', '/metrics');
+    const response = await suite.stack.request('GET', '/metrics');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
     const after = response.body as string;

@@ -13,46 +13,14 @@ import { buildOpenApiDocument } from '../../src/api/openapi';
 import type { Sql } from '../../src/db/sql';
 import { createLogger } from '../../src/logger';
 import type { Workflows } from '../../src/temporal/client';
-import { HTTP_METHODS, type DocumentedResponse, type Operation, type Schema } from '../support/openapi';
+import { OpenApi, type DocumentedResponse, type Operation } from '../support/openapi';
 
-
-const document = buildOpenApiDocument() as unknown as {
-  info: { description: string };
-  security?: Record<string, string[]>[];
-  components: { schemas: Record<string, Schema>; securitySchemes: Record<string, unknown> };
-  paths: Record<string, Record<string, unknown>>;
-};
-
-/** Every operation of the document, with its path template and lower-case method. */
-function documentedOperations(): { path: string; method: string; operation: Operation }[] {
-  const operations = [];
-  for (const [path, item] of Object.entries(document.paths)) {
-    for (const method of HTTP_METHODS) {
-      const operation = item[method] as Operation | undefined;
-      if (operation) operations.push({ path, method, operation });
-    }
-  }
-  return operations;
-}
+const openApi = new OpenApi(buildOpenApiDocument());
+const { document } = openApi;
 
 const label = (path: string, method: string) => `${method.toUpperCase()} ${path}`;
 
-/** Follows `$ref`s inside this document (JSON pointers from its root). */
-function deref(schema: Schema | undefined): Schema | undefined {
-  let current = schema;
-  for (let depth = 0; current && typeof current.$ref === 'string'; depth++) {
-    expect(depth, `$ref cycle at ${String(current.$ref)}`).toBeLessThan(20);
-    const ref: string = current.$ref;
-    expect(ref.startsWith('#/'), `only local $refs are expected, got ${ref}`).toBe(true);
-    current = ref
-      .slice(2)
-      .split('/')
-      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-      .reduce<any>((node, part) => node?.[part], document);
-    expect(current, `$ref ${ref} resolves`).toBeDefined();
-  }
-  return current;
-}
+const deref = openApi.deref.bind(openApi);
 
 /** The codes an error response's envelope allows (asserting it is the envelope). */
 function envelopeCodes(response: DocumentedResponse, where: string): unknown[] | undefined {
@@ -139,8 +107,8 @@ describe('GET /v3/openapi.json', () => {
 describe('the document and the routers', () => {
   it('documents every route the routers serve, and the routers serve every documented operation', () => {
     const served = servedRoutes();
-    const documented = documentedOperations()
-      .map(({ path, method }) => label(path, method))
+    const documented = openApi.operations
+      .map(({ template, method }) => label(template, method))
       .sort();
     expect(served.length).toBeGreaterThan(0);
     expect(documented.filter((route) => !served.includes(route)), 'documented but not served').toEqual([]);
@@ -148,41 +116,38 @@ describe('the document and the routers', () => {
   });
 
   it('gives every operation a unique operationId and declares every path parameter', () => {
-    const ids = documentedOperations().map(({ operation }) => operation.operationId);
+    const ids = openApi.operations.map(({ operation }) => operation.operationId);
     expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const [path, item] of Object.entries(document.paths)) {
-      const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]).sort();
-      for (const method of HTTP_METHODS) {
-        const operation = item[method] as (Operation & { parameters?: { name: string; in: string }[] }) | undefined;
-        if (!operation) continue;
-        const parameters = [...((item.parameters as { name: string; in: string }[] | undefined) ?? []), ...(operation.parameters ?? [])];
-        const declared = parameters.filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name).sort();
-        expect(declared, label(path, method)).toEqual(templated);
-      }
+    for (const { template, method, operation } of openApi.operations) {
+      const templated = [...template.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]).sort();
+      const item = document.paths[template];
+      const parameters = [...((item.parameters as Operation['parameters']) ?? []), ...(operation.parameters ?? [])];
+      const declared = parameters.filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name).sort();
+      expect(declared, label(template, method)).toEqual(templated);
     }
   });
 });
 
 describe('how the document describes auth, bodies and errors', () => {
   it('documents 401 exactly on the operations that need a token, with a known security scheme', () => {
-    const schemes = Object.keys(document.components.securitySchemes);
+    const schemes = Object.keys(document.components!.securitySchemes!);
     let secured = 0;
-    for (const { path, method, operation } of documentedOperations()) {
+    for (const { template, method, operation } of openApi.operations) {
       const security = operation.security ?? document.security ?? [];
       const needsToken = security.length > 0 && security.every((requirement) => Object.keys(requirement).length > 0);
       if (needsToken) secured++;
       for (const requirement of security) for (const scheme of Object.keys(requirement)) expect(schemes).toContain(scheme);
-      expect('401' in operation.responses, `${label(path, method)} documents 401 iff it needs a token`).toBe(needsToken);
+      expect('401' in operation.responses, `${label(template, method)} documents 401 iff it needs a token`).toBe(needsToken);
     }
     expect(secured).toBeGreaterThan(0);
   });
 
   it('documents 413 and 415, and 400 MALFORMED_JSON and VALIDATION_FAILED, on every operation with a request body', () => {
-    const withBody = documentedOperations().filter(({ operation }) => operation.requestBody);
+    const withBody = openApi.operations.filter(({ operation }) => operation.requestBody);
     expect(withBody.length).toBeGreaterThan(0);
-    for (const { path, method, operation } of withBody) {
-      const where = label(path, method);
+    for (const { template, method, operation } of withBody) {
+      const where = label(template, method);
       expect(Object.keys(operation.requestBody!.content), where).toEqual(['application/json']);
       for (const status of ['400', '413', '415']) expect(operation.responses[status], `${where} documents ${status}`).toBeDefined();
       expect(envelopeCodes(operation.responses['413'], `${where} 413`)).toEqual(['PAYLOAD_TOO_LARGE']);
@@ -194,10 +159,10 @@ describe('how the document describes auth, bodies and errors', () => {
   it('gives every error response the envelope listing its codes, each a code the API has, with the status the API gives it', () => {
     const known = knownErrorCodes();
     expect(known.size).toBeGreaterThan(0);
-    for (const { path, method, operation } of documentedOperations()) {
+    for (const { template, method, operation } of openApi.operations) {
       for (const [status, response] of Object.entries(operation.responses)) {
         if (status !== 'default' && Number(status) < 400) continue;
-        const where = `${label(path, method)} ${status}`;
+        const where = `${label(template, method)} ${status}`;
         const codes = envelopeCodes(response, where);
         expect(Array.isArray(codes) && codes.length > 0, `${where} lists its codes in error.code.enum`).toBe(true);
         for (const code of codes!) {
@@ -212,9 +177,9 @@ describe('how the document describes auth, bodies and errors', () => {
     const known = knownErrorCodes();
     for (const code of ['NOT_FOUND', 'METHOD_NOT_ALLOWED']) {
       expect(known.has(code)).toBe(true);
-      expect(document.info.description).toContain(code);
+      expect(document.info!.description!).toContain(code);
     }
-    expect(document.info.description).toMatch(/\b404 NOT_FOUND\b/);
-    expect(document.info.description).toMatch(/\b405 METHOD_NOT_ALLOWED\b/);
+    expect(document.info!.description!).toMatch(/\b404 NOT_FOUND\b/);
+    expect(document.info!.description!).toMatch(/\b405 METHOD_NOT_ALLOWED\b/);
   });
 });

@@ -1,34 +1,27 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/delivery/signing';
 import { lifecycleStateQuery } from '../../workflows';
-import type { Receiver } from '../support/receiver';
-import { startTestStack, type TestStack } from '../support/stack';
+import { useStackWithReceiver } from '../support/stack';
 import { freePort } from '../support/ports';
 
-let stack: TestStack;
-let receiver: Receiver;
+const suite = useStackWithReceiver();
 
-beforeAll(async () => {
-  stack = await startTestStack();
-  receiver = await stack.startReceiver();
-});
-afterAll(() => stack?.stop());
 
-const pingsTo = (path: string) => receiver.requests.filter((request) => request.path === path);
+const pingsTo = (path: string) => suite.receiver.requests.filter((request) => request.path === path);
 
 function register(token: string, body: unknown) {
-  return stack.request('POST', '/v3/webhooks', { token, body });
+  return suite.stack.request('POST', '/v3/webhooks', { token, body });
 }
 
 async function webhookRows(accountId: string) {
-  return stack.service.sql<{ id: string; url: string; events: string[] }[]>`
+  return suite.stack.service.sql<{ id: string; url: string; events: string[] }[]>`
     SELECT id, url, events FROM webhooks WHERE account_id = ${accountId} ORDER BY created_at`;
 }
 
 describe('POST /v3/webhooks: creation and update', () => {
   it('creates a webhook with defaults, answers 201 with the secret once, and pings the url signed with it', async () => {
-    const account = await stack.createAccount();
-    const url = receiver.urlFor('/hooks/created');
+    const account = await suite.stack.createAccount();
+    const url = suite.receiver.urlFor('/hooks/created');
     const response = await register(account.token, { url });
 
     expect(response.status).toBe(201);
@@ -62,7 +55,7 @@ describe('POST /v3/webhooks: creation and update', () => {
     expect(Object.keys(payload)).toEqual(['event', 'webhookId', 'at']);
     expect(payload).toEqual({ event: 'ping', webhookId: webhook.id, at: expect.stringMatching(/^\d{4}-.*\.\d{3}Z$/) });
 
-    const lifecycle = stack.service.client.workflow.getHandle(`webhook/${webhook.id}`);
+    const lifecycle = suite.stack.service.client.workflow.getHandle(`webhook/${webhook.id}`);
     expect(await lifecycle.query(lifecycleStateQuery)).toEqual({
       webhookId: webhook.id,
       accountId: account.id,
@@ -74,14 +67,14 @@ describe('POST /v3/webhooks: creation and update', () => {
   });
 
   it('treats the normalised url as the identity: registering it again answers 200, same id, no secret, pinged with the same secret', async () => {
-    const account = await stack.createAccount();
-    const { port } = receiver;
+    const account = await suite.stack.createAccount();
+    const { port } = suite.receiver;
     const created = await register(account.token, {
       url: `https://127.0.0.1:${port}/hooks/same`,
       events: ['item.added', 'item.checked'],
     });
     expect(created.status).toBe(201);
-    const lifecycle = stack.service.client.workflow.getHandle(`webhook/${created.body.id}`);
+    const lifecycle = suite.stack.service.client.workflow.getHandle(`webhook/${created.body.id}`);
     const { runId } = await lifecycle.describe();
 
     // Same URL after WHATWG normalisation; events omitted, so they return to the default.
@@ -107,8 +100,8 @@ describe('POST /v3/webhooks: creation and update', () => {
   });
 
   it('lets two accounts register the same url as two webhooks', async () => {
-    const [first, second] = [await stack.createAccount(), await stack.createAccount()];
-    const url = receiver.urlFor('/hooks/shared');
+    const [first, second] = [await suite.stack.createAccount(), await suite.stack.createAccount()];
+    const url = suite.receiver.urlFor('/hooks/shared');
     const a = await register(first.token, { url });
     const b = await register(second.token, { url });
     expect([a.status, b.status]).toEqual([201, 201]);
@@ -117,11 +110,11 @@ describe('POST /v3/webhooks: creation and update', () => {
   });
 
   it('stores events and owned listIds as given', async () => {
-    const account = await stack.createAccount();
-    expect((await stack.putList('list-own-1', account.id)).status).toBe(201);
-    expect((await stack.putList('list-own-2', account.id)).status).toBe(201);
+    const account = await suite.stack.createAccount();
+    expect((await suite.stack.putList('list-own-1', account.id)).status).toBe(201);
+    expect((await suite.stack.putList('list-own-2', account.id)).status).toBe(201);
     const response = await register(account.token, {
-      url: receiver.urlFor('/hooks/filtered'),
+      url: suite.receiver.urlFor('/hooks/filtered'),
       events: ['item.removed', 'list.members.changed'],
       listIds: ['list-own-2', 'list-own-1'],
     });
@@ -139,7 +132,7 @@ describe('POST /v3/webhooks: rejections', () => {
       { token: 'tok_unknown' },
     ];
     for (const { token, headers } of cases) {
-      const response = await stack.request('POST', '/v3/webhooks', { token, headers: { ...headers, 'content-type': 'application/json' }, rawBody: '{not json' });
+      const response = await suite.stack.request('POST', '/v3/webhooks', { token, headers: { ...headers, 'content-type': 'application/json' }, rawBody: '{not json' });
       expect(response.status).toBe(401);
       expect(response.headers.get('www-authenticate')).toBe('Bearer');
       expect(response.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String) } });
@@ -147,16 +140,16 @@ describe('POST /v3/webhooks: rejections', () => {
   });
 
   it('answers 400 MALFORMED_JSON, 415 for non-JSON and 413 over 64 KiB', async () => {
-    const { token } = await stack.createAccount();
-    const malformed = await stack.request('POST', '/v3/webhooks', { token, rawBody: '{"url": ', headers: { 'content-type': 'application/json' } });
+    const { token } = await suite.stack.createAccount();
+    const malformed = await suite.stack.request('POST', '/v3/webhooks', { token, rawBody: '{"url": ', headers: { 'content-type': 'application/json' } });
     expect(malformed.status).toBe(400);
     expect(malformed.body.error.code).toBe('MALFORMED_JSON');
 
-    const text = await stack.request('POST', '/v3/webhooks', { token, rawBody: 'url=https://example.com', headers: { 'content-type': 'text/plain' } });
+    const text = await suite.stack.request('POST', '/v3/webhooks', { token, rawBody: 'url=https://example.com', headers: { 'content-type': 'text/plain' } });
     expect(text.status).toBe(415);
     expect(text.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
 
-    const large = await register(token, { url: receiver.urlFor('/hooks/large'), padding: 'x'.repeat(65 * 1024) });
+    const large = await register(token, { url: suite.receiver.urlFor('/hooks/large'), padding: 'x'.repeat(65 * 1024) });
     expect(large.status).toBe(413);
     expect(large.body.error.code).toBe('PAYLOAD_TOO_LARGE');
   });
@@ -173,7 +166,7 @@ describe('POST /v3/webhooks: rejections', () => {
     ['51 listIds', { url: 'https://example.com/', listIds: Array.from({ length: 51 }, (_, i) => `l${i}`) }, '/listIds'],
     ['a non-string list id', { url: 'https://example.com/', listIds: [7] }, '/listIds/0'],
   ])('answers 400 VALIDATION_FAILED for %s', async (_name, body, path) => {
-    const { token } = await stack.createAccount();
+    const { token } = await suite.stack.createAccount();
     const response = await register(token, body);
     expect(response.status).toBe(400);
     expect(response.body).toEqual({
@@ -192,18 +185,18 @@ describe('POST /v3/webhooks: rejections', () => {
     ['https://nothing-here.invalid/hook', 'invalid_host'],
     ['not a url', 'invalid_host'],
   ])('answers 400 URL_NOT_ALLOWED for %s (%s)', async (url, reason) => {
-    const { token } = await stack.createAccount();
+    const { token } = await suite.stack.createAccount();
     const response = await register(token, { url });
     expect(response.status).toBe(400);
     expect(response.body).toEqual({ error: { code: 'URL_NOT_ALLOWED', message: expect.any(String), reason } });
   });
 
   it('answers 400 INVALID_LIST_IDS naming every unknown or not-owned list, and sends no ping', async () => {
-    const [owner, other] = [await stack.createAccount(), await stack.createAccount()];
-    await stack.putList('list-mine', owner.id);
-    await stack.putList('list-theirs', other.id, [owner.id]);
+    const [owner, other] = [await suite.stack.createAccount(), await suite.stack.createAccount()];
+    await suite.stack.putList('list-mine', owner.id);
+    await suite.stack.putList('list-theirs', other.id, [owner.id]);
     const response = await register(owner.token, {
-      url: receiver.urlFor('/hooks/invalid-lists'),
+      url: suite.receiver.urlFor('/hooks/invalid-lists'),
       listIds: ['list-mine', 'list-theirs', 'list-unknown'],
     });
     expect(response.status).toBe(400);
@@ -215,25 +208,25 @@ describe('POST /v3/webhooks: rejections', () => {
   });
 
   it('answers 409 WEBHOOK_LIMIT_EXCEEDED for a sixth webhook but still updates the five', async () => {
-    const account = await stack.createAccount();
+    const account = await suite.stack.createAccount();
     for (let i = 0; i < 5; i++) {
-      expect((await register(account.token, { url: receiver.urlFor(`/hooks/limit/${i}`) })).status).toBe(201);
+      expect((await register(account.token, { url: suite.receiver.urlFor(`/hooks/limit/${i}`) })).status).toBe(201);
     }
-    const sixth = await register(account.token, { url: receiver.urlFor('/hooks/limit/5') });
+    const sixth = await register(account.token, { url: suite.receiver.urlFor('/hooks/limit/5') });
     expect(sixth.status).toBe(409);
     expect(sixth.body.error.code).toBe('WEBHOOK_LIMIT_EXCEEDED');
     expect(pingsTo('/hooks/limit/5')).toHaveLength(0);
 
-    const again = await register(account.token, { url: receiver.urlFor('/hooks/limit/0'), events: ['item.added'] });
+    const again = await register(account.token, { url: suite.receiver.urlFor('/hooks/limit/0'), events: ['item.added'] });
     expect(again.status).toBe(200);
     expect(await webhookRows(account.id)).toHaveLength(5);
   });
 
   it('checks in the contract order: schema, URL policy, webhook count, listIds, then the ping', async () => {
-    const account = await stack.createAccount();
-    for (let i = 0; i < 5; i++) await register(account.token, { url: receiver.urlFor(`/hooks/order/${i}`) });
+    const account = await suite.stack.createAccount();
+    for (let i = 0; i < 5; i++) await register(account.token, { url: suite.receiver.urlFor(`/hooks/order/${i}`) });
     const blocked = 'https://10.1.2.3/hook';
-    const fresh = receiver.urlFor('/hooks/order/new');
+    const fresh = suite.receiver.urlFor('/hooks/order/new');
 
     const schemaFirst = await register(account.token, { url: blocked, events: ['nope'], listIds: ['unknown'] });
     expect(schemaFirst.body.error.code).toBe('VALIDATION_FAILED');
@@ -241,7 +234,7 @@ describe('POST /v3/webhooks: rejections', () => {
     expect(urlSecond.body.error.code).toBe('URL_NOT_ALLOWED');
     const countThird = await register(account.token, { url: fresh, listIds: ['unknown'] });
     expect(countThird.body.error.code).toBe('WEBHOOK_LIMIT_EXCEEDED');
-    const listsFourth = await register(account.token, { url: receiver.urlFor('/hooks/order/0'), listIds: ['unknown'] });
+    const listsFourth = await register(account.token, { url: suite.receiver.urlFor('/hooks/order/0'), listIds: ['unknown'] });
     expect(listsFourth.body.error.code).toBe('INVALID_LIST_IDS');
     expect(pingsTo('/hooks/order/new')).toHaveLength(0);
     expect(pingsTo('/hooks/order/0')).toHaveLength(1);
@@ -250,10 +243,10 @@ describe('POST /v3/webhooks: rejections', () => {
 
 describe('POST /v3/webhooks: an unreachable url', () => {
   it('answers 422 WEBHOOK_UNREACHABLE with the status code when the ping gets a non-2xx, and stores nothing', async () => {
-    const account = await stack.createAccount();
-    receiver.respondWith((request) => (request.path === '/hooks/500' ? { status: 500 } : {}));
-    const response = await register(account.token, { url: receiver.urlFor('/hooks/500') });
-    receiver.respondWith({});
+    const account = await suite.stack.createAccount();
+    suite.receiver.respondWith((request) => (request.path === '/hooks/500' ? { status: 500 } : {}));
+    const response = await register(account.token, { url: suite.receiver.urlFor('/hooks/500') });
+    suite.receiver.respondWith({});
     expect(response.status).toBe(422);
     expect(response.body).toEqual({
       error: { code: 'WEBHOOK_UNREACHABLE', message: expect.any(String), reason: 'non_2xx', statusCode: 500 },
@@ -263,39 +256,39 @@ describe('POST /v3/webhooks: an unreachable url', () => {
   });
 
   it('does not follow a redirect: 422 with reason redirect, and the target is never requested', async () => {
-    const account = await stack.createAccount();
-    receiver.respondWith((request) =>
-      request.path === '/hooks/moved' ? { status: 302, headers: { location: receiver.urlFor('/hooks/target') } } : {},
+    const account = await suite.stack.createAccount();
+    suite.receiver.respondWith((request) =>
+      request.path === '/hooks/moved' ? { status: 302, headers: { location: suite.receiver.urlFor('/hooks/target') } } : {},
     );
-    const response = await register(account.token, { url: receiver.urlFor('/hooks/moved') });
-    receiver.respondWith({});
+    const response = await register(account.token, { url: suite.receiver.urlFor('/hooks/moved') });
+    suite.receiver.respondWith({});
     expect(response.status).toBe(422);
     expect(response.body.error).toMatchObject({ code: 'WEBHOOK_UNREACHABLE', reason: 'redirect', statusCode: 302 });
     expect(pingsTo('/hooks/target')).toHaveLength(0);
   });
 
   it('answers 422 with reason connection when nothing listens, and timeout when the receiver never answers', async () => {
-    const account = await stack.createAccount();
+    const account = await suite.stack.createAccount();
     const refused = await register(account.token, { url: `https://127.0.0.1:${await freePort()}/hook` });
     expect(refused.status).toBe(422);
     expect(refused.body.error).toEqual({ code: 'WEBHOOK_UNREACHABLE', message: expect.any(String), reason: 'connection' });
 
-    receiver.respondWith((request) => (request.path === '/hooks/silent' ? { hang: true } : {}));
-    const silent = await register(account.token, { url: receiver.urlFor('/hooks/silent') });
-    receiver.respondWith({});
+    suite.receiver.respondWith((request) => (request.path === '/hooks/silent' ? { hang: true } : {}));
+    const silent = await register(account.token, { url: suite.receiver.urlFor('/hooks/silent') });
+    suite.receiver.respondWith({});
     expect(silent.status).toBe(422);
     expect(silent.body.error).toMatchObject({ code: 'WEBHOOK_UNREACHABLE', reason: 'timeout' });
     expect(await webhookRows(account.id)).toHaveLength(0);
   });
 
   it('leaves an existing webhook unchanged when its re-registration ping fails', async () => {
-    const account = await stack.createAccount();
-    const url = receiver.urlFor('/hooks/flaky');
+    const account = await suite.stack.createAccount();
+    const url = suite.receiver.urlFor('/hooks/flaky');
     const created = await register(account.token, { url, events: ['item.added'] });
     expect(created.status).toBe(201);
-    receiver.respondWith((request) => (request.path === '/hooks/flaky' ? { status: 503 } : {}));
+    suite.receiver.respondWith((request) => (request.path === '/hooks/flaky' ? { status: 503 } : {}));
     const failed = await register(account.token, { url, events: ['item.removed'] });
-    receiver.respondWith({});
+    suite.receiver.respondWith({});
     expect(failed.status).toBe(422);
     expect(await webhookRows(account.id)).toEqual([{ id: created.body.id, url, events: ['item.added'] }]);
   });
@@ -303,8 +296,8 @@ describe('POST /v3/webhooks: an unreachable url', () => {
 
 describe('POST /v3/webhooks: concurrency', () => {
   it('makes one webhook of ten concurrent registrations of one url', async () => {
-    const account = await stack.createAccount();
-    const url = receiver.urlFor('/hooks/race');
+    const account = await suite.stack.createAccount();
+    const url = suite.receiver.urlFor('/hooks/race');
     const responses = await Promise.all(Array.from({ length: 10 }, () => register(account.token, { url })));
     const statuses = responses.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
@@ -314,9 +307,9 @@ describe('POST /v3/webhooks: concurrency', () => {
   });
 
   it('never makes a sixth webhook from concurrent registrations of new urls', async () => {
-    const account = await stack.createAccount();
+    const account = await suite.stack.createAccount();
     const responses = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => register(account.token, { url: receiver.urlFor(`/hooks/burst/${i}`) })),
+      Array.from({ length: 12 }, (_, i) => register(account.token, { url: suite.receiver.urlFor(`/hooks/burst/${i}`) })),
     );
     const statuses = responses.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(5);

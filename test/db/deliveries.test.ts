@@ -3,7 +3,7 @@ import { createAccount } from '../../src/db/accounts';
 import { recordDelivery, type DeliveryRecord } from '../../src/db/deliveries';
 import { migrate } from '../../src/db/migrate';
 import { createSql, type Sql } from '../../src/db/sql';
-import { claimDelivery, storeWebhookState } from '../../src/db/webhooks';
+import { claimDelivery, mirrorWebhookState } from '../../src/db/webhooks';
 import { newId, newSigningSecret } from '../../src/ids';
 import type { DeliveryError } from '../../src/types';
 
@@ -46,10 +46,10 @@ describe('recordDelivery', () => {
     // Reported, but the webhook's workflow has not counted it yet.
     expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: true });
 
-    await storeWebhookState(sql, { ...state, consecutiveFailures: 1, failuresCounted: 1 });
+    await mirrorWebhookState(sql, { ...state, consecutiveFailures: 1, failuresCounted: 1 });
     expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: true });
 
-    await storeWebhookState(sql, { ...state, consecutiveFailures: 0, failuresCounted: 1 });
+    await mirrorWebhookState(sql, { ...state, consecutiveFailures: 0, failuresCounted: 1 });
     expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: false });
   });
 
@@ -79,7 +79,7 @@ describe('claimDelivery', () => {
 
   it('claims nothing for a paused webhook, and answers null for a deleted one', async () => {
     const { webhookId, accountId } = await newWebhook();
-    await storeWebhookState(sql, { webhookId, accountId, status: 'paused', pausedReason: 'manual', consecutiveFailures: 0, failuresCounted: 0 });
+    await mirrorWebhookState(sql, { webhookId, accountId, status: 'paused', pausedReason: 'manual', consecutiveFailures: 0, failuresCounted: 0 });
     const deliveryId = newId('dlv');
     expect(await claimDelivery(sql, webhookId, deliveryId)).toMatchObject({ status: 'paused', claimed: false });
     expect(await sql`SELECT 1 FROM delivery_claims WHERE delivery_id = ${deliveryId}`).toHaveLength(0);

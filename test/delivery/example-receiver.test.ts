@@ -20,7 +20,7 @@ async function start() {
   return { events, post: (headers: Record<string, string>, payload = body) => fetch(url, { method: 'POST', headers, body: payload }) };
 }
 
-describe('the README\'s example receiver', () => {
+describe('the example receiver of docs/api.md', () => {
   it('accepts a delivery signed with its secret, and refuses an unsigned, tampered or wrongly signed one', async () => {
     const receiver = await start();
     const signed = await receiver.post({ 'svc-event': 'item.added', 'svc-signature': signPayload(body, secret) });

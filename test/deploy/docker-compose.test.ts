@@ -1,4 +1,4 @@
-// There is no Docker engine on our machines (DESIGN.md §1): these tests keep
+// There is no Docker engine on our machines: these tests keep
 // docker-compose.yml, the Dockerfile and .dockerignore consistent with the code by reading them.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_CONSECUTIVE_FAILURES, MAX_WEBHOOKS_PER_ACCOUNT } from '../../src/types';
+import { MAX_CONSECUTIVE_FAILURES, MAX_WEBHOOKS_PER_ACCOUNT, lifecycleWorkflowId } from '../../src/types';
 import { lifecycleStateQuery } from '../../workflows';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type ApiResponse, type TestStack } from '../support/stack';
@@ -100,7 +100,7 @@ describe('PATCH status: active racing failing deliveries', () => {
     const webhook = await stack.registerWebhook(owner.token, receiver.urlFor(`/failing/${randomBytes(4).toString('hex')}`));
     const listId = `race-${randomBytes(6).toString('hex')}`;
     expect((await stack.putList(listId, owner.id)).status).toBe(201);
-    const lifecycle = stack.service.client.workflow.getHandle(`webhook/${webhook.id}`);
+    const lifecycle = stack.service.client.workflow.getHandle(lifecycleWorkflowId(webhook.id));
     let writes = 0;
     const patchAnswers: ApiResponse[] = [];
     const write = () => stack.reportWrite(listId, `race-${writes++}`);

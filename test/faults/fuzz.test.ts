@@ -17,10 +17,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api/openapi';
 import { errorEnvelope } from '../../src/api/schemas';
 import type { Resolver } from '../../src/delivery/url-policy';
-import type { Schema } from '../support/openapi';
+import { listWriteWorkflowId } from '../../src/types';
+import { OpenApi, type DocumentedOperation, type Schema } from '../support/openapi';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
-import { OpenApi, type DocumentedOperation } from './support/openapi-doc';
 import { recordScenario, type ScenarioFigures } from './support/scenarios';
 
 const PUBLIC_BODY_LIMIT = 64 * 1024;
@@ -169,7 +169,7 @@ async function judge(probe: Probe, tally: Tally): Promise<void> {
     if (response.status === 202 && found?.operation.operationId === 'reportListWrite') {
       // Its deliveries follow: wait for them, so that they are not blamed on the next request.
       const listId = decodeURIComponent(probe.path.split('/')[4]);
-      await stack.service.client.workflow.getHandle(`list-write/${listId}/${response.body.writeId}`).result();
+      await stack.service.client.workflow.getHandle(listWriteWorkflowId(listId, response.body.writeId)).result();
     }
     baseline = await snapshot();
   }

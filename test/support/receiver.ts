@@ -42,6 +42,8 @@ export interface Receiver {
   /** TLS connections accepted (completed handshakes). */
   readonly connections: number;
   respondWith(reply: Reply | ReplyHandler): void;
+  /** Answers 200 again, as when it started (the requests received are kept). */
+  reset(): void;
   waitForRequests(count: number, options?: { timeoutMs?: number }): Promise<ReceivedRequest[]>;
   close(): Promise<void>;
 }
@@ -51,7 +53,8 @@ export async function startReceiver(options: { cert: string; key: string; host?:
   const requests: ReceivedRequest[] = [];
   const events = new EventEmitter();
   const timers = new Set<NodeJS.Timeout>();
-  let handler: ReplyHandler = () => ({});
+  const answerOk: ReplyHandler = () => ({});
+  let handler = answerOk;
   let connections = 0;
 
   const server = https.createServer({ cert: options.cert, key: options.key }, (req, res) => {
@@ -105,6 +108,9 @@ export async function startReceiver(options: { cert: string; key: string; host?:
     },
     respondWith(reply) {
       handler = typeof reply === 'function' ? reply : () => reply;
+    },
+    reset() {
+      handler = answerOk;
     },
     async waitForRequests(count, { timeoutMs = 5000 } = {}) {
       if (requests.length >= count) return requests;

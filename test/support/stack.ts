@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { createApp, type AppDependencies } from '../../src/api/app';
 import { createWorkflows } from '../../src/temporal/client';
 import { loadConfig } from '../../src/config';
@@ -93,6 +93,23 @@ export interface TestStackOptions {
    * (ServiceOptions.sender.resolve); default: the system resolver.
    */
   resolve?: Resolver;
+}
+
+/**
+ * A test file's stack and one receiver on it: started before the file's first test and
+ * stopped after its last. After each test the receiver answers 200 again, so that a test
+ * that fails while its receiver answers with failures leaves the next one a receiver that
+ * answers.
+ */
+export function useStackWithReceiver(env: Record<string, string> = {}): { readonly stack: TestStack; readonly receiver: Receiver } {
+  const suite = {} as { stack: TestStack; receiver: Receiver };
+  beforeAll(async () => {
+    suite.stack = await startTestStack(env);
+    suite.receiver = await suite.stack.startReceiver();
+  });
+  afterEach(() => suite.receiver?.reset());
+  afterAll(() => suite.stack?.stop());
+  return suite;
 }
 
 export async function startTestStack(env: Record<string, string> = {}, options: TestStackOptions = {}): Promise<TestStack> {

@@ -1,6 +1,6 @@
 // An account owner's view: the dashboard at /dashboard in headless Chromium, against the
 // real stack and a real HTTPS receiver. Every action end to end, what the page keeps of
-// the token, hostile text, the keyboard and a 375 px screen. Saves the README's screenshots.
+// the token, hostile text, the keyboard and a 375 px screen. Saves the screenshots docs/api.md shows.
 import path from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

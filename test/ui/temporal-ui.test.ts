@@ -1,9 +1,9 @@
 // An operator's view: in the Temporal Web UI, filter by WebhookStatus and WebhookId, and
-// find the webhook that 20 failed deliveries paused. Saves screenshots the README shows.
+// find the webhook that 20 failed deliveries paused. Saves screenshots docs/operating.md shows.
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { redeliveryWorkflowId } from '../../src/types';
+import { lifecycleWorkflowId, listWriteWorkflowId, redeliveryWorkflowId } from '../../src/types';
 import { lifecycleStateQuery } from '../../workflows';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -33,13 +33,13 @@ describe('the Temporal Web UI', () => {
     receiver.respondWith({});
     const webhook = await stack.waitForFailureCount(owner.token, webhookId, 20);
     expect(webhook).toMatchObject({ status: 'paused', pausedReason: 'auto_failures' });
-    const lifecycle = stack.service.client.workflow.getHandle(`webhook/${webhookId}`);
+    const lifecycle = stack.service.client.workflow.getHandle(lifecycleWorkflowId(webhookId));
     expect(await lifecycle.query(lifecycleStateQuery)).toMatchObject({ status: 'paused', consecutiveFailures: 20 });
 
     const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
     const query = `WebhookStatus="paused" AND WebhookId="${webhookId}"`;
     await page.goto(`${uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
-    const row = page.getByRole('link', { name: `webhook/${webhookId}` });
+    const row = page.getByRole('link', { name: lifecycleWorkflowId(webhookId) });
     // Visibility is eventually consistent: the UI lists the workflow once the pause is indexed.
     await expect.poll(async () => {
       if ((await row.count()) === 0) await page.reload();
@@ -49,14 +49,14 @@ describe('the Temporal Web UI', () => {
 
     // The webhook's workflow answers the `state` query with its status and count.
     const { runId } = await lifecycle.describe();
-    await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(`webhook/${webhookId}`)}/${runId}/query`);
+    await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(lifecycleWorkflowId(webhookId))}/${runId}/query`);
     await page.getByRole('button', { name: 'Run Query' }).click();
     await page.getByText('"consecutiveFailures": 20').waitFor({ timeout: 15_000 });
     await expect.poll(() => page.getByText('"pausedReason": "auto_failures"').count()).toBe(1);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'paused-webhook-query.png') });
 
     // Why: the writes' failed delivery (local) activities, with the receiver's classified failure.
-    await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(`list-write/${listId}/ui-write-20`)}`);
+    await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(listWriteWorkflowId(listId, 'ui-write-20'))}`);
     await page.getByText('deliverEvent').first().waitFor();
     // A local activity is a marker in the history: its failure shows once the event is opened.
     await page.getByText('deliverEvent').first().click();

@@ -1,23 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WebhookIdKey, WebhookStatusKey } from '../../src/temporal/search-attributes';
 import { lifecycleStateQuery, webhookLifecycle } from '../../workflows';
-import type { Receiver } from '../support/receiver';
-import { startTestStack, type TestStack } from '../support/stack';
+import { useStackWithReceiver } from '../support/stack';
 import { waitFor } from '../support/wait';
 
-let stack: TestStack;
-let receiver: Receiver;
-beforeAll(async () => {
-  stack = await startTestStack();
-  receiver = await stack.startReceiver();
-});
-afterAll(() => stack?.stop());
+const suite = useStackWithReceiver();
 
-const setUp = (path: string) => stack.setUpListWebhook(receiver.urlFor(path));
+const setUp = (path: string) => suite.stack.setUpListWebhook(suite.receiver.urlFor(path));
 
 function postWrite(listId: string, writeId: string) {
-  return stack.request('POST', `/internal/v3/lists/${listId}/writes`, {
-    token: stack.internalApiToken,
+  return suite.stack.request('POST', `/internal/v3/lists/${listId}/writes`, {
+    token: suite.stack.internalApiToken,
     body: { writeId, changes: [{ type: 'item.added' }] },
   });
 }
@@ -26,19 +19,19 @@ describe('webhook/{id}', () => {
   it('continues as new after its signal budget and keeps the count across runs', async () => {
     const { owner, webhookId, listId } = await setUp('/lifecycle/continue');
     const workflowId = `webhook/${webhookId}`;
-    const client = stack.service.client;
+    const client = suite.stack.service.client;
     // Run it again with a budget of 5 signals per run, as an operator could.
     await client.workflow.getHandle(workflowId).terminate('test: restart with a small signal budget');
     const started = await client.workflow.start(webhookLifecycle, {
-      taskQueue: stack.taskQueue,
+      taskQueue: suite.stack.taskQueue,
       workflowId,
       args: [{ state: { webhookId, accountId: 'acc_test', status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 }, signalsPerRun: 5 }],
       typedSearchAttributes: [{ key: WebhookIdKey, value: webhookId }, { key: WebhookStatusKey, value: 'active' }],
     });
 
-    receiver.respondWith({ status: 500 });
-    for (let i = 0; i < 12; i++) await stack.reportWrite(listId, `can-${i}`);
-    receiver.respondWith({});
+    suite.receiver.respondWith({ status: 500 });
+    for (let i = 0; i < 12; i++) await suite.stack.reportWrite(listId, `can-${i}`);
+    suite.receiver.respondWith({});
 
     const handle = client.workflow.getHandle(workflowId);
     const state = await waitFor(async () => {
@@ -47,7 +40,7 @@ describe('webhook/{id}', () => {
     });
     expect(state).toMatchObject({ status: 'active', consecutiveFailures: 12 });
     // The mirror in PostgreSQL follows across runs.
-    expect(await stack.waitForFailureCount(owner.token, webhookId, 12)).toMatchObject({ status: 'active' });
+    expect(await suite.stack.waitForFailureCount(owner.token, webhookId, 12)).toMatchObject({ status: 'active' });
     const { runId } = await handle.describe();
     expect(runId).not.toBe(started.firstExecutionRunId);
     const firstRun = await client.workflow.getHandle(workflowId, started.firstExecutionRunId).fetchHistory();
@@ -56,16 +49,16 @@ describe('webhook/{id}', () => {
 
   it('keeps up with a burst of concurrent writes to one webhook: every outcome counted, no failed workflow task', async () => {
     const { owner, webhookId, listId } = await setUp('/lifecycle/burst');
-    receiver.respondWith((request) => (request.path === '/lifecycle/burst' ? { status: 500 } : {}));
+    suite.receiver.respondWith((request) => (request.path === '/lifecycle/burst' ? { status: 500 } : {}));
     const burst = 15; // below the pause threshold, so every failure must be counted
     const answers = await Promise.all(Array.from({ length: burst }, (_, i) => postWrite(listId, `burst-${i}`)));
     expect(answers.every((answer) => answer.status === 202)).toBe(true);
-    await Promise.all(answers.map((_, i) => stack.service.client.workflow.getHandle(`list-write/${listId}/burst-${i}`).result()));
-    receiver.respondWith({});
+    await Promise.all(answers.map((_, i) => suite.stack.service.client.workflow.getHandle(`list-write/${listId}/burst-${i}`).result()));
+    suite.receiver.respondWith({});
 
-    const webhook = await stack.waitForFailureCount(owner.token, webhookId, burst);
+    const webhook = await suite.stack.waitForFailureCount(owner.token, webhookId, burst);
     expect(webhook.status).toBe('active');
-    const history = await stack.service.client.workflow.getHandle(`webhook/${webhookId}`).fetchHistory();
+    const history = await suite.stack.service.client.workflow.getHandle(`webhook/${webhookId}`).fetchHistory();
     const events = history.events!;
     expect(events.filter((e) => e.workflowExecutionSignaledEventAttributes)).toHaveLength(burst);
     expect(events.filter((e) => e.workflowTaskFailedEventAttributes)).toHaveLength(0);

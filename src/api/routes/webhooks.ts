@@ -3,10 +3,10 @@ import type { Middleware } from 'koa';
 import { findDelivery, listDeliveries } from '../../db/deliveries';
 import { findListIdsNotOwned } from '../../db/lists';
 import type { Sql } from '../../db/sql';
+import { beginRegistration } from '../../db/registrations';
 import {
-  beginRegistration,
   countWebhooks,
-  deleteWebhook,
+  deleteWebhookRow,
   findWebhook,
   findWebhookByUrl,
   getWebhookSecret,
@@ -119,7 +119,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
 
   router.delete('/webhooks/:id', async (ctx) => {
     const webhook = await ownWebhook(ctx);
-    if (!(await workflows.deleteWebhook(webhook.id))) await deleteWebhook(sql, webhook.id);
+    if (!(await workflows.deleteWebhook(webhook.id))) await deleteWebhookRow(sql, webhook.id);
     ctx.status = 204;
   });
 

@@ -4,7 +4,7 @@ import { chromium, type Browser } from 'playwright-core';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-/** Where the screenshots the README shows are written. */
+/** Where the screenshots the docs show are written. */
 export const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
 
 export async function launchChromium(): Promise<Browser> {

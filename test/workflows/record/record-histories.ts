@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../../../activities';
 import { version } from '../../../package.json';
 import { createLogger } from '../../../src/logger';
+import { metrics } from '../../../src/metrics';
 import { createHttpSender } from '../../../src/delivery/sender';
 import { createAddressPolicy } from '../../../src/delivery/url-policy';
 import { TOPICS, lifecycleWorkflowId, listWriteBatchWorkflowId, redeliveryWorkflowId, registrationWorkflowId, type ListWriteDeliveries } from '../../../src/types';
@@ -163,7 +164,7 @@ describe(`recording workflow histories of release ${release}`, () => {
     const taskQueue = `${stack.taskQueue}-lost`;
     const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
     const http = createHttpSender({ timeoutMs: 1000, policy: createAddressPolicy([]), userAgent: 'recorder' });
-    const activities = createActivities({ sql: stack.service.sql, http, logger: createLogger('silent') });
+    const activities = createActivities({ sql: stack.service.sql, http, logger: createLogger('silent'), metrics });
     // A worker that never finishes a delivery, as if it had died mid-POST: the activity
     // times out and the workflow records the delivery as our own failure.
     const worker = await Worker.create({

@@ -1,4 +1,4 @@
-import { TOPICS, type Topic } from '../types';
+import { TOPICS, type Topic } from './types';
 
 export const CHANGE_TYPES = [
   'item.added',
@@ -12,7 +12,7 @@ export const CHANGE_TYPES = [
 ] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
 
-// DESIGN.md §4: what each change fires. Every change fires the coarse list.changed.
+// What each change fires (docs/api.md, "Topics"). Every change fires the coarse list.changed.
 const TOPICS_OF: Record<ChangeType, Topic[]> = {
   'item.added': ['item.added', 'list.changed'],
   'item.removed': ['item.removed', 'list.changed'],

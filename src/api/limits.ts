@@ -1,0 +1,15 @@
+// The API's size limits: enforced by the body parser and the JSON schemas, and stated by the
+// OpenAPI document, all from here.
+export const PUBLIC_BODY_LIMIT_BYTES = 64 * 1024;
+export const INTERNAL_BODY_LIMIT_BYTES = 1024 * 1024;
+/** Members a list may name (internal API). */
+export const MAX_LIST_MEMBERS = 1000;
+/** Changes one reported write may hold (internal API). */
+export const MAX_CHANGES_PER_WRITE = 1000;
+
+/** A byte count as a person reads it: 65536 → "64 KiB", 1048576 → "1 MiB". */
+export function byteSize(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
