@@ -7,69 +7,26 @@ collectDefaultMetrics({ register: registry });
 
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+function counter<const L extends string>(name: string, help: string, labelNames: readonly L[]) {
+  return new Counter<L>({ name, help, labelNames, registers: [registry] });
+}
+
+/** A time in seconds. */
+function histogram<const L extends string>(name: string, help: string, labelNames: readonly L[]) {
+  return new Histogram<L>({ name, help, labelNames, buckets: SECONDS, registers: [registry] });
+}
+
 export const metrics = {
-  deliveries: new Counter({
-    name: 'webhook_deliveries_total',
-    help: 'Event deliveries attempted, by topic and outcome; error is the failure class or "none"',
-    labelNames: ['topic', 'outcome', 'error'] as const,
-    registers: [registry],
-  }),
-  deliveriesSkipped: new Counter({
-    name: 'webhook_deliveries_skipped_total',
-    help: 'Event deliveries not attempted because the webhook was paused or deleted after the write was accepted',
-    labelNames: ['reason'] as const,
-    registers: [registry],
-  }),
-  deliveryDuration: new Histogram({
-    name: 'webhook_delivery_duration_seconds',
-    help: 'Time of one event delivery, from dial to the end of the response',
-    labelNames: ['outcome'] as const,
-    buckets: SECONDS,
-    registers: [registry],
-  }),
-  registrations: new Counter({
-    name: 'webhook_registrations_total',
-    help: 'POST /v3/webhooks by outcome: created, updated, unreachable, url_not_allowed, limit_exceeded, invalid_list_ids',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  }),
-  pings: new Counter({
-    name: 'webhook_pings_total',
-    help: 'Pings sent on demand, by outcome',
-    labelNames: ['outcome', 'error'] as const,
-    registers: [registry],
-  }),
-  redeliveries: new Counter({
-    name: 'webhook_redeliveries_total',
-    help: 'Deliveries sent again at their owner\'s request, by outcome',
-    labelNames: ['outcome', 'error'] as const,
-    registers: [registry],
-  }),
-  webhooksPaused: new Counter({
-    name: 'webhooks_paused_total',
-    help: 'Webhooks paused, by reason: auto_failures (20 consecutive failures) or manual',
-    labelNames: ['reason'] as const,
-    registers: [registry],
-  }),
-  writesAccepted: new Counter({
-    name: 'list_writes_accepted_total',
-    help: 'List writes answered 202; repeated: a writeId seen before',
-    labelNames: ['repeated'] as const,
-    registers: [registry],
-  }),
-  httpRequests: new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests answered, by method, route and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [registry],
-  }),
-  httpDuration: new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP request time, by method and route',
-    labelNames: ['method', 'route'] as const,
-    buckets: SECONDS,
-    registers: [registry],
-  }),
+  deliveries: counter('webhook_deliveries_total', 'Event deliveries attempted, by topic and outcome; error is the failure class or "none"', ['topic', 'outcome', 'error']),
+  deliveriesSkipped: counter('webhook_deliveries_skipped_total', 'Event deliveries not attempted because the webhook was paused or deleted after the write was accepted', ['reason']),
+  deliveryDuration: histogram('webhook_delivery_duration_seconds', 'Time of one event delivery, from dial to the end of the response', ['outcome']),
+  registrations: counter('webhook_registrations_total', 'POST /v3/webhooks by outcome: created, updated, unreachable, url_not_allowed, limit_exceeded, invalid_list_ids', ['outcome']),
+  pings: counter('webhook_pings_total', 'Pings sent on demand, by outcome', ['outcome', 'error']),
+  redeliveries: counter('webhook_redeliveries_total', 'Deliveries sent again at their owner\'s request, by outcome', ['outcome', 'error']),
+  webhooksPaused: counter('webhooks_paused_total', 'Webhooks paused, by reason: auto_failures (20 consecutive failures) or manual', ['reason']),
+  writesAccepted: counter('list_writes_accepted_total', 'List writes answered 202; repeated: a writeId seen before', ['repeated']),
+  httpRequests: counter('http_requests_total', 'HTTP requests answered, by method, route and status', ['method', 'route', 'status']),
+  httpDuration: histogram('http_request_duration_seconds', 'HTTP request time, by method and route', ['method', 'route']),
 };
 
 export type Metrics = typeof metrics;

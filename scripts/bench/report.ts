@@ -40,6 +40,11 @@ const num = (v: number | null | undefined, digits = 1): string => (v === null ||
 const ratio = (a: number | null | undefined, b: number | null | undefined): string => (a && b ? `${num(a / b, a / b < 0.1 ? 3 : 2)}×` : '–');
 
 /** The step a scenario is summed up by: its knee (null when it has none). */
+/** A section of the report: its heading, then the header of its table. */
+function pushTable(out: string[], title: string, columns: string[]): void {
+  out.push(`## ${title}`, '', `| ${columns.join(' | ')} |`, `|${columns.map(() => '---|').join('')}`);
+}
+
 function kneeStep(s: ScenarioResult): StepResult | null {
   if (!s.steps?.length) return null;
   return s.steps.find((st) => st.rate === s.knee) ?? null;
@@ -67,10 +72,7 @@ export function renderMarkdown(report: Report, image: string): string {
       `A failed step is run ${c.repeatsOfFailedStep ?? 0} more time(s) and the last attempt counts (single stalls of the disk fail steps at random); the steps table says so.`,
   );
   out.push('');
-  out.push('## At the knee');
-  out.push('');
-  out.push('| scenario | knee (writes/s offered) | accepted writes/s | deliveries/s | accept p50 / p99 ms | end-to-end p50 / p99 / p99.9 ms | CPU-ms per delivery, service / all processes | CPU ceiling deliveries/s | worker peak RSS MiB |');
-  out.push('|---|---|---|---|---|---|---|---|---|');
+  pushTable(out, 'At the knee', ['scenario', 'knee (writes/s offered)', 'accepted writes/s', 'deliveries/s', 'accept p50 / p99 ms', 'end-to-end p50 / p99 / p99.9 ms', 'CPU-ms per delivery, service / all processes', 'CPU ceiling deliveries/s', 'worker peak RSS MiB']);
   const fanouts = report.scenarios.filter((s) => s.kind === 'fanout');
   for (const s of fanouts) {
     if (s.error) {
@@ -109,10 +111,7 @@ export function renderMarkdown(report: Report, image: string): string {
   const baselines = new Map(fanouts.filter((s) => s.mode === 'baseline').map((s) => [s.fanout, kneeStep(s)]));
   const ratios = fanouts.filter((s) => s.mode !== 'baseline' && !s.error);
   if (ratios.length) {
-    out.push('## Ratio to the plain-Node baseline (same fan-out, each at its own knee)');
-    out.push('');
-    out.push('| scenario | deliveries/s at the knee | accept p99 | end-to-end p50 | end-to-end p99 | CPU-ms per delivery (all processes) | CPU ceiling deliveries/s |');
-    out.push('|---|---|---|---|---|---|---|');
+    pushTable(out, 'Ratio to the plain-Node baseline (same fan-out, each at its own knee)', ['scenario', 'deliveries/s at the knee', 'accept p99', 'end-to-end p50', 'end-to-end p99', 'CPU-ms per delivery (all processes)', 'CPU ceiling deliveries/s']);
     for (const s of ratios) {
       const k = kneeStep(s);
       const b = baselines.get(s.fanout);
@@ -190,10 +189,7 @@ export function renderMarkdown(report: Report, image: string): string {
   }
 
   if (registrations.length) {
-    out.push('## Registration');
-    out.push('');
-    out.push('| scenario | created | open-loop rate | p50 / p99 / p99.9 ms | answers | pings received / verified | CPU-ms per registration, service / all |');
-    out.push('|---|---|---|---|---|---|---|');
+    pushTable(out, 'Registration', ['scenario', 'created', 'open-loop rate', 'p50 / p99 / p99.9 ms', 'answers', 'pings received / verified', 'CPU-ms per registration, service / all']);
     for (const s of registrations) {
       if (s.error || !s.registration) {
         out.push(`| ${s.id} | error: ${String(s.error).split('\n')[0]} | | | | | |`);
@@ -208,10 +204,7 @@ export function renderMarkdown(report: Report, image: string): string {
     out.push('');
   }
 
-  out.push('## Steps');
-  out.push('');
-  out.push('| scenario | offered writes/s | accepted/s | deliveries/s | accept p50 / p99 ms | end-to-end p50 / p99 / p99.9 ms | ledger: sent = delivered + failed (+ skipped while paused) + missing (dup) | drain s | Temporal server warn / error lines | CPU-ms/delivery, all (net of idle) | machine busy / unattributed CPU s (cores busy outside the bench before the step; peak over 1 s during it) | result |');
-  out.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  pushTable(out, 'Steps', ['scenario', 'offered writes/s', 'accepted/s', 'deliveries/s', 'accept p50 / p99 ms', 'end-to-end p50 / p99 / p99.9 ms', 'ledger: sent = delivered + failed (+ skipped while paused) + missing (dup)', 'drain s', 'Temporal server warn / error lines', 'CPU-ms/delivery, all (net of idle)', 'machine busy / unattributed CPU s (cores busy outside the bench before the step; peak over 1 s during it)', 'result']);
   for (const s of report.scenarios) {
     for (const st of s.steps ?? []) {
       const l = st.ledger;

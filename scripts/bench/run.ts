@@ -46,6 +46,7 @@ import * as floor from './scenarios/floor';
 import * as hot from './scenarios/hot';
 import * as registration from './scenarios/registration';
 import * as service from './scenarios/service';
+import { createTestCa, issueServerCert } from '../../test/support/tls';
 
 const SCENARIOS: Scenario[] = [...baseline.scenarios, ...floor.scenarios, ...service.scenarios, ...hot.scenarios, ...registration.scenarios];
 
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
   const { leaf, caFile } = await makeCertificates(runDir);
   const receiversChild = forkChild('receivers', 'receivers.js', {});
   const receivers = rpcClient<ReceiversApi>(receiversChild);
-  const { ports } = await receivers('start', { count: CONFIG.receivers, cert: leaf.cert, key: leaf.private });
+  const { ports } = await receivers('start', { count: CONFIG.receivers, cert: leaf.cert, key: leaf.key });
   sampler.addGroup('receivers', () => [receiversChild.pid!]);
   const generatorChild = forkChild('generator', 'generator.js', {});
   const generator = rpcClient<GeneratorApi>(generatorChild);
@@ -105,28 +106,13 @@ async function main(): Promise<void> {
   log(`wrote ${files.paths.join(', ')}`);
 }
 
-/** Certificates: a CA made now, trusted by the service and the baseline through NODE_EXTRA_CA_CERTS. */
+/**
+ * Certificates: a CA made now (by the tests' own helpers), trusted by the service and the
+ * baseline through NODE_EXTRA_CA_CERTS, and the receivers' certificate for 127.0.0.1.
+ */
 async function makeCertificates(runDir: string) {
-  const { generate } = await import('selfsigned');
-  const ca = await generate([{ name: 'commonName', value: 'svc-webhooks bench CA' }], {
-    algorithm: 'sha256',
-    keySize: 2048,
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    ],
-  });
-  const leaf = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
-    algorithm: 'sha256',
-    keySize: 2048,
-    ca: { cert: ca.cert, key: ca.private },
-    extensions: [
-      { name: 'basicConstraints', cA: false, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }] },
-    ],
-  });
+  const ca = await createTestCa();
+  const leaf = await issueServerCert(ca, ['127.0.0.1', 'localhost']);
   const caFile = path.join(runDir, 'ca.pem');
   fs.writeFileSync(caFile, ca.cert);
   return { leaf, caFile };

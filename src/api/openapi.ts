@@ -60,17 +60,21 @@ const withBody = (limitBytes: number) => ({
   413: errors(`Body over ${byteSize(limitBytes)}`, ['PAYLOAD_TOO_LARGE']),
   415: errors('Body is not JSON', ['UNSUPPORTED_MEDIA_TYPE']),
 });
-const webhookNotFound = { 404: errors('Unknown webhook, or another account\'s', ['WEBHOOK_NOT_FOUND']) };
-/** What a POST that acts on one of the caller's webhooks answers: `success`, or one of these errors. */
-const actionOnWebhook = (success: ReturnType<typeof ok>) => ({
-  200: success,
-  400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
+/**
+ * The responses of an operation that needs a token: its own, then 401; 413 and 415 when it
+ * takes a body of at most `bodyLimitBytes`; 503; and the unexpected 500.
+ */
+const withToken = (own: Record<string, unknown>, bodyLimitBytes?: number) => ({
+  ...own,
   ...unauthorized,
-  ...webhookNotFound,
-  ...withBody(PUBLIC_BODY_LIMIT_BYTES),
+  ...(bodyLimitBytes === undefined ? {} : withBody(bodyLimitBytes)),
   ...unavailable,
   ...unexpected,
 });
+const webhookNotFound = { 404: errors('Unknown webhook, or another account\'s', ['WEBHOOK_NOT_FOUND']) };
+/** What a POST that acts on one of the caller's webhooks answers: `success`, or one of these errors. */
+const actionOnWebhook = (success: ReturnType<typeof ok>) =>
+  withToken({ 200: success, 400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']), ...webhookNotFound }, PUBLIC_BODY_LIMIT_BYTES);
 const body = (name: keyof typeof components, required = true) => ({ required, content: json(ref(name)) });
 
 const webhookId = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Webhook id (wh_...)' };
@@ -104,7 +108,7 @@ export function buildOpenApiDocument() {
           operationId: 'listWebhooks',
           summary: 'The caller\'s webhooks',
           security: account,
-          responses: { 200: ok('The webhooks', ref('WebhookList')), ...unauthorized, ...unavailable, ...unexpected },
+          responses: withToken({ 200: ok('The webhooks', ref('WebhookList')) }),
         },
         post: {
           operationId: 'registerWebhook',
@@ -114,17 +118,13 @@ export function buildOpenApiDocument() {
             'to the URL, which must answer 2xx.',
           security: account,
           requestBody: body('RegisterWebhookBody'),
-          responses: {
+          responses: withToken({
             201: { ...ok('Created; the only response that holds the secret', ref('CreatedWebhook')), headers: { Location: { required: true, schema: { type: 'string' } } } },
             200: ok('Updated (same URL); the id, secret, status and count are kept', ref('Webhook')),
             400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'URL_NOT_ALLOWED', 'INVALID_LIST_IDS']),
-            ...unauthorized,
             409: errors(`The account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks`, ['WEBHOOK_LIMIT_EXCEEDED']),
-            ...withBody(PUBLIC_BODY_LIMIT_BYTES),
             422: errors('The ping did not get a 2xx', ['WEBHOOK_UNREACHABLE']),
-            ...unavailable,
-            ...unexpected,
-          },
+          }, PUBLIC_BODY_LIMIT_BYTES),
         },
       },
       '/v3/webhooks/{id}': {
@@ -132,27 +132,23 @@ export function buildOpenApiDocument() {
         get: {
           operationId: 'getWebhook',
           security: account,
-          responses: { 200: ok('The webhook', ref('Webhook')), ...unauthorized, ...webhookNotFound, ...unavailable, ...unexpected },
+          responses: withToken({ 200: ok('The webhook', ref('Webhook')), ...webhookNotFound }),
         },
         patch: {
           operationId: 'updateWebhook',
           summary: 'Reactivate or pause; change events or listIds',
           security: account,
           requestBody: body('UpdateWebhookBody'),
-          responses: {
+          responses: withToken({
             200: ok('The webhook after the change', ref('Webhook')),
             400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'INVALID_LIST_IDS']),
-            ...unauthorized,
             ...webhookNotFound,
-            ...withBody(PUBLIC_BODY_LIMIT_BYTES),
-            ...unavailable,
-            ...unexpected,
-          },
+          }, PUBLIC_BODY_LIMIT_BYTES),
         },
         delete: {
           operationId: 'deleteWebhook',
           security: account,
-          responses: { 204: ok('Deleted; nothing more is delivered'), ...unauthorized, ...webhookNotFound, ...unavailable, ...unexpected },
+          responses: withToken({ 204: ok('Deleted; nothing more is delivered'), ...webhookNotFound }),
         },
       },
       '/v3/webhooks/{id}/pings': {
@@ -173,14 +169,11 @@ export function buildOpenApiDocument() {
           description: 'The filters outcome, kind and event are each optional and combine with each other and with paging.',
           security: account,
           parameters: Object.entries(schemas.deliveriesQuery.properties).map(([name, schema]) => ({ name, in: 'query', schema })),
-          responses: {
+          responses: withToken({
             200: ok('A page of attempts', ref('DeliveryPage')),
             400: errors('Invalid query', ['VALIDATION_FAILED']),
-            ...unauthorized,
             ...webhookNotFound,
-            ...unavailable,
-            ...unexpected,
-          },
+          }),
         },
       },
       '/v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries': {
@@ -242,14 +235,10 @@ export function buildOpenApiDocument() {
           operationId: 'createAccount',
           security: internal,
           requestBody: body('CreateAccountBody'),
-          responses: {
+          responses: withToken({
             201: ok('Created; the token is shown once and stored only as a hash', ref('CreatedAccount')),
             400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
-            ...unauthorized,
-            ...withBody(INTERNAL_BODY_LIMIT_BYTES),
-            ...unavailable,
-            ...unexpected,
-          },
+          }, INTERNAL_BODY_LIMIT_BYTES),
         },
       },
       '/internal/v3/lists/{listId}': {
@@ -259,27 +248,20 @@ export function buildOpenApiDocument() {
           summary: 'Create or replace a list (keeps its cursor; delivers nothing)',
           security: internal,
           requestBody: body('PutListBody'),
-          responses: {
+          responses: withToken({
             201: ok('Created', ref('List')),
             200: ok('Replaced', ref('List')),
             400: errors('Invalid request or unknown account', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
-            ...unauthorized,
-            ...withBody(INTERNAL_BODY_LIMIT_BYTES),
-            ...unavailable,
-            ...unexpected,
-          },
+          }, INTERNAL_BODY_LIMIT_BYTES),
         },
         delete: {
           operationId: 'deleteList',
           security: internal,
-          responses: {
+          responses: withToken({
             204: ok('Deleted'),
             400: errors('Invalid list id', ['VALIDATION_FAILED']),
-            ...unauthorized,
             404: errors('Unknown list', ['LIST_NOT_FOUND']),
-            ...unavailable,
-            ...unexpected,
-          },
+          }),
         },
       },
       '/internal/v3/lists/{listId}/writes': {
@@ -292,16 +274,12 @@ export function buildOpenApiDocument() {
             'body answers the same again and delivers nothing twice.',
           security: internal,
           requestBody: body('ListWriteBody'),
-          responses: {
+          responses: withToken({
             202: ok('Accepted', ref('WriteAccepted')),
             400: errors('Invalid write, list id or unknown account', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
-            ...unauthorized,
             404: errors('Unknown list', ['LIST_NOT_FOUND']),
             409: errors('writeId already used for this list with another body', ['WRITE_ID_REUSED']),
-            ...withBody(INTERNAL_BODY_LIMIT_BYTES),
-            ...unavailable,
-            ...unexpected,
-          },
+          }, INTERNAL_BODY_LIMIT_BYTES),
         },
       },
     },
