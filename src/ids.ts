@@ -15,6 +15,11 @@ export function hashToken(token: string): Buffer {
   return createHash('sha256').update(token, 'utf8').digest();
 }
 
+/** The internal API's token when none is configured: 256 random bits. */
+export function newInternalToken(): string {
+  return `int_${randomBytes(32).toString('base64url')}`;
+}
+
 export function newSigningSecret(): string {
   return `whsec_${randomBytes(32).toString('base64url')}`;
 }

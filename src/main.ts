@@ -3,11 +3,11 @@
 // worker and the API. Ctrl-C stops every part it started.
 // `npm run start:api` / `npm run start:worker` (main.js api|worker) run one part alone,
 // against a PostgreSQL and a Temporal server that are already there.
-import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config';
+import { newInternalToken } from './ids';
 import { startEmbeddedPostgres } from './db/embedded';
 import { createLogger, type Logger } from './logger';
 import { startPart, startService } from './service';
@@ -33,7 +33,7 @@ async function internalApiToken(config: Config): Promise<{ token: string; genera
   const file = path.join(config.dataDir, 'internal-api-token');
   const kept = await readFile(file, 'utf8').catch(() => null);
   if (kept) return { token: kept.trim(), generated: false };
-  const token = `int_${randomBytes(32).toString('base64url')}`;
+  const token = newInternalToken();
   await writeFile(file, `${token}\n`, { mode: 0o600 });
   return { token, generated: true };
 }

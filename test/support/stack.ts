@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { createApp, type AppDependencies } from '../../src/api/app';
 import { createWorkflows } from '../../src/temporal/client';
 import { loadConfig } from '../../src/config';
+import { newInternalToken } from '../../src/ids';
 import { createLogger } from '../../src/logger';
 import type { Resolver } from '../../src/delivery/url-policy';
 import { startService, type Service } from '../../src/service';
@@ -115,7 +116,7 @@ export function useStackWithReceiver(env: Record<string, string> = {}): { readon
 export async function startTestStack(env: Record<string, string> = {}, options: TestStackOptions = {}): Promise<TestStack> {
   const ca = await createTestCa();
   const serverCert = await issueServerCert(ca);
-  const internalApiToken = `int_${randomBytes(24).toString('hex')}`;
+  const internalApiToken = newInternalToken();
   const logs: string[] = [];
   const logSink = new Writable({
     write(chunk, _encoding, done) {

@@ -1,7 +1,7 @@
 // The harness's children: scripts of the compiled bench forked with an IPC channel.
 import path from 'node:path';
 import { fork, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { newInternalToken } from '../../../src/ids';
 import { BENCH_DIR } from './config';
 import { rpcClient, type LoopDelay, type Rpc } from './ipc';
 import * as stack from './stack';
@@ -18,12 +18,6 @@ export function forkChild(name: string, file: string, env: Record<string, string
   stack.onStop(name, () => stack.terminate(child, 3_000));
   return child;
 }
-
-/** A bearer token for the internal API (or what stands in for it). */
-export const newInternalToken = (): string => `int_${randomBytes(24).toString('hex')}`;
-
-/** A webhook id made by the harness (the baseline and the floor keep no webhooks of their own). */
-export const newWebhookId = (): string => `wh_${randomBytes(12).toString('hex')}`;
 
 /** What a forked target serves (baseline.js, floor.js). */
 interface ForkedApi {

@@ -175,5 +175,3 @@ export function computeStep({ writes, receipts, recorded, recipients, steadyFrom
     ledger,
   };
 }
-
-export type StepFigures = ReturnType<typeof computeStep>;

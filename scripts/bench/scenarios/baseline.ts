@@ -2,9 +2,9 @@
 // no database: the same write request, the same HTTP client and signed bodies.
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { type BaselineApi } from '../baseline';
-import { forkTarget, newWebhookId } from '../lib/children';
+import { newId, newSigningSecret } from '../../../src/ids';
+import { forkTarget } from '../lib/children';
 import { CONFIG, ROOT } from '../lib/config';
 import * as stack from '../lib/stack';
 import { type Context, type FanoutScenario, type ListLayout, type Target } from '../lib/types';
@@ -30,7 +30,7 @@ async function startBaseline(ctx: Context): Promise<Target> {
     async setUpFanout(lists: ListLayout[]) {
       const config = lists.map(({ listId, webhooks }) => ({
         listId,
-        recipients: webhooks.map(({ url }) => ({ webhookId: newWebhookId(), url, secret: `whsec_${randomBytes(24).toString('base64url')}`, events: ['list.changed'] })),
+        recipients: webhooks.map(({ url }) => ({ webhookId: newId('wh'), url, secret: newSigningSecret(), events: ['list.changed'] })),
       }));
       await rpc('configure', { config });
       await ctx.receivers('secrets', { entries: config.flatMap((l) => l.recipients.map((r): [string, string] => [r.webhookId, r.secret])) });

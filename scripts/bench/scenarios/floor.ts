@@ -3,7 +3,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type FloorApi, type Completions } from '../floor';
-import { forkTarget, newWebhookId } from '../lib/children';
+import { newId } from '../../../src/ids';
+import { forkTarget } from '../lib/children';
 import * as stack from '../lib/stack';
 import { sampleTemporal, scenarioTemporal } from '../lib/temporal';
 import { type Context, type Environment, type FanoutScenario, type ListLayout, type Target } from '../lib/types';
@@ -29,7 +30,7 @@ async function startFloor(local: boolean, ctx: Context, environment: Environment
     groups: ['floor', 'temporal', 'generator'],
     serviceGroups: ['floor', 'temporal'],
     async setUpFanout(lists: ListLayout[]) {
-      const config = lists.map(({ listId, webhooks }) => ({ listId, webhookIds: webhooks.map(() => newWebhookId()) }));
+      const config = lists.map(({ listId, webhooks }) => ({ listId, webhookIds: webhooks.map(() => newId('wh')) }));
       await rpc('configure', { config });
       return config;
     },
