@@ -1,4 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import { ApplicationFailureCategory } from '@temporalio/common';
 import { recordDelivery, type DeliveryRecord } from '../src/db/deliveries';
 import { deleteRecordsOlderThan, type Pruned } from '../src/db/retention';
@@ -9,7 +10,7 @@ import { eventPayload, pingPayload } from '../src/delivery/payloads';
 import { postSigned } from '../src/delivery/post-signed';
 import type { HttpSender } from '../src/delivery/sender';
 import { newId } from '../src/ids';
-import { signalDeliveryOutcome, startWebhookLifecycle } from '../src/temporal/lifecycle-client';
+import { createOutcomeSignals, startWebhookLifecycle } from '../src/temporal/lifecycle-client';
 import type { Logger } from '../src/logger';
 import type { Metrics } from '../src/metrics';
 import {
@@ -56,13 +57,17 @@ export interface ActivityDependencies {
   logger: Logger;
   /** The process's metrics (`GET /metrics`). */
   metrics: Metrics;
+  /** The worker's Temporal client, to start and signal `webhook/{id}`. */
+  client: Client;
 }
 
 /**
  * Every side effect of the workflows. Secrets are read here, from PostgreSQL, and never
  * returned: nothing an activity takes or gives may hold one.
  */
-export function createActivities({ sql, http, logger, metrics }: ActivityDependencies) {
+export function createActivities({ sql, http, logger, metrics, client }: ActivityDependencies) {
+  const outcomeSignals = createOutcomeSignals(client);
+
   /** One log line, metrics and a log row per event delivery attempt. */
   async function recordEventAttempt(delivery: PlannedDelivery, event: ListEvent, result: DeliveryResult): Promise<{ failuresToReset: boolean }> {
     const outcome = result.delivered ? 'delivered' : 'failed';
@@ -118,8 +123,7 @@ export function createActivities({ sql, http, logger, metrics }: ActivityDepende
     async completeRegistration(input: RegistrationInput): Promise<RegistrationResult> {
       const result = await storeRegisteredWebhook(sql, input);
       if (result.outcome === 'created' || result.outcome === 'updated') {
-        const { client, info } = Context.current();
-        await startWebhookLifecycle(client, info.taskQueue, result.webhook.id, input.accountId);
+        await startWebhookLifecycle(client, Context.current().info.taskQueue, result.webhook.id, input.accountId);
       }
       return result;
     },
@@ -171,7 +175,7 @@ export function createActivities({ sql, http, logger, metrics }: ActivityDepende
       // only wake the webhook's workflow for nothing.
       const { failuresToReset } = await recordEventAttempt(delivery, event, result);
       if (!result.delivered || failuresToReset) {
-        await signalDeliveryOutcome(Context.current().client, delivery.webhookId, result.delivered);
+        await outcomeSignals.tell(delivery.webhookId, result.delivered);
       }
       if (!result.delivered) throw deliveryFailed(delivery, result, result.statusCode === null ? '' : ` (HTTP ${result.statusCode})`);
       return result;

@@ -102,14 +102,15 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
   const { policy, resolve } = urlPolicy(options);
   const http = createHttpSender({ timeoutMs: config.deliveryTimeoutMs, policy, resolve, ca: options.sender?.ca, userAgent: USER_AGENT });
   const taskQueue = options.taskQueue ?? TASK_QUEUE;
+  const client = new Client({ connection, namespace: config.temporalNamespace });
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
     taskQueue,
-    activities: createActivities({ sql, http, logger: options.logger, metrics }),
+    activities: createActivities({ sql, http, logger: options.logger, metrics, client }),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
   });
-  await ensureRetentionSchedule(new Client({ connection, namespace: config.temporalNamespace }), taskQueue, config.retentionDays);
+  await ensureRetentionSchedule(client, taskQueue, config.retentionDays);
   const running = worker.run();
   return {
     async stop() {

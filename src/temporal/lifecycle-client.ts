@@ -1,5 +1,6 @@
 // Starting and signalling `webhook/{id}` from outside it: the registration and delivery
 // activities use these, and so nothing under activities/ needs the API's client module.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { lifecycleWorkflowId, type WebhookLifecycleInput } from '../types';
 import { deliveryOutcomesSignal } from './webhook-messages';
@@ -29,10 +30,68 @@ export async function startWebhookLifecycle(client: Client, taskQueue: string, w
   }
 }
 
-/** Tells `webhook/{id}` of one delivery outcome; a webhook deleted meanwhile has nothing to count. */
-export async function signalDeliveryOutcome(client: Client, webhookId: string, delivered: boolean): Promise<void> {
+/**
+ * The least time between two signals to one webhook from this process. Outcomes that come
+ * meanwhile wait and go together in the next signal, so a webhook failing 50 deliveries a
+ * second gets about ten signals a second: its workflow keeps up, and finds the quiet
+ * workflow task it needs to continue-as-new (Temporal refuses one while signals wait).
+ * A lone outcome goes at once.
+ */
+const OUTCOME_SIGNAL_SPACING_MS = 100;
+
+interface PendingOutcomes {
+  delivered: boolean[];
+  told: { resolve: () => void; reject: (error: unknown) => void }[];
+}
+
+/**
+ * Tells `webhook/{id}` of delivery outcomes, batched per webhook as
+ * `OUTCOME_SIGNAL_SPACING_MS` says and in the order they were told. Each promise settles
+ * when the signal carrying its outcome has been accepted by Temporal, so a delivery is done
+ * only once its outcome is durable. One per worker process.
+ */
+export function createOutcomeSignals(client: Client) {
+  const pending = new Map<string, PendingOutcomes>();
+
+  async function sendBatches(webhookId: string, batch: PendingOutcomes): Promise<void> {
+    await Promise.resolve(); // outcomes told in the same turn join the first signal
+    while (batch.delivered.length > 0) {
+      const delivered = batch.delivered.splice(0);
+      const told = batch.told.splice(0);
+      const sentAt = performance.now();
+      try {
+        await signalDeliveryOutcomes(client, webhookId, delivered);
+        for (const { resolve } of told) resolve();
+      } catch (error) {
+        for (const { reject } of told) reject(error);
+      }
+      const untilNext = sentAt + OUTCOME_SIGNAL_SPACING_MS - performance.now();
+      if (untilNext > 0) await sleep(untilNext);
+    }
+    pending.delete(webhookId);
+  }
+
+  return {
+    tell(webhookId: string, delivered: boolean): Promise<void> {
+      let batch = pending.get(webhookId);
+      if (batch === undefined) {
+        batch = { delivered: [], told: [] };
+        pending.set(webhookId, batch);
+        void sendBatches(webhookId, batch);
+      }
+      const told = batch;
+      return new Promise((resolve, reject) => {
+        told.delivered.push(delivered);
+        told.told.push({ resolve, reject });
+      });
+    },
+  };
+}
+
+/** One signal to `webhook/{id}`; a webhook deleted meanwhile has nothing to count. */
+async function signalDeliveryOutcomes(client: Client, webhookId: string, delivered: boolean[]): Promise<void> {
   try {
-    await client.workflow.getHandle(lifecycleWorkflowId(webhookId)).signal(deliveryOutcomesSignal, { delivered: [delivered] });
+    await client.workflow.getHandle(lifecycleWorkflowId(webhookId)).signal(deliveryOutcomesSignal, { delivered });
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
   }

@@ -4,7 +4,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { DeliveryOutcomes, WebhookLifecycleState, WebhookStatus } from '../types';
 
 export const lifecycleStateQuery = defineQuery<WebhookLifecycleState>('state');
-/** Outcomes of event deliveries, in the order they happened (`deliverEvent` sends one at a time). */
+/** Outcomes of event deliveries, in the order they happened (a worker batches those of one webhook: `createOutcomeSignals`). */
 export const deliveryOutcomesSignal = defineSignal<[DeliveryOutcomes]>('deliveryOutcomes');
 /** PATCH status: `active` reactivates (count back to 0), `paused` pauses by hand. Answers once stored. */
 export const setStatusUpdate = defineUpdate<WebhookLifecycleState, [WebhookStatus]>('setStatus');

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { createApp, type AppDependencies } from '../../src/api/app';
 import { createWorkflows } from '../../src/temporal/client';
@@ -13,7 +14,7 @@ import { newInternalToken } from '../../src/ids';
 import { createLogger } from '../../src/logger';
 import type { Resolver } from '../../src/delivery/url-policy';
 import { startService, type Service } from '../../src/service';
-import { listWriteWorkflowId } from '../../src/types';
+import { lifecycleWorkflowId, listWriteWorkflowId, type DeliveryOutcomes } from '../../src/types';
 import { startReceiver, type Receiver } from './receiver';
 import { createTestCa, issueServerCert, type Pem } from './tls';
 import { sdkMetricsUrl } from './runtime';
@@ -46,7 +47,6 @@ export interface TestStack {
   /** A new account with its token, made through the internal API. */
   createAccount(): Promise<{ id: string; token: string }>;
   putList(listId: string, ownerAccountId: string, memberAccountIds?: string[]): Promise<ApiResponse>;
-  /** An HTTPS receiver whose certificate the service trusts; closed by stop(). */
   /** Registers a webhook (expecting 201) and returns it with its secret. */
   registerWebhook(token: string, url: string, body?: Record<string, unknown>): Promise<{ id: string; secret: string; url: string }>;
   /** A new account with a list it owns and a webhook at `url` (on list.changed, unless `body` says otherwise). */
@@ -55,6 +55,8 @@ export interface TestStack {
   reportWrite(listId: string, writeId: string, changes?: unknown[], extra?: Record<string, unknown>): Promise<WriteAccepted>;
   /** Waits until GET /v3/webhooks/{id} shows this consecutive-failure count, and returns the webhook. */
   waitForFailureCount(token: string, webhookId: string, count: number): Promise<any>;
+  /** The outcomes each signal to `webhook/{id}` (this run) carried, in the order received. */
+  outcomeSignals(webhookId: string): Promise<boolean[][]>;
   /** An HTTPS receiver whose certificate the service trusts; closed by stop(). */
   startReceiver(): Promise<Receiver>;
   /** The same API with some dependencies replaced (an unreachable database, say); closed by stop(). */
@@ -186,6 +188,14 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
         },
         { what: `consecutiveFailures ${count} on ${webhookId}` },
       ),
+    async outcomeSignals(webhookId) {
+      const history = await service.client.workflow.getHandle(lifecycleWorkflowId(webhookId)).fetchHistory();
+      return history.events!.flatMap((event) => {
+        const signal = event.workflowExecutionSignaledEventAttributes;
+        if (!signal) return [];
+        return [defaultPayloadConverter.fromPayload<DeliveryOutcomes>(signal.input!.payloads![0]).delivered];
+      });
+    },
     async startReceiver() {
       const receiver = await startReceiver(serverCert);
       receivers.push(receiver);

@@ -8,6 +8,7 @@ import * as stack from '../lib/stack';
 import { runStep, type StepResult } from '../lib/step';
 import { nowMs, percentiles, round } from '../lib/stats';
 import { type Context, type ServiceTarget, type WorkloadScenario } from '../lib/types';
+import type { DeliveryOutcomes } from '../../../src/types';
 import { startService } from './service';
 
 export const scenarios: WorkloadScenario[] = [
@@ -32,6 +33,7 @@ async function runHot(target: ServiceTarget, ctx: Context) {
   const recipients = new Map([[listId, [{ webhookId, topic: 'list.changed' }]]]);
 
   const { Client, Connection } = await import('@temporalio/client');
+  const { defaultPayloadConverter } = await import('@temporalio/common');
   const { lifecycleStateQuery } = await import('../../../workflows/index.js');
   const connection = await Connection.connect({ address: target.temporal.address });
   const client = new Client({ connection, namespace: 'default' });
@@ -96,14 +98,19 @@ async function runHot(target: ServiceTarget, ctx: Context) {
   const finalMirror = mirror.at(-1);
   const mirrorAt = settledAt(mirror, finalMirror?.count);
 
-  // Histories: runs of webhook/{id} (continue-as-new), signals it received, failed workflow tasks.
-  const history = { runs: 0, signalsReceived: 0, workflowTaskFailed: 0, workflowTaskTimedOut: 0, continuedAsNew: 0, notCompletedListWrites: null as number | null, errors: [] as string[] };
+  // Histories: runs of webhook/{id} (continue-as-new), signals it received and the outcomes
+  // they carried (a worker batches them), failed workflow tasks.
+  const history = { runs: 0, signalsReceived: 0, outcomesReceived: 0, workflowTaskFailed: 0, workflowTaskTimedOut: 0, continuedAsNew: 0, notCompletedListWrites: null as number | null, errors: [] as string[] };
   try {
     for await (const execution of client.workflow.list({ query: `WorkflowId = "webhook/${webhookId}"` })) {
       history.runs++;
       const events = (await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory()).events ?? [];
       for (const event of events) {
-        if (event.workflowExecutionSignaledEventAttributes) history.signalsReceived++;
+        const signal = event.workflowExecutionSignaledEventAttributes;
+        if (signal) {
+          history.signalsReceived++;
+          history.outcomesReceived += defaultPayloadConverter.fromPayload<DeliveryOutcomes>(signal.input!.payloads![0]).delivered.length;
+        }
         if (event.workflowTaskFailedEventAttributes) history.workflowTaskFailed++;
         if (event.workflowTaskTimedOutEventAttributes) history.workflowTaskTimedOut++;
         if (event.workflowExecutionContinuedAsNewEventAttributes) history.continuedAsNew++;

@@ -164,7 +164,7 @@ describe(`recording workflow histories of release ${release}`, () => {
     const taskQueue = `${stack.taskQueue}-lost`;
     const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
     const http = createHttpSender({ timeoutMs: 1000, policy: createAddressPolicy([]), userAgent: 'recorder' });
-    const activities = createActivities({ sql: stack.service.sql, http, logger: createLogger('silent'), metrics });
+    const activities = createActivities({ sql: stack.service.sql, http, logger: createLogger('silent'), metrics, client: stack.service.client });
     // A worker that never finishes a delivery, as if it had died mid-POST: the activity
     // times out and the workflow records the delivery as our own failure.
     const worker = await Worker.create({

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { createOutcomeSignals } from '../../src/temporal/lifecycle-client';
+import { lifecycleStateQuery } from '../../workflows';
+import { useStackWithReceiver } from '../support/stack';
+
+const suite = useStackWithReceiver();
+
+async function newWebhook(path: string) {
+  const { token } = await suite.stack.createAccount();
+  return { token, ...(await suite.stack.registerWebhook(token, suite.receiver.urlFor(path))) };
+}
+
+const lifecycle = (webhookId: string) => suite.stack.service.client.workflow.getHandle(`webhook/${webhookId}`);
+
+describe('createOutcomeSignals: delivery outcomes told to webhook/{id}', () => {
+  it('sends the outcomes told together as one signal, in the order told, and settles each once Temporal has it', async () => {
+    const webhook = await newWebhook('/outcomes/one-turn');
+    const signals = createOutcomeSignals(suite.stack.service.client);
+    const outcomes = [...Array<boolean>(19).fill(false), true, false];
+
+    await Promise.all(outcomes.map((delivered) => signals.tell(webhook.id, delivered)));
+
+    expect(await suite.stack.outcomeSignals(webhook.id)).toEqual([outcomes]);
+    // In order: 19 failures, a success that resets them, then one failure; never paused.
+    expect(await suite.stack.waitForFailureCount(webhook.token, webhook.id, 1)).toMatchObject({ status: 'active' });
+    expect(await lifecycle(webhook.id).query(lifecycleStateQuery)).toMatchObject({ failuresCounted: 20, consecutiveFailures: 1 });
+  });
+
+  it('holds outcomes told while a signal is on its way, and sends them together next', async () => {
+    const webhook = await newWebhook('/outcomes/two-batches');
+    const signals = createOutcomeSignals(suite.stack.service.client);
+
+    await signals.tell(webhook.id, false);
+    await Promise.all([false, false, true, false].map((delivered) => signals.tell(webhook.id, delivered)));
+
+    expect(await suite.stack.outcomeSignals(webhook.id)).toEqual([[false], [false, false, true, false]]);
+  });
+
+  it('keeps the batches of different webhooks apart', async () => {
+    const [first, second] = [await newWebhook('/outcomes/first'), await newWebhook('/outcomes/second')];
+    const signals = createOutcomeSignals(suite.stack.service.client);
+
+    await Promise.all([signals.tell(first.id, false), signals.tell(second.id, true), signals.tell(first.id, false)]);
+
+    expect(await suite.stack.outcomeSignals(first.id)).toEqual([[false, false]]);
+    expect(await suite.stack.outcomeSignals(second.id)).toEqual([[true]]);
+  });
+
+  it('settles a deleted webhook\'s outcomes without a signal: there is nothing left to count', async () => {
+    const webhook = await newWebhook('/outcomes/deleted');
+    expect((await suite.stack.request('DELETE', `/v3/webhooks/${webhook.id}`, { token: webhook.token })).status).toBe(204);
+
+    await expect(createOutcomeSignals(suite.stack.service.client).tell(webhook.id, false)).resolves.toBeUndefined();
+  });
+});
