@@ -2,7 +2,9 @@
 // activities use these, and so nothing under activities/ needs the API's client module.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { lifecycleWorkflowId, type WebhookLifecycleInput } from '../types';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+import { lifecycleWorkflowId, type DeliveryOutcomes, type WebhookLifecycleInput } from '../types';
 import { deliveryOutcomesSignal } from './webhook-messages';
 import { AccountIdKey, WebhookIdKey, WebhookStatusKey } from './search-attributes';
 
@@ -41,7 +43,8 @@ const OUTCOME_SIGNAL_SPACING_MS = 100;
 
 interface PendingOutcomes {
   delivered: boolean[];
-  told: { resolve: () => void; reject: (error: unknown) => void }[];
+  /** Settles each `tell` of `delivered`, one for one. */
+  settlers: { resolve: () => void; reject: (error: unknown) => void }[];
 }
 
 /**
@@ -57,13 +60,13 @@ export function createOutcomeSignals(client: Client) {
     await Promise.resolve(); // outcomes told in the same turn join the first signal
     while (batch.delivered.length > 0) {
       const delivered = batch.delivered.splice(0);
-      const told = batch.told.splice(0);
+      const settlers = batch.settlers.splice(0);
       const sentAt = performance.now();
       try {
         await signalDeliveryOutcomes(client, webhookId, delivered);
-        for (const { resolve } of told) resolve();
+        for (const { resolve } of settlers) resolve();
       } catch (error) {
-        for (const { reject } of told) reject(error);
+        for (const { reject } of settlers) reject(error);
       }
       const untilNext = sentAt + OUTCOME_SIGNAL_SPACING_MS - performance.now();
       if (untilNext > 0) await sleep(untilNext);
@@ -75,17 +78,24 @@ export function createOutcomeSignals(client: Client) {
     tell(webhookId: string, delivered: boolean): Promise<void> {
       let batch = pending.get(webhookId);
       if (batch === undefined) {
-        batch = { delivered: [], told: [] };
+        batch = { delivered: [], settlers: [] };
         pending.set(webhookId, batch);
         void sendBatches(webhookId, batch);
       }
-      const told = batch;
+      const joined = batch;
       return new Promise((resolve, reject) => {
-        told.delivered.push(delivered);
-        told.told.push({ resolve, reject });
+        joined.delivered.push(delivered);
+        joined.settlers.push({ resolve, reject });
       });
     },
   };
+}
+
+/** The outcomes a `deliveryOutcomes` signal in a history of `webhook/{id}` carried; null for any other event. */
+export function outcomesSignalled(event: temporal.api.history.v1.IHistoryEvent): boolean[] | null {
+  const signal = event.workflowExecutionSignaledEventAttributes;
+  if (signal?.signalName !== deliveryOutcomesSignal.name) return null;
+  return defaultPayloadConverter.fromPayload<DeliveryOutcomes>(signal.input!.payloads![0]).delivered;
 }
 
 /** One signal to `webhook/{id}`; a webhook deleted meanwhile has nothing to count. */

@@ -5,7 +5,6 @@ import { Writable } from 'node:stream';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { createApp, type AppDependencies } from '../../src/api/app';
 import { createWorkflows } from '../../src/temporal/client';
@@ -14,7 +13,8 @@ import { newInternalToken } from '../../src/ids';
 import { createLogger } from '../../src/logger';
 import type { Resolver } from '../../src/delivery/url-policy';
 import { startService, type Service } from '../../src/service';
-import { lifecycleWorkflowId, listWriteWorkflowId, type DeliveryOutcomes } from '../../src/types';
+import { outcomesSignalled } from '../../src/temporal/lifecycle-client';
+import { lifecycleWorkflowId, listWriteWorkflowId } from '../../src/types';
 import { startReceiver, type Receiver } from './receiver';
 import { createTestCa, issueServerCert, type Pem } from './tls';
 import { sdkMetricsUrl } from './runtime';
@@ -190,11 +190,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
       ),
     async outcomeSignals(webhookId) {
       const history = await service.client.workflow.getHandle(lifecycleWorkflowId(webhookId)).fetchHistory();
-      return history.events!.flatMap((event) => {
-        const signal = event.workflowExecutionSignaledEventAttributes;
-        if (!signal) return [];
-        return [defaultPayloadConverter.fromPayload<DeliveryOutcomes>(signal.input!.payloads![0]).delivered];
-      });
+      return history.events!.map(outcomesSignalled).filter((outcomes) => outcomes !== null);
     },
     async startReceiver() {
       const receiver = await startReceiver(serverCert);

@@ -8,7 +8,6 @@ import * as stack from '../lib/stack';
 import { runStep, type StepResult } from '../lib/step';
 import { nowMs, percentiles, round } from '../lib/stats';
 import { type Context, type ServiceTarget, type WorkloadScenario } from '../lib/types';
-import type { DeliveryOutcomes } from '../../../src/types';
 import { startService } from './service';
 
 export const scenarios: WorkloadScenario[] = [
@@ -33,7 +32,7 @@ async function runHot(target: ServiceTarget, ctx: Context) {
   const recipients = new Map([[listId, [{ webhookId, topic: 'list.changed' }]]]);
 
   const { Client, Connection } = await import('@temporalio/client');
-  const { defaultPayloadConverter } = await import('@temporalio/common');
+  const { outcomesSignalled } = await import('../../../src/temporal/lifecycle-client.js');
   const { lifecycleStateQuery } = await import('../../../workflows/index.js');
   const connection = await Connection.connect({ address: target.temporal.address });
   const client = new Client({ connection, namespace: 'default' });
@@ -106,10 +105,10 @@ async function runHot(target: ServiceTarget, ctx: Context) {
       history.runs++;
       const events = (await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory()).events ?? [];
       for (const event of events) {
-        const signal = event.workflowExecutionSignaledEventAttributes;
-        if (signal) {
+        const outcomes = outcomesSignalled(event);
+        if (outcomes) {
           history.signalsReceived++;
-          history.outcomesReceived += defaultPayloadConverter.fromPayload<DeliveryOutcomes>(signal.input!.payloads![0]).delivered.length;
+          history.outcomesReceived += outcomes.length;
         }
         if (event.workflowTaskFailedEventAttributes) history.workflowTaskFailed++;
         if (event.workflowTaskTimedOutEventAttributes) history.workflowTaskTimedOut++;
