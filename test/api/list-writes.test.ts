@@ -277,7 +277,7 @@ describe('failed deliveries', () => {
     expect(at('/pause/control').filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(19 + 1 + 20 + 3);
 
     // The workflow paused once: its history holds one change of WebhookStatus, to paused.
-    const lifecycle = suite.stack.service.client.workflow.getHandle(`webhook/${failing.id}`);
+    const lifecycle = suite.stack.lifecycle(failing.id);
     expect(await lifecycle.query(lifecycleStateQuery)).toMatchObject({ status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 });
     const statusChanges = (await lifecycle.fetchHistory()).events!.filter((event) => event.upsertWorkflowSearchAttributesEventAttributes);
     expect(statusChanges).toHaveLength(1);

@@ -11,11 +11,9 @@ async function newWebhook(path: string, body: Record<string, unknown> = {}) {
   return { account, token: account.token, webhook };
 }
 
-const lifecycle = (webhookId: string) => suite.stack.service.client.workflow.getHandle(`webhook/${webhookId}`);
-
 /** Reports outcomes to the webhook's workflow as a list write would, and waits until the API shows the count. */
 async function reportOutcomes(token: string, webhookId: string, delivered: boolean[], expectedCount: number) {
-  await lifecycle(webhookId).signal(deliveryOutcomesSignal, { delivered });
+  await suite.stack.lifecycle(webhookId).signal(deliveryOutcomesSignal, { delivered });
   return suite.stack.waitForFailureCount(token, webhookId, expectedCount);
 }
 
@@ -67,7 +65,7 @@ describe('tenant isolation', () => {
       expect(foreign.body).toEqual({ error: { code: 'WEBHOOK_NOT_FOUND', message: expect.any(String) } });
     }
     // Nothing happened to it.
-    expect(await lifecycle(webhook.id).query(lifecycleStateQuery)).toMatchObject({ status: 'active' });
+    expect(await suite.stack.lifecycle(webhook.id).query(lifecycleStateQuery)).toMatchObject({ status: 'active' });
   });
 });
 
@@ -77,7 +75,7 @@ describe('PATCH /v3/webhooks/{id}', () => {
     const paused = await suite.stack.request('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { status: 'paused' } });
     expect(paused.status).toBe(200);
     expect(paused.body).toMatchObject({ id: webhook.id, status: 'paused', pausedReason: 'manual' });
-    expect(await lifecycle(webhook.id).query(lifecycleStateQuery)).toMatchObject({ status: 'paused', pausedReason: 'manual' });
+    expect(await suite.stack.lifecycle(webhook.id).query(lifecycleStateQuery)).toMatchObject({ status: 'paused', pausedReason: 'manual' });
 
     const active = await suite.stack.request('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { status: 'active' } });
     expect(active.body).toMatchObject({ status: 'active', pausedReason: null, consecutiveFailures: 0 });
@@ -90,12 +88,12 @@ describe('PATCH /v3/webhooks/{id}', () => {
     const paused = await reportOutcomes(token, webhook.id, Array(25).fill(false), 20);
     expect(paused).toMatchObject({ status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 });
     // Outcomes after the pause change nothing.
-    await lifecycle(webhook.id).signal(deliveryOutcomesSignal, { delivered: [true] });
-    expect(await lifecycle(webhook.id).query(lifecycleStateQuery)).toMatchObject({ status: 'paused', consecutiveFailures: 20 });
+    await suite.stack.lifecycle(webhook.id).signal(deliveryOutcomesSignal, { delivered: [true] });
+    expect(await suite.stack.lifecycle(webhook.id).query(lifecycleStateQuery)).toMatchObject({ status: 'paused', consecutiveFailures: 20 });
 
     const reactivated = await suite.stack.request('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { status: 'active' } });
     expect(reactivated.body).toMatchObject({ status: 'active', pausedReason: null, consecutiveFailures: 0 });
-    expect(await lifecycle(webhook.id).query(lifecycleStateQuery)).toMatchObject({ status: 'active', consecutiveFailures: 0 });
+    expect(await suite.stack.lifecycle(webhook.id).query(lifecycleStateQuery)).toMatchObject({ status: 'active', consecutiveFailures: 0 });
     // The count really restarted: one failure makes 1, not 21.
     await reportOutcomes(token, webhook.id, [false], 1);
   });
@@ -155,7 +153,7 @@ describe('POST /v3/webhooks/{id}/pings', () => {
     const toPaused = await suite.stack.request('POST', `/v3/webhooks/${webhook.id}/pings`, { token });
     expect(toPaused.body.delivered).toBe(true);
 
-    const state = await lifecycle(webhook.id).query(lifecycleStateQuery);
+    const state = await suite.stack.lifecycle(webhook.id).query(lifecycleStateQuery);
     expect(state).toMatchObject({ consecutiveFailures: 3, status: 'paused' });
     const logged = await suite.stack.service.sql`SELECT kind, event, outcome, status_code FROM deliveries WHERE webhook_id = ${webhook.id} ORDER BY attempted_at`;
     expect(logged.map((row) => [row.kind, row.event, row.outcome, row.status_code])).toEqual([
@@ -181,7 +179,7 @@ describe('DELETE /v3/webhooks/{id}', () => {
     const deleted = await suite.stack.request('DELETE', `/v3/webhooks/${webhook.id}`, { token });
     expect(deleted.status).toBe(204);
     expect(deleted.body).toBeUndefined();
-    expect((await lifecycle(webhook.id).describe()).status.name).toBe('COMPLETED');
+    expect((await suite.stack.lifecycle(webhook.id).describe()).status.name).toBe('COMPLETED');
     expect((await suite.stack.request('GET', `/v3/webhooks/${webhook.id}`, { token })).status).toBe(404);
     expect((await suite.stack.request('POST', `/v3/webhooks/${webhook.id}/pings`, { token })).status).toBe(404);
     expect((await suite.stack.request('DELETE', `/v3/webhooks/${webhook.id}`, { token })).status).toBe(404);

@@ -55,7 +55,7 @@ describe('POST /v3/webhooks: creation and update', () => {
     expect(Object.keys(payload)).toEqual(['event', 'webhookId', 'at']);
     expect(payload).toEqual({ event: 'ping', webhookId: webhook.id, at: expect.stringMatching(/^\d{4}-.*\.\d{3}Z$/) });
 
-    const lifecycle = suite.stack.service.client.workflow.getHandle(`webhook/${webhook.id}`);
+    const lifecycle = suite.stack.lifecycle(webhook.id);
     expect(await lifecycle.query(lifecycleStateQuery)).toEqual({
       webhookId: webhook.id,
       accountId: account.id,
@@ -74,7 +74,7 @@ describe('POST /v3/webhooks: creation and update', () => {
       events: ['item.added', 'item.checked'],
     });
     expect(created.status).toBe(201);
-    const lifecycle = suite.stack.service.client.workflow.getHandle(`webhook/${created.body.id}`);
+    const lifecycle = suite.stack.lifecycle(created.body.id);
     const { runId } = await lifecycle.describe();
 
     // Same URL after WHATWG normalisation; events omitted, so they return to the default.

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { createApp, type AppDependencies } from '../../src/api/app';
 import { createWorkflows } from '../../src/temporal/client';
@@ -55,6 +56,8 @@ export interface TestStack {
   reportWrite(listId: string, writeId: string, changes?: unknown[], extra?: Record<string, unknown>): Promise<WriteAccepted>;
   /** Waits until GET /v3/webhooks/{id} shows this consecutive-failure count, and returns the webhook. */
   waitForFailureCount(token: string, webhookId: string, count: number): Promise<any>;
+  /** The handle of the webhook's `webhook/{id}` (its latest run). */
+  lifecycle(webhookId: string): WorkflowHandle;
   /** The outcomes each signal to `webhook/{id}` (this run) carried, in the order received. */
   outcomeSignals(webhookId: string): Promise<boolean[][]>;
   /** An HTTPS receiver whose certificate the service trusts; closed by stop(). */
@@ -188,8 +191,9 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
         },
         { what: `consecutiveFailures ${count} on ${webhookId}` },
       ),
+    lifecycle: (webhookId) => service.client.workflow.getHandle(lifecycleWorkflowId(webhookId)),
     async outcomeSignals(webhookId) {
-      const history = await service.client.workflow.getHandle(lifecycleWorkflowId(webhookId)).fetchHistory();
+      const history = await stack.lifecycle(webhookId).fetchHistory();
       return history.events!.map(outcomesSignalled).filter((outcomes) => outcomes !== null);
     },
     async startReceiver() {

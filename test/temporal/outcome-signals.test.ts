@@ -5,12 +5,11 @@ import { useStackWithReceiver } from '../support/stack';
 
 const suite = useStackWithReceiver();
 
+/** A new account's webhook at `path` on the receiver. */
 async function newWebhook(path: string) {
-  const { token } = await suite.stack.createAccount();
-  return { token, ...(await suite.stack.registerWebhook(token, suite.receiver.urlFor(path))) };
+  const { owner, webhookId } = await suite.stack.setUpListWebhook(suite.receiver.urlFor(path));
+  return { token: owner.token, id: webhookId };
 }
-
-const lifecycle = (webhookId: string) => suite.stack.service.client.workflow.getHandle(`webhook/${webhookId}`);
 
 describe('createOutcomeSignals: delivery outcomes told to webhook/{id}', () => {
   it('sends the outcomes told together as one signal, in the order told, and settles each once Temporal has it', async () => {
@@ -23,7 +22,7 @@ describe('createOutcomeSignals: delivery outcomes told to webhook/{id}', () => {
     expect(await suite.stack.outcomeSignals(webhook.id)).toEqual([outcomes]);
     // In order: 19 failures, a success that resets them, then one failure; never paused.
     expect(await suite.stack.waitForFailureCount(webhook.token, webhook.id, 1)).toMatchObject({ status: 'active' });
-    expect(await lifecycle(webhook.id).query(lifecycleStateQuery)).toMatchObject({ failuresCounted: 20, consecutiveFailures: 1 });
+    expect(await suite.stack.lifecycle(webhook.id).query(lifecycleStateQuery)).toMatchObject({ failuresCounted: 20, consecutiveFailures: 1 });
   });
 
   it('holds outcomes told while a signal is on its way, and sends them together next', async () => {

@@ -58,7 +58,7 @@ describe('webhook/{id}', () => {
 
     const webhook = await suite.stack.waitForFailureCount(owner.token, webhookId, burst);
     expect(webhook.status).toBe('active');
-    const history = await suite.stack.service.client.workflow.getHandle(`webhook/${webhookId}`).fetchHistory();
+    const history = await suite.stack.lifecycle(webhookId).fetchHistory();
     const events = history.events!;
     // Every outcome told once; a worker batches those that come while a signal is on its way.
     const signals = await suite.stack.outcomeSignals(webhookId);
