@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { ApplicationFailureCategory } from '@temporalio/common';
 import { recordDelivery, type DeliveryRecord } from '../src/db/deliveries';
 import { deleteRecordsOlderThan, type Pruned } from '../src/db/retention';
-import { getRegistrationSecret, markRegistrationUnreachable, storeRegisteredWebhook } from '../src/db/registrations';
+import { claimRegistrationPing, markRegistrationUnreachable, storeRegisteredWebhook } from '../src/db/registrations';
 import type { Sql } from '../src/db/sql';
 import { claimDelivery, deleteWebhookRow, findDeliveryTarget, mirrorWebhookState } from '../src/db/webhooks';
 import { eventPayload, pingPayload } from '../src/delivery/payloads';
@@ -106,13 +106,21 @@ export function createActivities({ sql, http, logger, metrics, client }: Activit
   }
 
   return {
+    /**
+     * The registration's ping: one attempt, claimed in PostgreSQL before the POST. A run
+     * that finds the claim taken (its workflow task was retried after a worker died) sends
+     * nothing and fails the registration as ours, not the receiver's.
+     */
     async pingRegistrationUrl(request: { registrationId: string; webhookId: string; url: string }): Promise<DeliveryResult> {
-      const secret = await getRegistrationSecret(sql, request.registrationId);
-      if (secret === null) {
+      const claim = await claimRegistrationPing(sql, request.registrationId);
+      if (claim?.secret == null) {
         throw ApplicationFailure.nonRetryable(`registration ${request.registrationId} is no longer pending`);
       }
+      if (!claim.claimed) {
+        throw ApplicationFailure.nonRetryable(`registration ${request.registrationId}: ping already attempted by an earlier run: nothing sent`);
+      }
       const message = { url: request.url, webhookId: request.webhookId, deliveryId: newId('dlv'), event: 'ping', body: pingPayload(request.webhookId) };
-      return postSigned(http, message, secret);
+      return postSigned(http, message, claim.secret);
     },
 
     abandonRegistration(registrationId: string): Promise<void> {

@@ -1,6 +1,7 @@
-import { ActivityFailure, ApplicationFailure, patched, proxyActivities, proxyLocalActivities, TemporalFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities, TemporalFailure } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { DELIVERY_FAILED, type ListEvent, type PlannedDelivery } from '../src/types';
+import { oneAttempt } from './one-attempt';
 
 const { recordInternalFailure } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -24,10 +25,7 @@ const DELIVERIES_PER_WAVE = 500;
  * `deliverListWriteBatch`; not a workflow of its own.
  */
 export async function deliverEvents(deliveries: PlannedDelivery[], event: ListEvent, deliveryTimeoutMs: number): Promise<void> {
-  // One attempt, never retried; the timeout sits above the HTTP deadline, so only a lost
-  // worker reaches it, and that is our failure, not the receiver's.
-  const options = { startToCloseTimeout: deliveryTimeoutMs + 5_000, retry: { maximumAttempts: 1 } };
-  const { deliverEvent } = patched(LOCAL_DELIVERIES) ? proxyLocalActivities<Activities>(options) : proxyActivities<Activities>(options);
+  const { deliverEvent } = oneAttempt(deliveryTimeoutMs, { local: patched(LOCAL_DELIVERIES) });
 
   async function attempt(delivery: PlannedDelivery): Promise<void> {
     try {

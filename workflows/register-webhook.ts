@@ -1,10 +1,18 @@
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { patched, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RegistrationInput, RegistrationResult } from '../src/types';
+import { oneAttempt } from './one-attempt';
+
+/**
+ * Patch id (0.5.0): the ping runs as a local activity, in the same workflow task as the
+ * steps after it: a registration answers an HTTP request, and the round trip of a normal
+ * activity through the Temporal server cost it time. `pingRegistrationUrl` claims its one
+ * attempt in PostgreSQL, so a run after a retried workflow task sends nothing.
+ */
+const LOCAL_PING = 'registration-ping-as-local-activity';
 
 // Short steps (a PostgreSQL transaction, and for a stored webhook the start of its
-// `webhook/{id}`), run inside the workflow task that follows the ping: a registration
-// answers an HTTP request, and each round trip through Temporal costs it time.
+// `webhook/{id}`), local activities for the same reason.
 const store = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
@@ -17,10 +25,7 @@ const store = proxyLocalActivities<Activities>({
  */
 export async function registerWebhook(input: RegistrationInput): Promise<RegistrationResult> {
   // One attempt, like every delivery: a registration ping is never retried.
-  const { pingRegistrationUrl } = proxyActivities<Activities>({
-    startToCloseTimeout: input.deliveryTimeoutMs + 5_000,
-    retry: { maximumAttempts: 1 },
-  });
+  const { pingRegistrationUrl } = oneAttempt(input.deliveryTimeoutMs, { local: patched(LOCAL_PING) });
 
   const { registrationId, webhookId, url } = input;
   const ping = await pingRegistrationUrl({ registrationId, webhookId, url });

@@ -31,10 +31,20 @@ export async function beginRegistration(
   return row;
 }
 
-/** The secret the registration's ping is signed with; null once the registration is decided. */
-export async function getRegistrationSecret(sql: Db, registrationId: string): Promise<string | null> {
-  const [row] = await sql<{ secret: string | null }[]>`SELECT secret FROM registrations WHERE id = ${registrationId}`;
-  return row?.secret ?? null;
+/**
+ * Claims the registration's one ping, in the statement that reads the secret it is signed
+ * with. `secret` is null once the registration is decided; `claimed` is false when an
+ * earlier run of the ping took the claim.
+ */
+export async function claimRegistrationPing(sql: Db, registrationId: string): Promise<{ secret: string | null; claimed: boolean } | null> {
+  const [row] = await sql<{ secret: string | null; claimed: boolean }[]>`
+    WITH claim AS (
+      UPDATE registrations SET ping_claimed_at = now()
+      WHERE id = ${registrationId} AND secret IS NOT NULL AND ping_claimed_at IS NULL
+      RETURNING id
+    )
+    SELECT secret, EXISTS (SELECT 1 FROM claim) AS claimed FROM registrations WHERE id = ${registrationId}`;
+  return row ?? null;
 }
 
 /** Ends a registration that will store nothing (its ping failed): forget its secret. */

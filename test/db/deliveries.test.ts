@@ -1,30 +1,24 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/db/accounts';
 import { recordDelivery, type DeliveryRecord } from '../../src/db/deliveries';
-import { migrate } from '../../src/db/migrate';
-import { createSql, type Sql } from '../../src/db/sql';
 import { claimDelivery, mirrorWebhookState } from '../../src/db/webhooks';
 import { newId, newSigningSecret } from '../../src/ids';
 import type { DeliveryError } from '../../src/types';
+import { useMigratedDatabase } from '../support/database';
 
-let sql: Sql;
-beforeAll(async () => {
-  sql = createSql(inject('databaseUrl'), { max: 2 });
-  await migrate(sql);
-});
-afterAll(() => sql?.end());
+const database = useMigratedDatabase();
 
 async function newWebhook() {
-  const account = await createAccount(sql, 'deliveries test');
+  const account = await createAccount(database.sql, 'deliveries test');
   const id = newId('wh');
-  await sql`
+  await database.sql`
     INSERT INTO webhooks (id, account_id, url, secret, events, list_ids)
     VALUES (${id}, ${account.id}, ${`https://receiver.test/${id}`}, ${newSigningSecret()}, ${['list.changed']}, ${[]})`;
   return { webhookId: id, accountId: account.id };
 }
 
 function attempt(webhookId: string, kind: DeliveryRecord['kind'], error: DeliveryError | null): Promise<{ failuresToReset: boolean }> {
-  return recordDelivery(sql, {
+  return recordDelivery(database.sql, {
     id: newId('dlv'),
     webhookId,
     kind,
@@ -46,10 +40,10 @@ describe('recordDelivery', () => {
     // Reported, but the webhook's workflow has not counted it yet.
     expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: true });
 
-    await mirrorWebhookState(sql, { ...state, consecutiveFailures: 1, failuresCounted: 1 });
+    await mirrorWebhookState(database.sql, { ...state, consecutiveFailures: 1, failuresCounted: 1 });
     expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: true });
 
-    await mirrorWebhookState(sql, { ...state, consecutiveFailures: 0, failuresCounted: 1 });
+    await mirrorWebhookState(database.sql, { ...state, consecutiveFailures: 0, failuresCounted: 1 });
     expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: false });
   });
 
@@ -62,9 +56,9 @@ describe('recordDelivery', () => {
 
   it('logs nothing for a webhook that is gone', async () => {
     const { webhookId } = await newWebhook();
-    await sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
+    await database.sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
     expect(await attempt(webhookId, 'event', 'timeout')).toEqual({ failuresToReset: false });
-    expect(await sql`SELECT 1 FROM deliveries WHERE webhook_id = ${webhookId}`).toHaveLength(0);
+    expect(await database.sql`SELECT 1 FROM deliveries WHERE webhook_id = ${webhookId}`).toHaveLength(0);
   });
 });
 
@@ -72,18 +66,18 @@ describe('claimDelivery', () => {
   it('claims an active webhook\'s attempt once: a second run of the same delivery finds it taken', async () => {
     const { webhookId } = await newWebhook();
     const deliveryId = newId('dlv');
-    expect(await claimDelivery(sql, webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: true, url: `https://receiver.test/${webhookId}` });
-    expect(await claimDelivery(sql, webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: false });
-    expect(await claimDelivery(sql, webhookId, newId('dlv'))).toMatchObject({ claimed: true });
+    expect(await claimDelivery(database.sql, webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: true, url: `https://receiver.test/${webhookId}` });
+    expect(await claimDelivery(database.sql, webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: false });
+    expect(await claimDelivery(database.sql, webhookId, newId('dlv'))).toMatchObject({ claimed: true });
   });
 
   it('claims nothing for a paused webhook, and answers null for a deleted one', async () => {
     const { webhookId, accountId } = await newWebhook();
-    await mirrorWebhookState(sql, { webhookId, accountId, status: 'paused', pausedReason: 'manual', consecutiveFailures: 0, failuresCounted: 0 });
+    await mirrorWebhookState(database.sql, { webhookId, accountId, status: 'paused', pausedReason: 'manual', consecutiveFailures: 0, failuresCounted: 0 });
     const deliveryId = newId('dlv');
-    expect(await claimDelivery(sql, webhookId, deliveryId)).toMatchObject({ status: 'paused', claimed: false });
-    expect(await sql`SELECT 1 FROM delivery_claims WHERE delivery_id = ${deliveryId}`).toHaveLength(0);
-    await sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
-    expect(await claimDelivery(sql, webhookId, deliveryId)).toBeNull();
+    expect(await claimDelivery(database.sql, webhookId, deliveryId)).toMatchObject({ status: 'paused', claimed: false });
+    expect(await database.sql`SELECT 1 FROM delivery_claims WHERE delivery_id = ${deliveryId}`).toHaveLength(0);
+    await database.sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
+    expect(await claimDelivery(database.sql, webhookId, deliveryId)).toBeNull();
   });
 });

@@ -11,7 +11,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded';
 import { findTemporalCli, startDevServer } from '../../src/temporal/dev-server';
-import { listWriteWorkflowId } from '../../src/types';
+import { listWriteWorkflowId, registrationWorkflowId } from '../../src/types';
 import { freePort } from '../support/ports';
 import { ids, prepareServiceProcesses, startPart, type PartProcess, type ServiceProcesses } from '../support/processes';
 import { waitFor } from '../support/wait';
@@ -127,6 +127,33 @@ describe('processes dying', () => {
       const failures = (history.events ?? []).map((event) => event.markerRecordedEventAttributes?.failure?.message).filter(Boolean);
       expect(failures).toEqual([expect.stringContaining('already attempted by an earlier run: nothing sent')]);
     }
+  }, 120_000);
+
+  it('kill -9 the worker while a registration ping waits at the receiver: the re-run finds the ping claimed, sends nothing, and the registration answers 503', async ({ task }) => {
+    const row = recordScenario(task, { scenario: 'kill -9 the worker mid-registration ping' });
+    const account = (await request('POST', '/internal/v3/accounts', { ...processes.internal, body: { name: 'registration-ping' } })).body;
+    const pingPath = '/registration-ping-held';
+    const pings = () => processes.receiver.requests.filter((received) => received.path === pingPath);
+    processes.receiver.respondWith((received) => (received.path === pingPath ? { hang: true } : {}));
+    const answering = request('POST', '/v3/webhooks', { token: account.token, body: { url: processes.receiver.urlFor(pingPath) } });
+    await waitFor(async () => (pings().length === 1 ? true : undefined), { timeoutMs: 30_000, what: 'the ping at the receiver' });
+    await worker.kill();
+    processes.receiver.respondWith({});
+    worker = await startPart('worker', processes.env, workerPort);
+    const answer = await answering;
+
+    const webhooks = await request('GET', '/v3/webhooks', { token: account.token });
+    row.outcome = `answered ${answer.status}, ${pings().length} ping received, ${webhooks.body.data.length} webhooks stored`;
+    expect(answer.status).toBe(503);
+    expect(answer.body.error.code).toBe('UNAVAILABLE');
+    expect(pings()).toHaveLength(1);
+    expect(webhooks.body.data).toEqual([]);
+    // The ping was run again after the worker died, found its claim taken, and failed the
+    // registration as ours; the Temporal UI shows why.
+    const [{ id: registrationId }] = await processes.sql<{ id: string }[]>`SELECT id FROM registrations WHERE account_id = ${account.id}`;
+    const history = await temporal.client.workflow.getHandle(registrationWorkflowId(account.id, registrationId)).fetchHistory();
+    const failures = (history.events ?? []).map((event) => event.markerRecordedEventAttributes?.failure?.message).filter(Boolean);
+    expect(failures).toEqual([expect.stringContaining('ping already attempted by an earlier run: nothing sent')]);
   }, 120_000);
 
   it('kill -9 the API between writes and their 202; the upstream retries and every write is delivered once', async ({ task }) => {

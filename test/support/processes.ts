@@ -84,6 +84,8 @@ export interface ServiceProcesses {
   internal: { token: string };
   receiver: Receiver;
   request: RequestFunction;
+  /** The service's database, for what the API does not show. */
+  sql: Sql;
   /** An account with a list and a webhook at `/{name}` on it, registered through the API. */
   setUp(name: string): Promise<{ listId: string; webhookId: string; path: string; token: string }>;
   /** Reports the writes, `concurrency` at a time; `answers` fills as they come, for a test that acts part-way. */
@@ -119,6 +121,7 @@ export async function prepareServiceProcesses(options: { databaseUrl: string; te
     internal,
     receiver,
     request,
+    sql,
     async setUp(name) {
       const account = (await request('POST', '/internal/v3/accounts', { ...internal, body: { name } })).body;
       const listId = `processes-${name}`;

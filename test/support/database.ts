@@ -1,0 +1,14 @@
+import { afterAll, beforeAll, inject } from 'vitest';
+import { migrate } from '../../src/db/migrate';
+import { createSql, type Sql } from '../../src/db/sql';
+
+/** The test database, migrated, for tests of `src/db` that need no service around it. */
+export function useMigratedDatabase(): { readonly sql: Sql } {
+  const database = {} as { sql: Sql };
+  beforeAll(async () => {
+    database.sql = createSql(inject('databaseUrl'), { max: 2 });
+    await migrate(database.sql);
+  });
+  afterAll(() => database.sql?.end());
+  return database;
+}
