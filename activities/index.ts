@@ -113,7 +113,7 @@ export function createActivities({ sql, http, logger, metrics, client }: Activit
      */
     async pingRegistrationUrl(request: { registrationId: string; webhookId: string; url: string }): Promise<DeliveryResult> {
       const claim = await claimRegistrationPing(sql, request.registrationId);
-      if (claim?.secret == null) {
+      if (!claim?.secret) {
         throw ApplicationFailure.nonRetryable(`registration ${request.registrationId} is no longer pending`);
       }
       if (!claim.claimed) {
