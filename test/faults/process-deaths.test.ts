@@ -58,6 +58,12 @@ const report: ServiceProcesses['report'] = (...args) => processes.report(...args
 const settle: ServiceProcesses['settle'] = (...args) => processes.settle(...args);
 const ledger: ServiceProcesses['ledger'] = (...args) => processes.ledger(...args);
 
+/** The failure messages of a workflow's local activities, as its history records them. */
+async function localActivityFailures(workflowId: string): Promise<string[]> {
+  const history = await temporal.client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).flatMap((event) => event.markerRecordedEventAttributes?.failure?.message ?? []);
+}
+
 /**
  * A write and /readyz while a backing service is down, then its restart, then the
  * upstream's retries of the same write until one is accepted.
@@ -123,8 +129,7 @@ describe('processes dying', () => {
     expect(heldAt(scenario.path)).toHaveLength(writeIds.length);
     // Each write's delivery was run again after the worker died, and found its claim taken.
     for (const writeId of writeIds) {
-      const history = await temporal.client.workflow.getHandle(listWriteWorkflowId(scenario.listId, writeId)).fetchHistory();
-      const failures = (history.events ?? []).map((event) => event.markerRecordedEventAttributes?.failure?.message).filter(Boolean);
+      const failures = await localActivityFailures(listWriteWorkflowId(scenario.listId, writeId));
       expect(failures).toEqual([expect.stringContaining('already attempted by an earlier run: nothing sent')]);
     }
   }, 120_000);
@@ -151,8 +156,7 @@ describe('processes dying', () => {
     // The ping was run again after the worker died, found its claim taken, and failed the
     // registration as ours; the Temporal UI shows why.
     const [{ id: registrationId }] = await processes.sql<{ id: string }[]>`SELECT id FROM registrations WHERE account_id = ${account.id}`;
-    const history = await temporal.client.workflow.getHandle(registrationWorkflowId(account.id, registrationId)).fetchHistory();
-    const failures = (history.events ?? []).map((event) => event.markerRecordedEventAttributes?.failure?.message).filter(Boolean);
+    const failures = await localActivityFailures(registrationWorkflowId(account.id, registrationId));
     expect(failures).toEqual([expect.stringContaining('ping already attempted by an earlier run: nothing sent')]);
   }, 120_000);
 
