@@ -5,10 +5,11 @@
 -- snapshot, so the reads after the lock see what its previous holder committed.
 --
 -- The outcome is 'recorded', 'repeated' (the same write_id and body hash, answered as
--- first recorded), 'write_id_reused' (another body) or 'list_not_found'. member_changes
--- are the write's 'member.joined' / 'member.left' changes, in order, as (type, account id)
--- pairs. recipients: every active webhook of the owner and the members before and after
--- the write whose list_ids allow the list and whose events share a topic with it.
+-- first recorded), 'write_id_reused' (another body) or 'list_not_found'. The two
+-- in_member_change_* arrays are the write's 'member.joined' / 'member.left' changes, in
+-- order: the type of each and its account id. recipients: every active webhook of the owner
+-- and the members before and after the write whose list_ids allow the list and whose events
+-- share a topic with it, as [{webhookId, events}] ordered by id.
 CREATE FUNCTION record_list_write(
   in_list_id text,
   in_write_id text,
