@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/db/accounts';
 import { recordListWrite, type Change } from '../../src/db/list-writes';
@@ -14,7 +15,7 @@ async function newAccount() {
 }
 
 async function newList(ownerAccountId: string, memberAccountIds: string[] = []) {
-  const listId = newId('list');
+  const listId = `list-${randomUUID()}`;
   await putList(database.sql, { id: listId, ownerAccountId, memberAccountIds });
   return listId;
 }
@@ -28,7 +29,7 @@ async function newWebhook(accountId: string, events: Topic[], listIds: string[] 
   return webhookId;
 }
 
-function write(listId: string, changes: Change[], writeId = newId('w')) {
+function write(listId: string, changes: Change[], writeId = `w-${randomUUID()}`) {
   return recordListWrite(database.sql, { listId, writeId, at: '2026-11-23T10:00:00.123Z', changes });
 }
 
@@ -51,7 +52,7 @@ describe('recordListWrite', () => {
 
     expect(await write(listId, [{ type: 'item.added', itemId: 'i1' }], 'w1')).toEqual({ ...first, outcome: 'repeated' });
     expect(await write(listId, [{ type: 'item.added', itemId: 'i2' }], 'w1')).toEqual({ outcome: 'write_id_reused' });
-    expect(await write(newId('list'), [{ type: 'item.added', itemId: 'i1' }])).toEqual({ outcome: 'list_not_found' });
+    expect(await write(`list-${randomUUID()}`, [{ type: 'item.added', itemId: 'i1' }])).toEqual({ outcome: 'list_not_found' });
   });
 
   it('applies membership changes in order; the owner and the members before and after receive it, within their webhooks\' listIds', async () => {
