@@ -1,11 +1,12 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailureCategory } from '@temporalio/common';
-import { recordDelivery, type DeliveryRecord } from '../src/db/deliveries';
+import type { DeliveryRecord } from '../src/db/deliveries';
+import { createDeliveryBatcher } from '../src/db/delivery-batcher';
 import { deleteRecordsOlderThan, type Pruned } from '../src/db/retention';
 import { claimRegistrationPing, markRegistrationUnreachable, storeRegisteredWebhook } from '../src/db/registrations';
 import type { Sql } from '../src/db/sql';
-import { claimDelivery, deleteWebhookRow, findDeliveryTarget, mirrorWebhookState } from '../src/db/webhooks';
+import { deleteWebhookRow, findDeliveryTarget, mirrorWebhookState } from '../src/db/webhooks';
 import { eventPayload, pingPayload } from '../src/delivery/payloads';
 import { postSigned } from '../src/delivery/post-signed';
 import type { HttpSender } from '../src/delivery/sender';
@@ -67,6 +68,7 @@ export interface ActivityDependencies {
  */
 export function createActivities({ sql, http, logger, metrics, client }: ActivityDependencies) {
   const outcomeSignals = createOutcomeSignals(client);
+  const deliveries = createDeliveryBatcher(sql);
 
   /** One log line, metrics and a log row per event delivery attempt. */
   async function recordEventAttempt(delivery: PlannedDelivery, event: ListEvent, result: DeliveryResult): Promise<{ failuresToReset: boolean }> {
@@ -81,7 +83,7 @@ export function createActivities({ sql, http, logger, metrics, client }: Activit
       error: result.error,
       durationMs: result.durationMs,
     });
-    return recordDelivery(sql, {
+    return deliveries.record({
       id: delivery.deliveryId,
       webhookId: delivery.webhookId,
       kind: 'event',
@@ -101,7 +103,7 @@ export function createActivities({ sql, http, logger, metrics, client }: Activit
     const result = await postSigned(http, { url: target.url, webhookId, deliveryId, event: delivery.event, body }, target.secret);
     (kind === 'ping' ? metrics.pings : metrics.redeliveries).inc({ outcome: result.delivered ? 'delivered' : 'failed', error: result.error ?? 'none' });
     logger.info({ msg: kind, deliveryId, webhookId, redeliveryOf: delivery.redeliveryOf, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs });
-    await recordDelivery(sql, { ...delivery, result });
+    await deliveries.record({ ...delivery, result });
     return result;
   }
 
@@ -159,7 +161,7 @@ export function createActivities({ sql, http, logger, metrics, client }: Activit
      * shows it.
      */
     async deliverEvent({ delivery, event }: { delivery: PlannedDelivery; event: ListEvent }): Promise<EventDeliveryOutcome> {
-      const target = await claimDelivery(sql, delivery.webhookId, delivery.deliveryId);
+      const target = await deliveries.claim({ webhookId: delivery.webhookId, deliveryId: delivery.deliveryId });
       // Paused or deleted since the write was accepted: nothing is sent, nothing counted.
       if (target === null || target.status !== 'active') {
         const reason = target === null ? 'deleted' : 'paused';

@@ -36,34 +36,61 @@ export const DELIVERY_LOG_KEPT = 1000;
 export const DELIVERY_LOG_PRUNE_EVERY = 100;
 
 /**
- * Logs an attempt (nothing when the webhook is gone), and now and then prunes the webhook's
- * log. A failed event delivery is also reported against the webhook, in the same statement,
- * before its workflow hears of it. `failuresToReset`: whether, at this moment, the webhook
- * has a failure count above 0 or failures its workflow has yet to count; a success then
- * has something to reset.
+ * Logs attempts, in one statement however many (nothing for a webhook that is gone), and
+ * now and then prunes a webhook's log. A failed event delivery is also reported against its
+ * webhook, in the same statement, before its workflow hears of it. `failuresToReset`, for
+ * each attempt: whether, once the statement has counted the attempts, its webhook has a
+ * failure count above 0 or failures its workflow has yet to count; a success then has
+ * something to reset. Attempts of one webhook in one call are concurrent, so a success
+ * among them counts as coming after their failures.
  */
-export async function recordDelivery(sql: Db, delivery: DeliveryRecord): Promise<{ failuresToReset: boolean }> {
-  const { result } = delivery;
-  const reportsFailure = delivery.kind === 'event' && !result.delivered && result.error !== 'internal';
-  const [logged] = await sql<{ count: string; failuresToReset: boolean }[]>`
-    WITH counted AS (
-      UPDATE webhooks SET deliveries_logged = deliveries_logged + 1,
-                          failures_reported = failures_reported + ${reportsFailure ? 1 : 0}
-      WHERE id = ${delivery.webhookId}
-      RETURNING deliveries_logged, consecutive_failures > 0 OR failures_reported > failures_counted AS failures_to_reset
+export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRecord[]): Promise<{ failuresToReset: boolean }[]> {
+  const attempts = deliveries.map(({ result, ...delivery }) => ({
+    id: delivery.id,
+    webhook_id: delivery.webhookId,
+    kind: delivery.kind,
+    event: delivery.event,
+    list_id: delivery.listId,
+    cursor: delivery.cursor,
+    at: delivery.at,
+    redelivery_of: delivery.redeliveryOf ?? null,
+    outcome: result.delivered ? 'delivered' : 'failed',
+    status_code: result.statusCode,
+    error: result.error,
+    duration_ms: result.durationMs,
+    reports_failure: delivery.kind === 'event' && !result.delivered && result.error !== 'internal' ? 1 : 0,
+  }));
+  const counted = await sql<{ webhookId: string; logged: string; added: string; failuresToReset: boolean }[]>`
+    WITH attempt AS (
+      SELECT * FROM jsonb_to_recordset(${sql.json(attempts)}) AS a(
+        id text, webhook_id text, kind text, event text, list_id text, cursor bigint, at timestamptz,
+        redelivery_of text, outcome text, status_code integer, error text, duration_ms integer, reports_failure integer)
+    ), per_webhook AS (
+      SELECT webhook_id, count(*) AS attempts, sum(reports_failure) AS failures FROM attempt GROUP BY webhook_id
+    ), locked AS (
+      -- In the order of their ids, so that two calls counting the same webhooks cannot deadlock.
+      SELECT w.id, p.attempts, p.failures FROM webhooks w JOIN per_webhook p ON p.webhook_id = w.id ORDER BY w.id FOR UPDATE OF w
+    ), counted AS (
+      UPDATE webhooks w SET deliveries_logged = w.deliveries_logged + p.attempts,
+                            failures_reported = w.failures_reported + p.failures
+      FROM locked p WHERE w.id = p.id
+      RETURNING w.id, w.deliveries_logged, p.attempts,
+                w.consecutive_failures > 0 OR w.failures_reported > w.failures_counted AS failures_to_reset
     ), inserted AS (
       INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, redelivery_of, outcome, status_code, error, duration_ms)
-      SELECT ${delivery.id}, ${delivery.webhookId}, ${delivery.kind}, ${delivery.event}, ${delivery.listId},
-             ${delivery.cursor}, ${delivery.at}, ${delivery.redeliveryOf ?? null}, ${result.delivered ? 'delivered' : 'failed'},
-             ${result.statusCode}, ${result.error}, ${result.durationMs}
-      FROM counted
+      SELECT a.id, a.webhook_id, a.kind, a.event, a.list_id, a.cursor, a.at, a.redelivery_of, a.outcome, a.status_code, a.error, a.duration_ms
+      FROM attempt a JOIN counted c ON c.id = a.webhook_id
       ON CONFLICT (id) DO NOTHING
     )
-    SELECT deliveries_logged AS count, failures_to_reset AS "failuresToReset" FROM counted`;
-  if (logged && Number(logged.count) % DELIVERY_LOG_PRUNE_EVERY === 0) {
-    await pruneDeliveryLog(sql, delivery.webhookId);
+    SELECT id AS "webhookId", deliveries_logged AS logged, attempts AS added, failures_to_reset AS "failuresToReset" FROM counted`;
+  for (const { webhookId, logged, added } of counted) {
+    // Once every DELIVERY_LOG_PRUNE_EVERY attempts: when this call's attempts crossed a multiple.
+    if (Math.floor(Number(logged) / DELIVERY_LOG_PRUNE_EVERY) > Math.floor((Number(logged) - Number(added)) / DELIVERY_LOG_PRUNE_EVERY)) {
+      await pruneDeliveryLog(sql, webhookId);
+    }
   }
-  return { failuresToReset: logged?.failuresToReset ?? false };
+  const toReset = new Map(counted.map((row) => [row.webhookId, row.failuresToReset]));
+  return deliveries.map((delivery) => ({ failuresToReset: toReset.get(delivery.webhookId) ?? false }));
 }
 
 export async function pruneDeliveryLog(sql: Db, webhookId: string): Promise<void> {

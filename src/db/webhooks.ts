@@ -71,23 +71,45 @@ export interface DeliveryTarget {
   status: WebhookStatus;
 }
 
+/** One event delivery's attempt, to be claimed before its POST. */
+export interface DeliveryClaim {
+  webhookId: string;
+  deliveryId: string;
+}
+
+/** Where to send a claimed delivery; `claimed` false: nothing may be sent. */
+export type ClaimedTarget = DeliveryTarget & { claimed: boolean };
+
 /**
- * The target of an event delivery and, when the webhook is active, the claim of its one
- * attempt, in one statement. `claimed` is false when the webhook is not active (nothing is
- * claimed) or when an earlier run of the same delivery already claimed it: then nothing
- * may be sent.
+ * The targets of event deliveries and, for each whose webhook is active, the claim of its
+ * one attempt, in one statement however many. `claimed` is false when the webhook is not
+ * active (nothing is claimed) or when an earlier run of the same delivery already claimed
+ * it, in an earlier call or earlier in this one: then nothing may be sent. Null for a
+ * delivery whose webhook is deleted.
  */
-export async function claimDelivery(sql: Db, webhookId: string, deliveryId: string): Promise<(DeliveryTarget & { claimed: boolean }) | null> {
-  const [row] = await sql<(DeliveryTarget & { claimed: boolean })[]>`
-    WITH target AS (
-      SELECT url, secret, status FROM webhooks WHERE id = ${webhookId}
+export async function claimDeliveries(sql: Db, claims: readonly DeliveryClaim[]): Promise<(ClaimedTarget | null)[]> {
+  const wanted = claims.map(({ webhookId, deliveryId }) => ({ webhook_id: webhookId, delivery_id: deliveryId }));
+  const rows = await sql<(ClaimedTarget & { deliveryId: string })[]>`
+    WITH wanted AS (
+      SELECT DISTINCT webhook_id, delivery_id FROM jsonb_to_recordset(${sql.json(wanted)}) AS c(webhook_id text, delivery_id text)
+    ), target AS (
+      SELECT wanted.delivery_id, w.url, w.secret, w.status FROM wanted JOIN webhooks w ON w.id = wanted.webhook_id
     ), claim AS (
-      INSERT INTO delivery_claims (delivery_id) SELECT ${deliveryId} FROM target WHERE status = 'active'
+      INSERT INTO delivery_claims (delivery_id) SELECT delivery_id FROM target WHERE status = 'active'
       ON CONFLICT (delivery_id) DO NOTHING
       RETURNING delivery_id
     )
-    SELECT url, secret, status, EXISTS (SELECT 1 FROM claim) AS claimed FROM target`;
-  return row ?? null;
+    SELECT target.delivery_id AS "deliveryId", url, secret, status, claim.delivery_id IS NOT NULL AS claimed
+    FROM target LEFT JOIN claim ON claim.delivery_id = target.delivery_id`;
+  const byDelivery = new Map(rows.map(({ deliveryId, ...target }) => [deliveryId, target]));
+  const answered = new Set<string>();
+  return claims.map(({ deliveryId }) => {
+    const target = byDelivery.get(deliveryId);
+    if (target === undefined) return null;
+    const first = !answered.has(deliveryId);
+    answered.add(deliveryId);
+    return { ...target, claimed: target.claimed && first };
+  });
 }
 
 /** PATCH of events and listIds; the status belongs to the per-webhook workflow. */

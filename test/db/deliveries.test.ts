@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/db/accounts';
-import { recordDelivery, type DeliveryRecord } from '../../src/db/deliveries';
-import { claimDelivery, mirrorWebhookState } from '../../src/db/webhooks';
+import { DELIVERY_LOG_KEPT, DELIVERY_LOG_PRUNE_EVERY, recordDeliveries, type DeliveryRecord } from '../../src/db/deliveries';
+import { claimDeliveries, mirrorWebhookState } from '../../src/db/webhooks';
 import { newId, newSigningSecret } from '../../src/ids';
 import type { DeliveryError } from '../../src/types';
 import { useMigratedDatabase } from '../support/database';
@@ -17,8 +17,8 @@ async function newWebhook() {
   return { webhookId: id, accountId: account.id };
 }
 
-function attempt(webhookId: string, kind: DeliveryRecord['kind'], error: DeliveryError | null): Promise<{ failuresToReset: boolean }> {
-  return recordDelivery(database.sql, {
+function attemptRecord(webhookId: string, kind: DeliveryRecord['kind'], error: DeliveryError | null): DeliveryRecord {
+  return {
     id: newId('dlv'),
     webhookId,
     kind,
@@ -27,10 +27,20 @@ function attempt(webhookId: string, kind: DeliveryRecord['kind'], error: Deliver
     cursor: kind === 'ping' ? null : 1,
     at: kind === 'ping' ? null : new Date().toISOString(),
     result: { delivered: error === null, statusCode: error === null ? 200 : null, durationMs: 3, error },
-  });
+  };
 }
 
-describe('recordDelivery', () => {
+async function attempt(webhookId: string, kind: DeliveryRecord['kind'], error: DeliveryError | null): Promise<{ failuresToReset: boolean }> {
+  const [recorded] = await recordDeliveries(database.sql, [attemptRecord(webhookId, kind, error)]);
+  return recorded;
+}
+
+async function claimDelivery(webhookId: string, deliveryId: string) {
+  const [claimed] = await claimDeliveries(database.sql, [{ webhookId, deliveryId }]);
+  return claimed;
+}
+
+describe('recordDeliveries', () => {
   it('tells a success it has failures to reset while the count is above 0 or a reported failure is not yet counted', async () => {
     const { webhookId, accountId } = await newWebhook();
     const state = { webhookId, accountId, status: 'active', pausedReason: null } as const;
@@ -60,24 +70,91 @@ describe('recordDelivery', () => {
     expect(await attempt(webhookId, 'event', 'timeout')).toEqual({ failuresToReset: false });
     expect(await database.sql`SELECT 1 FROM deliveries WHERE webhook_id = ${webhookId}`).toHaveLength(0);
   });
+
+  it('logs the attempts of several webhooks in one call, each answered for its own webhook', async () => {
+    const failing = await newWebhook();
+    const succeeding = await newWebhook();
+    const gone = await newWebhook();
+    await database.sql`DELETE FROM webhooks WHERE id = ${gone.webhookId}`;
+    const records = [
+      attemptRecord(failing.webhookId, 'event', null),
+      attemptRecord(succeeding.webhookId, 'event', null),
+      attemptRecord(failing.webhookId, 'event', 'non_2xx'),
+      attemptRecord(gone.webhookId, 'event', null),
+      attemptRecord(succeeding.webhookId, 'ping', 'timeout'),
+    ];
+    // A success beside a failure of its webhook counts as after it: it has a failure to reset.
+    expect(await recordDeliveries(database.sql, records)).toEqual([
+      { failuresToReset: true },
+      { failuresToReset: false },
+      { failuresToReset: true },
+      { failuresToReset: false },
+      { failuresToReset: false },
+    ]);
+    const logged = await database.sql<{ id: string }[]>`SELECT id FROM deliveries WHERE webhook_id IN ${database.sql([failing.webhookId, succeeding.webhookId, gone.webhookId])}`;
+    expect(logged.map((row) => row.id).sort()).toEqual([records[0].id, records[1].id, records[2].id, records[4].id].sort());
+    const counters = await database.sql<{ id: string; logged: number; reported: number }[]>`
+      SELECT id, deliveries_logged::int AS logged, failures_reported::int AS reported FROM webhooks WHERE id IN ${database.sql([failing.webhookId, succeeding.webhookId])}`;
+    expect(Object.fromEntries(counters.map((row) => [row.id, [row.logged, row.reported]]))).toEqual({
+      [failing.webhookId]: [2, 1],
+      [succeeding.webhookId]: [2, 0],
+    });
+  });
+
+  it('prunes a webhook\'s log when a call crosses a multiple of the pruning interval', async () => {
+    const { webhookId } = await newWebhook();
+    const batch = () => Array.from({ length: DELIVERY_LOG_PRUNE_EVERY - 1 }, () => attemptRecord(webhookId, 'event', null));
+    const calls = 13;
+    for (let call = 0; call < calls; call++) await recordDeliveries(database.sql, batch());
+    const [{ count }] = await database.sql<{ count: number }[]>`SELECT count(*)::int AS count FROM deliveries WHERE webhook_id = ${webhookId}`;
+    // The last call took the log from 1188 to 1287 attempts, across 1200: pruned to what is kept.
+    expect(count).toBe(DELIVERY_LOG_KEPT);
+  });
 });
 
-describe('claimDelivery', () => {
+describe('claimDeliveries', () => {
   it('claims an active webhook\'s attempt once: a second run of the same delivery finds it taken', async () => {
     const { webhookId } = await newWebhook();
     const deliveryId = newId('dlv');
-    expect(await claimDelivery(database.sql, webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: true, url: `https://receiver.test/${webhookId}` });
-    expect(await claimDelivery(database.sql, webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: false });
-    expect(await claimDelivery(database.sql, webhookId, newId('dlv'))).toMatchObject({ claimed: true });
+    expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: true, url: `https://receiver.test/${webhookId}` });
+    expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: false });
+    expect(await claimDelivery(webhookId, newId('dlv'))).toMatchObject({ claimed: true });
   });
 
   it('claims nothing for a paused webhook, and answers null for a deleted one', async () => {
     const { webhookId, accountId } = await newWebhook();
     await mirrorWebhookState(database.sql, { webhookId, accountId, status: 'paused', pausedReason: 'manual', consecutiveFailures: 0, failuresCounted: 0 });
     const deliveryId = newId('dlv');
-    expect(await claimDelivery(database.sql, webhookId, deliveryId)).toMatchObject({ status: 'paused', claimed: false });
+    expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'paused', claimed: false });
     expect(await database.sql`SELECT 1 FROM delivery_claims WHERE delivery_id = ${deliveryId}`).toHaveLength(0);
     await database.sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
-    expect(await claimDelivery(database.sql, webhookId, deliveryId)).toBeNull();
+    expect(await claimDelivery(webhookId, deliveryId)).toBeNull();
+  });
+
+  it('claims many deliveries in one call, the same delivery only once however often it is asked', async () => {
+    const active = await newWebhook();
+    const paused = await newWebhook();
+    await mirrorWebhookState(database.sql, { ...paused, status: 'paused', pausedReason: 'manual', consecutiveFailures: 0, failuresCounted: 0 });
+    const taken = newId('dlv');
+    expect(await claimDelivery(active.webhookId, taken)).toMatchObject({ claimed: true });
+    const twice = newId('dlv');
+    const claims = [
+      { webhookId: active.webhookId, deliveryId: twice },
+      { webhookId: paused.webhookId, deliveryId: newId('dlv') },
+      { webhookId: active.webhookId, deliveryId: taken },
+      { webhookId: newId('wh'), deliveryId: newId('dlv') },
+      { webhookId: active.webhookId, deliveryId: twice },
+      { webhookId: active.webhookId, deliveryId: newId('dlv') },
+    ];
+    const answers = await claimDeliveries(database.sql, claims);
+    expect(answers.map((answer) => answer && { status: answer.status, claimed: answer.claimed })).toEqual([
+      { status: 'active', claimed: true },
+      { status: 'paused', claimed: false },
+      { status: 'active', claimed: false },
+      null,
+      { status: 'active', claimed: false },
+      { status: 'active', claimed: true },
+    ]);
+    expect(answers[0]).toMatchObject({ url: `https://receiver.test/${active.webhookId}` });
   });
 });

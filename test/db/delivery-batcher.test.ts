@@ -1,0 +1,98 @@
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createAccount } from '../../src/db/accounts';
+import { createDeliveryBatcher, type DeliveryBatcher } from '../../src/db/delivery-batcher';
+import type { Sql } from '../../src/db/sql';
+import { newId, newSigningSecret } from '../../src/ids';
+import { useMigratedDatabase } from '../support/database';
+import { waitFor } from '../support/wait';
+
+const database = useMigratedDatabase();
+
+/** The statements the batcher's own pool sends, in order, beside the moments the test notes. */
+const events: string[] = [];
+let counted: Sql;
+let batcher: DeliveryBatcher;
+
+beforeAll(() => {
+  counted = postgres(inject('databaseUrl'), {
+    // One connection, which postgres.js pipelines: a statement is built (and noted) as soon
+    // as the batcher sends it, even while the one before it still waits.
+    max: 1,
+    onnotice: () => {},
+    debug: (_connection, query) => {
+      if (query.includes('INSERT INTO delivery_claims')) events.push('claim statement');
+      else if (query.includes('INSERT INTO deliveries')) events.push('record statement');
+    },
+  });
+  batcher = createDeliveryBatcher(counted);
+});
+afterAll(() => counted?.end());
+
+async function newWebhook(): Promise<string> {
+  const account = await createAccount(database.sql, 'delivery batcher test');
+  const id = newId('wh');
+  await database.sql`
+    INSERT INTO webhooks (id, account_id, url, secret, events, list_ids)
+    VALUES (${id}, ${account.id}, ${`https://receiver.test/${id}`}, ${newSigningSecret()}, ${['list.changed']}, ${[]})`;
+  return id;
+}
+
+function record(webhookId: string) {
+  const result = { delivered: true, statusCode: 200, durationMs: 2, error: null };
+  return { id: newId('dlv'), webhookId, kind: 'event', event: 'list.changed', listId: 'list-1', cursor: 1, at: new Date().toISOString(), result } as const;
+}
+
+describe('createDeliveryBatcher', () => {
+  it('sends the claims and the log rows made in one turn of the event loop as one statement each', async () => {
+    const webhookIds = [await newWebhook(), await newWebhook()];
+    events.length = 0;
+    const claims = Array.from({ length: 20 }, (_, i) => ({ webhookId: webhookIds[i % 2], deliveryId: newId('dlv') }));
+    const targets = await Promise.all(claims.map((claim) => batcher.claim(claim)));
+    expect(targets.map((target) => target && { claimed: target.claimed, url: target.url })).toEqual(
+      claims.map(({ webhookId }) => ({ claimed: true, url: `https://receiver.test/${webhookId}` })),
+    );
+    const logged = await Promise.all(claims.map(({ webhookId }) => batcher.record(record(webhookId))));
+    expect(logged).toEqual(claims.map(() => ({ failuresToReset: false })));
+    expect(events).toEqual(['claim statement', 'record statement']);
+  });
+
+  it('holds what comes while a statement runs for the next one, sent once the first has answered', async () => {
+    const webhookId = await newWebhook();
+    // The first statement is kept waiting on a claim of the same delivery that another
+    // transaction has made and not yet committed.
+    const held = newId('dlv');
+    const blocker = await database.sql.reserve();
+    await blocker`BEGIN`;
+    await blocker`INSERT INTO delivery_claims (delivery_id) VALUES (${held})`;
+    events.length = 0;
+    const first = Promise.all([batcher.claim({ webhookId, deliveryId: held }), batcher.claim({ webhookId, deliveryId: newId('dlv') })]).then((targets) => {
+      events.push('first answered');
+      return targets;
+    });
+    await waitFor(
+      async () => {
+        const waiting = await database.sql`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO delivery_claims%'`;
+        return waiting.length > 0 ? true : undefined;
+      },
+      { intervalMs: 5, what: 'the first statement to wait' },
+    );
+    const second = Promise.all([batcher.claim({ webhookId, deliveryId: newId('dlv') }), batcher.claim({ webhookId, deliveryId: newId('dlv') })]);
+    await database.sql`SELECT 1`; // turns of the event loop, in which an ungated batch would be sent
+    await blocker`ROLLBACK`;
+    blocker.release();
+    expect([...(await first), ...(await second)].map((target) => target?.claimed)).toEqual([true, true, true, true]);
+    expect(events).toEqual(['claim statement', 'first answered', 'claim statement']);
+  });
+
+  it('fails every call of a batch whose statement fails, and goes on with the next', async () => {
+    const webhookId = await newWebhook();
+    // A kind the deliveries table refuses: its CHECK fails the whole statement.
+    const refused = { ...record(webhookId), kind: 'unknown' as never };
+    const failing = [batcher.record(record(webhookId)), batcher.record(refused)];
+    for (const call of failing) await expect(call).rejects.toThrow(/deliveries_kind_check/);
+    await expect(batcher.record(record(webhookId))).resolves.toEqual({ failuresToReset: false });
+    const [{ count }] = await database.sql<{ count: number }[]>`SELECT count(*)::int AS count FROM deliveries WHERE webhook_id = ${webhookId}`;
+    expect(count).toBe(1);
+  });
+});
