@@ -19,10 +19,11 @@ import { createDeliveryBatcher, type DeliveryBatcher } from '../../src/db/delive
 import { migrate } from '../../src/db/migrate';
 import { createSql } from '../../src/db/sql';
 import { claimDeliveries } from '../../src/db/webhooks';
-import { newId, newSigningSecret } from '../../src/ids';
+import { newId } from '../../src/ids';
 import { log } from './lib/config';
 import { readStat, clockTicks } from './lib/proc';
 import * as stack from './lib/stack';
+import { insertWebhook } from '../../test/support/webhook-rows';
 
 const WRITES = Number(process.env.BENCH_WRITES ?? 400);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -61,13 +62,7 @@ async function main(): Promise<void> {
 
   const account = await createAccount(sql, 'bookkeeping bench');
   const webhookIds: string[] = [];
-  for (let i = 0; i < FANOUT; i++) {
-    const id = newId('wh');
-    await sql`
-      INSERT INTO webhooks (id, account_id, url, secret, events, list_ids)
-      VALUES (${id}, ${account.id}, ${`https://receiver.test/${id}`}, ${newSigningSecret()}, ${['list.changed']}, ${[]})`;
-    webhookIds.push(id);
-  }
+  for (let i = 0; i < FANOUT; i++) webhookIds.push(await insertWebhook(sql, account.id));
   // Every connection of the pool open before measuring: their backends are what PostgreSQL spends.
   await Promise.all(Array.from({ length: 10 }, () => sql`SELECT pg_sleep(0.05)`));
   const backends = (await server.admin<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE datname = ${database.name}`).map((row) => row.pid);

@@ -45,7 +45,7 @@ export const DELIVERY_LOG_PRUNE_EVERY = 100;
  * among them counts as coming after their failures.
  */
 export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRecord[]): Promise<{ failuresToReset: boolean }[]> {
-  const attempts = deliveries.map(({ result, ...delivery }) => ({
+  const attempts = deliveries.map((delivery) => ({
     id: delivery.id,
     webhook_id: delivery.webhookId,
     kind: delivery.kind,
@@ -54,11 +54,11 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
     cursor: delivery.cursor,
     at: delivery.at,
     redelivery_of: delivery.redeliveryOf ?? null,
-    outcome: result.delivered ? 'delivered' : 'failed',
-    status_code: result.statusCode,
-    error: result.error,
-    duration_ms: result.durationMs,
-    reports_failure: delivery.kind === 'event' && !result.delivered && result.error !== 'internal' ? 1 : 0,
+    outcome: delivery.result.delivered ? 'delivered' : 'failed',
+    status_code: delivery.result.statusCode,
+    error: delivery.result.error,
+    duration_ms: delivery.result.durationMs,
+    reports_failure: delivery.kind === 'event' && !delivery.result.delivered && delivery.result.error !== 'internal' ? 1 : 0,
   }));
   const counted = await sql<{ webhookId: string; logged: string; added: string; failuresToReset: boolean }[]>`
     WITH attempt AS (

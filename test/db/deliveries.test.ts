@@ -2,19 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/db/accounts';
 import { DELIVERY_LOG_KEPT, DELIVERY_LOG_PRUNE_EVERY, recordDeliveries, type DeliveryRecord } from '../../src/db/deliveries';
 import { claimDeliveries, mirrorWebhookState } from '../../src/db/webhooks';
-import { newId, newSigningSecret } from '../../src/ids';
+import { newId } from '../../src/ids';
 import type { DeliveryError } from '../../src/types';
 import { useMigratedDatabase } from '../support/database';
+import { insertWebhook } from '../support/webhook-rows';
 
 const database = useMigratedDatabase();
 
 async function newWebhook() {
   const account = await createAccount(database.sql, 'deliveries test');
-  const id = newId('wh');
-  await database.sql`
-    INSERT INTO webhooks (id, account_id, url, secret, events, list_ids)
-    VALUES (${id}, ${account.id}, ${`https://receiver.test/${id}`}, ${newSigningSecret()}, ${['list.changed']}, ${[]})`;
-  return { webhookId: id, accountId: account.id };
+  return { webhookId: await insertWebhook(database.sql, account.id), accountId: account.id };
 }
 
 function attemptRecord(webhookId: string, kind: DeliveryRecord['kind'], error: DeliveryError | null): DeliveryRecord {

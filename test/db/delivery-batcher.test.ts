@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAccount } from '../../src/db/accounts';
 import { createDeliveryBatcher, type DeliveryBatcher } from '../../src/db/delivery-batcher';
 import type { Sql } from '../../src/db/sql';
-import { newId, newSigningSecret } from '../../src/ids';
+import { newId } from '../../src/ids';
 import { useMigratedDatabase } from '../support/database';
 import { waitFor } from '../support/wait';
+import { insertWebhook } from '../support/webhook-rows';
 
 const database = useMigratedDatabase();
 
@@ -31,11 +32,7 @@ afterAll(() => counted?.end());
 
 async function newWebhook(): Promise<string> {
   const account = await createAccount(database.sql, 'delivery batcher test');
-  const id = newId('wh');
-  await database.sql`
-    INSERT INTO webhooks (id, account_id, url, secret, events, list_ids)
-    VALUES (${id}, ${account.id}, ${`https://receiver.test/${id}`}, ${newSigningSecret()}, ${['list.changed']}, ${[]})`;
-  return id;
+  return insertWebhook(database.sql, account.id);
 }
 
 function record(webhookId: string) {
