@@ -13,13 +13,16 @@ type WebhookLifecycleWorkflow = (input: WebhookLifecycleInput) => Promise<void>;
 
 /**
  * Starts `webhook/{id}` for a webhook just stored, counting failures from 0. It outlives the
- * registration that started it; a re-registration (or a retry) finds it running.
+ * registration that started it; a re-registration (or a retry) finds it running. Called from
+ * an activity, so the client shares its connection with a worker of `taskQueue`: Temporal may
+ * hand that worker the new workflow's first task in its answer, without dispatching it.
  */
 export async function startWebhookLifecycle(client: Client, taskQueue: string, webhookId: string, accountId: string): Promise<void> {
   try {
     await client.workflow.start<WebhookLifecycleWorkflow>('webhookLifecycle', {
       taskQueue,
       workflowId: lifecycleWorkflowId(webhookId),
+      requestEagerStart: true,
       args: [{ state: { webhookId, accountId, status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 } }],
       typedSearchAttributes: [
         { key: WebhookIdKey, value: webhookId },
