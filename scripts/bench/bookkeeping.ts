@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createAccount } from '../../src/db/accounts';
-import { recordDeliveries, type DeliveryRecord } from '../../src/db/deliveries';
+import { recordDeliveries } from '../../src/db/deliveries';
 import { createDeliveryBatcher, type DeliveryBatcher } from '../../src/db/delivery-batcher';
 import { migrate } from '../../src/db/migrate';
 import { createSql } from '../../src/db/sql';
@@ -23,7 +23,7 @@ import { newId } from '../../src/ids';
 import { log } from './lib/config';
 import { readStat, clockTicks } from './lib/proc';
 import * as stack from './lib/stack';
-import { insertWebhook } from '../../test/support/webhook-rows';
+import { attemptRecord, insertWebhook } from '../../test/support/webhook-rows';
 
 const WRITES = Number(process.env.BENCH_WRITES ?? 400);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -33,21 +33,11 @@ const WRITE_EVERY_MS = Number(process.env.BENCH_WRITE_EVERY_MS ?? 25);
 const POST_MS = 1;
 
 /** One delivery's bookkeeping: the claim, the POST's time, the log row. */
-async function deliver(ledger: DeliveryBatcher, webhookId: string, cursor: number): Promise<void> {
+async function deliver(ledger: DeliveryBatcher, webhookId: string): Promise<void> {
   const deliveryId = newId('dlv');
   await ledger.claim({ webhookId, deliveryId });
   await stack.sleep(POST_MS);
-  const record: DeliveryRecord = {
-    id: deliveryId,
-    webhookId,
-    kind: 'event',
-    event: 'list.changed',
-    listId: 'list-bench',
-    cursor,
-    at: new Date().toISOString(),
-    result: { delivered: true, statusCode: 200, durationMs: POST_MS, error: null },
-  };
-  await ledger.record(record);
+  await ledger.record(attemptRecord(webhookId, { id: deliveryId }));
 }
 
 async function main(): Promise<void> {
@@ -81,8 +71,8 @@ async function main(): Promise<void> {
     const ticks = backendTicks();
     const started = Date.now();
     const deliveries: Promise<unknown>[] = [];
-    for (let cursor = 1; cursor <= writes; cursor++) {
-      for (const webhookId of webhookIds) deliveries.push(deliver(ledger, webhookId, cursor));
+    for (let write = 1; write <= writes; write++) {
+      for (const webhookId of webhookIds) deliveries.push(deliver(ledger, webhookId));
       await stack.sleep(WRITE_EVERY_MS);
     }
     await Promise.all(deliveries);

@@ -102,13 +102,12 @@ export async function claimDeliveries(sql: Db, claims: readonly DeliveryClaim[])
     SELECT target.delivery_id AS "deliveryId", url, secret, status, claim.delivery_id IS NOT NULL AS claimed
     FROM target LEFT JOIN claim ON claim.delivery_id = target.delivery_id`;
   const byDelivery = new Map(rows.map(({ deliveryId, ...target }) => [deliveryId, target]));
-  const answered = new Set<string>();
   return claims.map(({ deliveryId }) => {
     const target = byDelivery.get(deliveryId);
     if (target === undefined) return null;
-    const first = !answered.has(deliveryId);
-    answered.add(deliveryId);
-    return { ...target, claimed: target.claimed && first };
+    // Only the first ask of a delivery may send; a later one in this call finds it taken.
+    byDelivery.set(deliveryId, { ...target, claimed: false });
+    return target;
   });
 }
 

@@ -5,7 +5,7 @@ import { claimDeliveries, mirrorWebhookState } from '../../src/db/webhooks';
 import { newId } from '../../src/ids';
 import type { DeliveryError } from '../../src/types';
 import { useMigratedDatabase } from '../support/database';
-import { insertWebhook } from '../support/webhook-rows';
+import { attemptRecord, insertWebhook } from '../support/webhook-rows';
 
 const database = useMigratedDatabase();
 
@@ -14,21 +14,8 @@ async function newWebhook() {
   return { webhookId: await insertWebhook(database.sql, account.id), accountId: account.id };
 }
 
-function attemptRecord(webhookId: string, kind: DeliveryRecord['kind'], error: DeliveryError | null): DeliveryRecord {
-  return {
-    id: newId('dlv'),
-    webhookId,
-    kind,
-    event: kind === 'ping' ? 'ping' : 'list.changed',
-    listId: kind === 'ping' ? null : 'list-1',
-    cursor: kind === 'ping' ? null : 1,
-    at: kind === 'ping' ? null : new Date().toISOString(),
-    result: { delivered: error === null, statusCode: error === null ? 200 : null, durationMs: 3, error },
-  };
-}
-
 async function attempt(webhookId: string, kind: DeliveryRecord['kind'], error: DeliveryError | null): Promise<{ failuresToReset: boolean }> {
-  const [recorded] = await recordDeliveries(database.sql, [attemptRecord(webhookId, kind, error)]);
+  const [recorded] = await recordDeliveries(database.sql, [attemptRecord(webhookId, { kind, error })]);
   return recorded;
 }
 
@@ -74,11 +61,11 @@ describe('recordDeliveries', () => {
     const gone = await newWebhook();
     await database.sql`DELETE FROM webhooks WHERE id = ${gone.webhookId}`;
     const records = [
-      attemptRecord(failing.webhookId, 'event', null),
-      attemptRecord(succeeding.webhookId, 'event', null),
-      attemptRecord(failing.webhookId, 'event', 'non_2xx'),
-      attemptRecord(gone.webhookId, 'event', null),
-      attemptRecord(succeeding.webhookId, 'ping', 'timeout'),
+      attemptRecord(failing.webhookId),
+      attemptRecord(succeeding.webhookId),
+      attemptRecord(failing.webhookId, { error: 'non_2xx' }),
+      attemptRecord(gone.webhookId),
+      attemptRecord(succeeding.webhookId, { kind: 'ping', error: 'timeout' }),
     ];
     // A success beside a failure of its webhook counts as after it: it has a failure to reset.
     expect(await recordDeliveries(database.sql, records)).toEqual([
@@ -100,7 +87,7 @@ describe('recordDeliveries', () => {
 
   it('prunes a webhook\'s log when a call crosses a multiple of the pruning interval', async () => {
     const { webhookId } = await newWebhook();
-    const batch = () => Array.from({ length: DELIVERY_LOG_PRUNE_EVERY - 1 }, () => attemptRecord(webhookId, 'event', null));
+    const batch = () => Array.from({ length: DELIVERY_LOG_PRUNE_EVERY - 1 }, () => attemptRecord(webhookId));
     const calls = 13;
     for (let call = 0; call < calls; call++) await recordDeliveries(database.sql, batch());
     const [{ count }] = await database.sql<{ count: number }[]>`SELECT count(*)::int AS count FROM deliveries WHERE webhook_id = ${webhookId}`;

@@ -6,7 +6,7 @@ import type { Sql } from '../../src/db/sql';
 import { newId } from '../../src/ids';
 import { useMigratedDatabase } from '../support/database';
 import { waitFor } from '../support/wait';
-import { insertWebhook } from '../support/webhook-rows';
+import { attemptRecord, insertWebhook } from '../support/webhook-rows';
 
 const database = useMigratedDatabase();
 
@@ -35,11 +35,6 @@ async function newWebhook(): Promise<string> {
   return insertWebhook(database.sql, account.id);
 }
 
-function record(webhookId: string) {
-  const result = { delivered: true, statusCode: 200, durationMs: 2, error: null };
-  return { id: newId('dlv'), webhookId, kind: 'event', event: 'list.changed', listId: 'list-1', cursor: 1, at: new Date().toISOString(), result } as const;
-}
-
 describe('createDeliveryBatcher', () => {
   it('sends the claims and the log rows made in one turn of the event loop as one statement each', async () => {
     const webhookIds = [await newWebhook(), await newWebhook()];
@@ -49,7 +44,7 @@ describe('createDeliveryBatcher', () => {
     expect(targets.map((target) => target && { claimed: target.claimed, url: target.url })).toEqual(
       claims.map(({ webhookId }) => ({ claimed: true, url: `https://receiver.test/${webhookId}` })),
     );
-    const logged = await Promise.all(claims.map(({ webhookId }) => batcher.record(record(webhookId))));
+    const logged = await Promise.all(claims.map(({ webhookId }) => batcher.record(attemptRecord(webhookId))));
     expect(logged).toEqual(claims.map(() => ({ failuresToReset: false })));
     expect(events).toEqual(['claim statement', 'record statement']);
   });
@@ -85,10 +80,10 @@ describe('createDeliveryBatcher', () => {
   it('fails every call of a batch whose statement fails, and goes on with the next', async () => {
     const webhookId = await newWebhook();
     // A kind the deliveries table refuses: its CHECK fails the whole statement.
-    const refused = { ...record(webhookId), kind: 'unknown' as never };
-    const failing = [batcher.record(record(webhookId)), batcher.record(refused)];
+    const refused = { ...attemptRecord(webhookId), kind: 'unknown' as never };
+    const failing = [batcher.record(attemptRecord(webhookId)), batcher.record(refused)];
     for (const call of failing) await expect(call).rejects.toThrow(/deliveries_kind_check/);
-    await expect(batcher.record(record(webhookId))).resolves.toEqual({ failuresToReset: false });
+    await expect(batcher.record(attemptRecord(webhookId))).resolves.toEqual({ failuresToReset: false });
     const [{ count }] = await database.sql<{ count: number }[]>`SELECT count(*)::int AS count FROM deliveries WHERE webhook_id = ${webhookId}`;
     expect(count).toBe(1);
   });
