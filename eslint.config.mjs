@@ -44,7 +44,8 @@ export default tseslint.config(
             {
               regex: '^(?!@temporalio/workflow$|\\./[\\w-]+$|\\.\\./src/types$|\\.\\./src/temporal/(search-attributes|webhook-messages)$)',
               allowTypeImports: true,
-              message: 'Workflow code may import at run time only @temporalio/workflow, other workflow files, src/types, src/temporal/search-attributes and src/temporal/webhook-messages; import anything else with `import type`.',
+              message:
+                'Workflow code may import at run time only @temporalio/workflow, other workflow files, src/types, src/temporal/search-attributes and src/temporal/webhook-messages; import anything else with `import type`.',
             },
           ],
         },

@@ -71,7 +71,11 @@ export function createActivities({ sql, http, logger, metrics, client }: Activit
   const deliveries = createDeliveryBatcher(sql);
 
   /** One log line, metrics and a log row per event delivery attempt. */
-  async function recordEventAttempt(delivery: PlannedDelivery, event: ListEvent, result: DeliveryResult): Promise<{ failuresToReset: boolean }> {
+  async function recordEventAttempt(
+    delivery: PlannedDelivery,
+    event: ListEvent,
+    result: DeliveryResult,
+  ): Promise<{ failuresToReset: boolean }> {
     const outcome = result.delivered ? 'delivered' : 'failed';
     metrics.deliveries.inc({ topic: delivery.topic, outcome, error: result.error ?? 'none' });
     if (result.error !== 'internal') metrics.deliveryDuration.observe({ outcome }, result.durationMs / 1000);
@@ -96,13 +100,27 @@ export function createActivities({ sql, http, logger, metrics, client }: Activit
   }
 
   /** A ping or redelivery an owner asked for: one signed attempt, counted in metrics and logged, never against the webhook. */
-  async function sendOnDemand(delivery: Omit<DeliveryRecord, 'result'> & { kind: 'ping' | 'redelivery' }, body: string): Promise<DeliveryResult> {
+  async function sendOnDemand(
+    delivery: Omit<DeliveryRecord, 'result'> & { kind: 'ping' | 'redelivery' },
+    body: string,
+  ): Promise<DeliveryResult> {
     const { id: deliveryId, webhookId, kind } = delivery;
     const target = await findDeliveryTarget(sql, webhookId);
     if (target === null) throw ApplicationFailure.nonRetryable(`webhook ${webhookId} no longer exists`, 'WebhookGone');
     const result = await postSigned(http, { url: target.url, webhookId, deliveryId, event: delivery.event, body }, target.secret);
-    (kind === 'ping' ? metrics.pings : metrics.redeliveries).inc({ outcome: result.delivered ? 'delivered' : 'failed', error: result.error ?? 'none' });
-    logger.info({ msg: kind, deliveryId, webhookId, redeliveryOf: delivery.redeliveryOf, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs });
+    (kind === 'ping' ? metrics.pings : metrics.redeliveries).inc({
+      outcome: result.delivered ? 'delivered' : 'failed',
+      error: result.error ?? 'none',
+    });
+    logger.info({
+      msg: kind,
+      deliveryId,
+      webhookId,
+      redeliveryOf: delivery.redeliveryOf,
+      statusCode: result.statusCode,
+      error: result.error,
+      durationMs: result.durationMs,
+    });
     await deliveries.record({ ...delivery, result });
     return result;
   }
@@ -119,9 +137,17 @@ export function createActivities({ sql, http, logger, metrics, client }: Activit
         throw ApplicationFailure.nonRetryable(`registration ${request.registrationId} is no longer pending`);
       }
       if (!claim.claimed) {
-        throw ApplicationFailure.nonRetryable(`registration ${request.registrationId}: ping already attempted by an earlier run: nothing sent`);
+        throw ApplicationFailure.nonRetryable(
+          `registration ${request.registrationId}: ping already attempted by an earlier run: nothing sent`,
+        );
       }
-      const message = { url: request.url, webhookId: request.webhookId, deliveryId: newId('dlv'), event: 'ping', body: pingPayload(request.webhookId) };
+      const message = {
+        url: request.url,
+        webhookId: request.webhookId,
+        deliveryId: newId('dlv'),
+        event: 'ping',
+        body: pingPayload(request.webhookId),
+      };
       return postSigned(http, message, claim.secret);
     },
 
@@ -200,7 +226,12 @@ export function createActivities({ sql, http, logger, metrics, client }: Activit
       const { paused } = await mirrorWebhookState(sql, state);
       if (paused) {
         metrics.webhooksPaused.inc({ reason: state.pausedReason ?? 'manual' });
-        logger.info({ msg: 'webhook paused', webhookId: state.webhookId, reason: state.pausedReason, consecutiveFailures: state.consecutiveFailures });
+        logger.info({
+          msg: 'webhook paused',
+          webhookId: state.webhookId,
+          reason: state.pausedReason,
+          consecutiveFailures: state.consecutiveFailures,
+        });
       }
     },
 

@@ -20,9 +20,9 @@ const EMBEDDED_POSTGRES_PORT = 5433;
 
 async function assertPortFree(port: number, what: string, howToAvoid: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
-    const probe = net.createServer().once('error', () =>
-      reject(new PrerequisiteError(`Port ${port} (${what}) is in use: stop what uses it or ${howToAvoid}`)),
-    );
+    const probe = net
+      .createServer()
+      .once('error', () => reject(new PrerequisiteError(`Port ${port} (${what}) is in use: stop what uses it or ${howToAvoid}`)));
     probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
   });
 }
@@ -104,7 +104,6 @@ async function main(): Promise<void> {
       : null,
   ];
   console.log(lines.filter(Boolean).join('\n'));
-
 }
 
 /** One part alone: nothing embedded, so every backing service must be configured. */
@@ -114,7 +113,14 @@ async function startOnePart(part: string, config: Config, logger: Logger): Promi
   if (!databaseUrl || !temporalAddress) throw new ConfigError(`the ${part} alone needs DATABASE_URL and TEMPORAL_ADDRESS`);
   if (part === 'api' && !internalApiToken) throw new ConfigError('the api alone needs INTERNAL_API_TOKEN');
   const sdkMetricsUrl = await installTemporalRuntime();
-  const running = await startPart(part, { config, databaseUrl, temporalAddress, internalApiToken: internalApiToken ?? '', logger, sdkMetricsUrl });
+  const running = await startPart(part, {
+    config,
+    databaseUrl,
+    temporalAddress,
+    internalApiToken: internalApiToken ?? '',
+    logger,
+    sdkMetricsUrl,
+  });
   console.log(`${part === 'api' ? 'API' : 'Worker (/healthz, /metrics)'}: http://localhost:${config.port}, Temporal ${temporalAddress}`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => void running.stop().then(() => process.exit(0)));

@@ -17,13 +17,29 @@ function histogram<const L extends string>(name: string, help: string, labelName
 }
 
 export const metrics = {
-  deliveries: counter('webhook_deliveries_total', 'Event deliveries attempted, by topic and outcome; error is the failure class or "none"', ['topic', 'outcome', 'error']),
-  deliveriesSkipped: counter('webhook_deliveries_skipped_total', 'Event deliveries not attempted because the webhook was paused or deleted after the write was accepted', ['reason']),
-  deliveryDuration: histogram('webhook_delivery_duration_seconds', 'Time of one event delivery, from dial to the end of the response', ['outcome']),
-  registrations: counter('webhook_registrations_total', 'POST /v3/webhooks by outcome: created, updated, unreachable, url_not_allowed, limit_exceeded, invalid_list_ids', ['outcome']),
+  deliveries: counter(
+    'webhook_deliveries_total',
+    'Event deliveries attempted, by topic and outcome; error is the failure class or "none"',
+    ['topic', 'outcome', 'error'],
+  ),
+  deliveriesSkipped: counter(
+    'webhook_deliveries_skipped_total',
+    'Event deliveries not attempted because the webhook was paused or deleted after the write was accepted',
+    ['reason'],
+  ),
+  deliveryDuration: histogram('webhook_delivery_duration_seconds', 'Time of one event delivery, from dial to the end of the response', [
+    'outcome',
+  ]),
+  registrations: counter(
+    'webhook_registrations_total',
+    'POST /v3/webhooks by outcome: created, updated, unreachable, url_not_allowed, limit_exceeded, invalid_list_ids',
+    ['outcome'],
+  ),
   pings: counter('webhook_pings_total', 'Pings sent on demand, by outcome', ['outcome', 'error']),
-  redeliveries: counter('webhook_redeliveries_total', 'Deliveries sent again at their owner\'s request, by outcome', ['outcome', 'error']),
-  webhooksPaused: counter('webhooks_paused_total', 'Webhooks paused, by reason: auto_failures (20 consecutive failures) or manual', ['reason']),
+  redeliveries: counter('webhook_redeliveries_total', "Deliveries sent again at their owner's request, by outcome", ['outcome', 'error']),
+  webhooksPaused: counter('webhooks_paused_total', 'Webhooks paused, by reason: auto_failures (20 consecutive failures) or manual', [
+    'reason',
+  ]),
   writesAccepted: counter('list_writes_accepted_total', 'List writes answered 202; repeated: a writeId seen before', ['repeated']),
   httpRequests: counter('http_requests_total', 'HTTP requests answered, by method, route and status', ['method', 'route', 'status']),
   httpDuration: histogram('http_request_duration_seconds', 'HTTP request time, by method and route', ['method', 'route']),

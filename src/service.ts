@@ -133,7 +133,12 @@ async function runApi(
   const client = new Client({ connection, namespace: config.temporalNamespace });
   const app = createApp({
     sql,
-    workflows: createWorkflows(client, { taskQueue: options.taskQueue ?? TASK_QUEUE, deliveryTimeoutMs: config.deliveryTimeoutMs, deliveriesPerBatch: config.deliveriesPerBatch, eagerStart }),
+    workflows: createWorkflows(client, {
+      taskQueue: options.taskQueue ?? TASK_QUEUE,
+      deliveryTimeoutMs: config.deliveryTimeoutMs,
+      deliveriesPerBatch: config.deliveriesPerBatch,
+      eagerStart,
+    }),
     logger: options.logger,
     internalApiToken: options.internalApiToken,
     checkUrl: (raw) => checkWebhookUrl(raw, policy, resolve),

@@ -2,13 +2,7 @@
 // Workflows import this file, so it must stay free of runtime dependencies.
 // Nothing here may ever carry a signing secret: these values travel through Temporal.
 
-export const TOPICS = [
-  'list.changed',
-  'item.added',
-  'item.removed',
-  'item.checked',
-  'list.members.changed',
-] as const;
+export const TOPICS = ['list.changed', 'item.added', 'item.removed', 'item.checked', 'list.members.changed'] as const;
 export type Topic = (typeof TOPICS)[number];
 export const DEFAULT_TOPICS: Topic[] = ['list.changed'];
 
@@ -167,7 +161,8 @@ export const redeliveryWorkflowId = (webhookId: string, deliveryId: string) => `
 export const listWriteWorkflowId = (listId: string, writeId: string) => `list-write/${listId}/${writeId}`;
 /** One pruning schedule per task queue (that is, per deployment); its workflows' ids start the same. */
 export const retentionScheduleId = (taskQueue: string) => `prune-records/${taskQueue}`;
-export const listWriteBatchWorkflowId = (listId: string, writeId: string, batch: number) => `${listWriteWorkflowId(listId, writeId)}/batch/${batch}`;
+export const listWriteBatchWorkflowId = (listId: string, writeId: string, batch: number) =>
+  `${listWriteWorkflowId(listId, writeId)}/batch/${batch}`;
 
 export const DEFAULT_DELIVERIES_PER_BATCH = 500;
 export const MAX_CONSECUTIVE_FAILURES = 20;

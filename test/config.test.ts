@@ -57,7 +57,10 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL must be a postgres:\/\/ connection string$/],
     [{ TEMPORAL_ADDRESS: 'http://temporal' }, /^TEMPORAL_ADDRESS must be host:port/],
     [{ INTERNAL_API_TOKEN: 'short' }, /^INTERNAL_API_TOKEN must be at least 32 characters$/],
-    [{ WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,localhost' }, /^WEBHOOK_ALLOWED_CIDRS must be a comma-separated list of CIDRs \(bad entry "localhost"\)$/],
+    [
+      { WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,localhost' },
+      /^WEBHOOK_ALLOWED_CIDRS must be a comma-separated list of CIDRs \(bad entry "localhost"\)$/,
+    ],
   ])('stops with one line naming a malformed value: %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });

@@ -9,6 +9,10 @@ describe('topicsOfWrite', () => {
       'item.checked',
     ]);
     expect(topicsOfWrite([{ type: 'item.unchecked' }, { type: 'item.updated' }, { type: 'list.updated' }])).toEqual(['list.changed']);
-    expect(topicsOfWrite([{ type: 'member.left' }, { type: 'item.removed' }])).toEqual(['list.changed', 'item.removed', 'list.members.changed']);
+    expect(topicsOfWrite([{ type: 'member.left' }, { type: 'item.removed' }])).toEqual([
+      'list.changed',
+      'item.removed',
+      'list.members.changed',
+    ]);
   });
 });

@@ -1,6 +1,12 @@
 import { executeChild, patched, uuid4 } from '@temporalio/workflow';
 import { ListIdKey } from '../src/temporal/search-attributes';
-import { DEFAULT_DELIVERIES_PER_BATCH, listWriteBatchWorkflowId, type ListEvent, type ListWriteDeliveries, type PlannedDelivery } from '../src/types';
+import {
+  DEFAULT_DELIVERIES_PER_BATCH,
+  listWriteBatchWorkflowId,
+  type ListEvent,
+  type ListWriteDeliveries,
+  type PlannedDelivery,
+} from '../src/types';
 import { deliverEvents } from './deliver-events';
 import { deliverListWriteBatch } from './deliver-list-write-batch';
 

@@ -15,7 +15,6 @@ import { WebhookStatusKey } from '../src/temporal/search-attributes';
 import { deleteWebhookUpdate, deliveryOutcomesSignal, lifecycleStateQuery, setStatusUpdate } from '../src/temporal/webhook-messages';
 import { MAX_CONSECUTIVE_FAILURES, type WebhookLifecycleInput, type WebhookLifecycleState } from '../src/types';
 
-
 /**
  * Runs are kept short. A worker that lost this workflow from its cache (a restart, or a
  * continue-as-new refused because signals arrived meanwhile: temporalio/temporal#1289)
@@ -120,11 +119,7 @@ export async function webhookLifecycle({
   await condition(allHandlersFinished);
 }
 
-function countOutcomes(
-  state: WebhookLifecycleState,
-  outcomes: boolean[],
-  change: (next: Partial<WebhookLifecycleState>) => void,
-): void {
+function countOutcomes(state: WebhookLifecycleState, outcomes: boolean[], change: (next: Partial<WebhookLifecycleState>) => void): void {
   for (const delivered of outcomes) {
     if (!delivered) change({ failuresCounted: state.failuresCounted + 1 });
     if (state.status === 'paused') continue; // outcomes after a pause change nothing else

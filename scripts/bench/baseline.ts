@@ -35,7 +35,13 @@ const sender = createHttpSender({
 });
 
 // Outcomes, column-wise, collected by `take`.
-let outcomes: { webhook: string[]; list: string[]; cursor: number[]; event: string[]; delivered: number[] } = { webhook: [], list: [], cursor: [], event: [], delivered: [] };
+let outcomes: { webhook: string[]; list: string[]; cursor: number[]; event: string[]; delivered: number[] } = {
+  webhook: [],
+  list: [],
+  cursor: [],
+  event: [],
+  delivered: [],
+};
 let outcomesTotal = 0;
 let inFlight = 0;
 let maxInFlight = 0;

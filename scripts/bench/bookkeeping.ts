@@ -55,7 +55,9 @@ async function main(): Promise<void> {
   for (let i = 0; i < FANOUT; i++) webhookIds.push(await insertWebhook(sql, account.id));
   // Every connection of the pool open before measuring: their backends are what PostgreSQL spends.
   await Promise.all(Array.from({ length: 10 }, () => sql`SELECT pg_sleep(0.05)`));
-  const backends = (await server.admin<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE datname = ${database.name}`).map((row) => row.pid);
+  const backends = (await server.admin<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE datname = ${database.name}`).map(
+    (row) => row.pid,
+  );
   const backendTicks = () => backends.reduce((sum, pid) => sum + (readStat(pid)?.ticks ?? 0), 0);
 
   const ways: Record<string, DeliveryBatcher> = {
@@ -96,12 +98,16 @@ async function main(): Promise<void> {
   }
   const figures = (runs: { nodeMs: number; postgresMs: number }[], pick: (run: { nodeMs: number; postgresMs: number }) => number) =>
     runs.map((run) => pick(run).toFixed(3)).join(', ');
-  console.log(`\n${WRITES} writes of ${FANOUT} deliveries per round, a write every ${WRITE_EVERY_MS} ms; CPU-ms per delivery, each round:\n`);
+  console.log(
+    `\n${WRITES} writes of ${FANOUT} deliveries per round, a write every ${WRITE_EVERY_MS} ms; CPU-ms per delivery, each round:\n`,
+  );
   console.log('| | Node | PostgreSQL | both, median |');
   console.log('|---|---|---|---|');
   for (const [name, runs] of Object.entries(results)) {
     const both = runs.map((run) => run.nodeMs + run.postgresMs).sort((a, b) => a - b);
-    console.log(`| ${name} | ${figures(runs, (run) => run.nodeMs)} | ${figures(runs, (run) => run.postgresMs)} | ${both[Math.floor(both.length / 2)].toFixed(3)} |`);
+    console.log(
+      `| ${name} | ${figures(runs, (run) => run.nodeMs)} | ${figures(runs, (run) => run.postgresMs)} | ${both[Math.floor(both.length / 2)].toFixed(3)} |`,
+    );
   }
 }
 

@@ -26,5 +26,7 @@ const local = proxyLocalActivities<FloorActivities>(options);
 
 export async function floorFanout(write: FloorWrite): Promise<void> {
   const { noop } = write.local ? local : normal;
-  await Promise.all(write.webhookIds.map((webhookId) => noop({ webhookId, listId: write.listId, cursor: write.cursor, topic: write.topic })));
+  await Promise.all(
+    write.webhookIds.map((webhookId) => noop({ webhookId, listId: write.listId, cursor: write.cursor, topic: write.topic })),
+  );
 }

@@ -91,7 +91,12 @@ const handlers = {
     const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS! });
     client = new Client({ connection });
     // The compiled workflow file beside this one (dist/scripts/bench), bundled by the SDK.
-    worker = await Worker.create({ connection, taskQueue: TASK_QUEUE, workflowsPath: path.join(__dirname, 'floor-workflows.js'), activities });
+    worker = await Worker.create({
+      connection,
+      taskQueue: TASK_QUEUE,
+      workflowsPath: path.join(__dirname, 'floor-workflows.js'),
+      activities,
+    });
     running = worker.run();
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');

@@ -39,7 +39,12 @@ interface AnswerJson {
   error?: { code?: string };
 }
 
-async function postJson(url: string, token: string, body: string, timeoutMs: number): Promise<{ status: number; json: AnswerJson | null; error: string | null }> {
+async function postJson(
+  url: string,
+  token: string,
+  body: string,
+  timeoutMs: number,
+): Promise<{ status: number; json: AnswerJson | null; error: string | null }> {
   try {
     const response = await request(url, {
       method: 'POST',
@@ -126,13 +131,25 @@ const handlers = {
       inFlight--;
       out.status[i] = answer.status;
       out.cursor[i] = answer.status === 202 ? Number(answer.json?.cursor) : null;
-      out.error[i] = answer.error ?? (answer.status === 202 ? null : answer.json?.error?.code ?? `HTTP ${answer.status}`);
+      out.error[i] = answer.error ?? (answer.status === 202 ? null : (answer.json?.error?.code ?? `HTTP ${answer.status}`));
     });
     return out;
   },
 
   /** Registers items[i] at `rate` per second from `startAt`; one record per registration. */
-  async registrations({ baseUrl, items, rate, startAt, timeoutMs }: { baseUrl: string; items: { token: string; url: string; events?: string[] }[]; rate: number; startAt: number; timeoutMs: number }) {
+  async registrations({
+    baseUrl,
+    items,
+    rate,
+    startAt,
+    timeoutMs,
+  }: {
+    baseUrl: string;
+    items: { token: string; url: string; events?: string[] }[];
+    rate: number;
+    startAt: number;
+    timeoutMs: number;
+  }) {
     const out: Registration[] = [];
     await openLoop(items.length, rate, startAt, async (i, t0) => {
       const { token, url, events } = items[i];
@@ -144,7 +161,7 @@ const handlers = {
         status: answer.status,
         webhookId: answer.json?.id ?? null,
         secret: answer.json?.secret ?? null,
-        error: answer.error ?? (answer.status === 201 ? null : answer.json?.error?.code ?? `HTTP ${answer.status}`),
+        error: answer.error ?? (answer.status === 201 ? null : (answer.json?.error?.code ?? `HTTP ${answer.status}`)),
       };
     });
     return out;

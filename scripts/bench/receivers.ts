@@ -113,7 +113,14 @@ const handlers = {
     return {};
   },
   counts() {
-    return { eventsTotal, pending: events.t.length, pings: { ...pings, pending: pendingPings.length }, badSignatures, malformed, connections };
+    return {
+      eventsTotal,
+      pending: events.t.length,
+      pings: { ...pings, pending: pendingPings.length },
+      badSignatures,
+      malformed,
+      connections,
+    };
   },
   /** Hands over and forgets the receipts recorded since the last take. */
   take() {

@@ -36,8 +36,10 @@ export async function writeReports(report: Report, outDir: string): Promise<{ ma
   return { markdown, paths };
 }
 
-const num = (v: number | null | undefined, digits = 1): string => (v === null || v === undefined || Number.isNaN(v) ? '–' : String(Math.round(v * 10 ** digits) / 10 ** digits));
-const ratio = (a: number | null | undefined, b: number | null | undefined): string => (a && b ? `${num(a / b, a / b < 0.1 ? 3 : 2)}×` : '–');
+const num = (v: number | null | undefined, digits = 1): string =>
+  v === null || v === undefined || Number.isNaN(v) ? '–' : String(Math.round(v * 10 ** digits) / 10 ** digits);
+const ratio = (a: number | null | undefined, b: number | null | undefined): string =>
+  a && b ? `${num(a / b, a / b < 0.1 ? 3 : 2)}×` : '–';
 
 /** The step a scenario is summed up by: its knee (null when it has none). */
 /** A section of the report: its heading, then the header of its table. */
@@ -72,7 +74,17 @@ export function renderMarkdown(report: Report, image: string): string {
       `A failed step is run ${c.repeatsOfFailedStep ?? 0} more time(s) and the last attempt counts (single stalls of the disk fail steps at random); the steps table says so.`,
   );
   out.push('');
-  pushTable(out, 'At the knee', ['scenario', 'knee (writes/s offered)', 'accepted writes/s', 'deliveries/s', 'accept p50 / p99 ms', 'end-to-end p50 / p99 / p99.9 ms', 'CPU-ms per delivery, service / all processes', 'CPU ceiling deliveries/s', 'worker peak RSS MiB']);
+  pushTable(out, 'At the knee', [
+    'scenario',
+    'knee (writes/s offered)',
+    'accepted writes/s',
+    'deliveries/s',
+    'accept p50 / p99 ms',
+    'end-to-end p50 / p99 / p99.9 ms',
+    'CPU-ms per delivery, service / all processes',
+    'CPU ceiling deliveries/s',
+    'worker peak RSS MiB',
+  ]);
   const fanouts = report.scenarios.filter((s) => s.kind === 'fanout');
   for (const s of fanouts) {
     if (s.error) {
@@ -80,7 +92,10 @@ export function renderMarkdown(report: Report, image: string): string {
       continue;
     }
     const k = kneeStep(s);
-    const top = s.steps!.length && s.steps!.every((st) => st.pass) && s.knee === c.rates[c.rates.length - 1] ? ' (highest step: limit not reached)' : '';
+    const top =
+      s.steps!.length && s.steps!.every((st) => st.pass) && s.knee === c.rates[c.rates.length - 1]
+        ? ' (highest step: limit not reached)'
+        : '';
     if (!k) {
       const first = s.steps![0];
       out.push(
@@ -111,7 +126,15 @@ export function renderMarkdown(report: Report, image: string): string {
   const baselines = new Map(fanouts.filter((s) => s.mode === 'baseline').map((s) => [s.fanout, kneeStep(s)]));
   const ratios = fanouts.filter((s) => s.mode !== 'baseline' && !s.error);
   if (ratios.length) {
-    pushTable(out, 'Ratio to the plain-Node baseline (same fan-out, each at its own knee)', ['scenario', 'deliveries/s at the knee', 'accept p99', 'end-to-end p50', 'end-to-end p99', 'CPU-ms per delivery (all processes)', 'CPU ceiling deliveries/s']);
+    pushTable(out, 'Ratio to the plain-Node baseline (same fan-out, each at its own knee)', [
+      'scenario',
+      'deliveries/s at the knee',
+      'accept p99',
+      'end-to-end p50',
+      'end-to-end p99',
+      'CPU-ms per delivery (all processes)',
+      'CPU ceiling deliveries/s',
+    ]);
     for (const s of ratios) {
       const k = kneeStep(s);
       const b = baselines.get(s.fanout);
@@ -141,7 +164,10 @@ export function renderMarkdown(report: Report, image: string): string {
       const s = fanouts.find((x) => x.mode === 'baseline' && x.fanout === fanout);
       return s && s.steps!.every((st) => st.pass);
     });
-    if (capped.length) out.push(`\nThe baseline passed every step (fan-out ${capped.map(([f]) => f).join(', ')}): its real limit is higher, so deliveries/s ratios are upper bounds.`);
+    if (capped.length)
+      out.push(
+        `\nThe baseline passed every step (fan-out ${capped.map(([f]) => f).join(', ')}): its real limit is higher, so deliveries/s ratios are upper bounds.`,
+      );
     out.push('');
   }
 
@@ -155,15 +181,22 @@ export function renderMarkdown(report: Report, image: string): string {
   if ((floor || floorLocal) && measured.length) {
     out.push('## Ratio to the Temporal floor (fan-out 10, each at its own knee)');
     out.push('');
-    const knee = (k: StepResult | null | undefined) => (k ? `${num(k.deliveriesPerSec)} deliveries/s, ${num(k.cpuMsPerDelivery.all, 2)} CPU-ms each` : 'no knee');
-    out.push(`Floor with normal activities: ${knee(floor)}; with local activities: ${knee(floorLocal)}; plain-Node baseline: ${knee(baseline10)}.`);
+    const knee = (k: StepResult | null | undefined) =>
+      k ? `${num(k.deliveriesPerSec)} deliveries/s, ${num(k.cpuMsPerDelivery.all, 2)} CPU-ms each` : 'no knee';
+    out.push(
+      `Floor with normal activities: ${knee(floor)}; with local activities: ${knee(floorLocal)}; plain-Node baseline: ${knee(baseline10)}.`,
+    );
     out.push('');
-    out.push('| scenario | deliveries/s at the knee | vs the floor (normal activities) | vs the floor (local activities) | vs the baseline | CPU-ms per delivery, all processes |');
+    out.push(
+      '| scenario | deliveries/s at the knee | vs the floor (normal activities) | vs the floor (local activities) | vs the baseline | CPU-ms per delivery, all processes |',
+    );
     out.push('|---|---|---|---|---|---|');
     for (const s of measured) {
       const k = kneeStep(s);
       const versus = (ref: StepResult | null | undefined) => (k && ref ? `${ratio(k.deliveriesPerSec, ref.deliveriesPerSec)}` : '');
-      out.push(`| ${s.id} | ${k ? num(k.deliveriesPerSec) : 'no knee'} | ${versus(floor)} | ${versus(floorLocal)} | ${versus(baseline10)} | ${k ? num(k.cpuMsPerDelivery.all, 2) : ''} |`);
+      out.push(
+        `| ${s.id} | ${k ? num(k.deliveriesPerSec) : 'no knee'} | ${versus(floor)} | ${versus(floorLocal)} | ${versus(baseline10)} | ${k ? num(k.cpuMsPerDelivery.all, 2) : ''} |`,
+      );
     }
     out.push('');
   }
@@ -180,16 +213,32 @@ export function renderMarkdown(report: Report, image: string): string {
     const st = s.steps![0];
     out.push(`${h.rate} writes/s for ${h.durationS} s to one webhook; ${h.pattern}.`);
     out.push('');
-    out.push(`- Ledger: sent ${st.ledger.sent} = ${st.ledger.delivered} delivered + ${st.ledger.failedRecorded} failed + ${st.ledger.skipped} skipped while paused + ${st.ledger.missing} missing; ${st.ledger.duplicates} duplicates (${st.ledger.balanced ? 'balanced' : 'NOT balanced'}). Accept p50/p99 ${num(st.acceptMs.p50)}/${num(st.acceptMs.p99)} ms; end-to-end p50/p99 ${num(st.e2eMs.p50)}/${num(st.e2eMs.p99)} ms; drain ${num(st.drainMs / 1000)} s.`);
-    out.push(`- Lag from the receipt of the last failure to the \`state\` query of \`webhook/{id}\` showing the final count (${h.finalQueryCount}, ${h.finalQueryStatus}): **${num(h.queryLagMs, 0)} ms**; to the database mirror (GET /v3/webhooks/{id}) showing ${h.finalDatabaseCount}: ${num(h.databaseLagMs, 0)} ms.`);
-    out.push(`- Query: ${h.querySamples} answers, p50/p99 ${num(h.queryMs.p50)}/${num(h.queryMs.p99)} ms, ${h.queryErrors} errors${h.queryErrorSample.length ? ` (${h.queryErrorSample.join('; ')})` : ''}; highest count seen ${h.maxCountSeen}; reactivations: ${h.reactivations.length}.`);
-    out.push(`- History of \`webhook/{id}\`: ${h.history.runs} runs (${h.history.continuedAsNew} continue-as-new), ${h.history.signalsReceived} outcome signals received${'outcomesReceived' in h.history ? ` (carrying ${h.history.outcomesReceived} outcomes)` : ''} for ${h.signalsExpected} accepted writes, ${h.history.workflowTaskFailed} failed and ${h.history.workflowTaskTimedOut} timed-out workflow tasks; list-write workflows not completed: ${h.history.notCompletedListWrites ?? '?'}${h.history.errors.length ? `; errors reading histories: ${h.history.errors.join('; ')}` : ''}.`);
+    out.push(
+      `- Ledger: sent ${st.ledger.sent} = ${st.ledger.delivered} delivered + ${st.ledger.failedRecorded} failed + ${st.ledger.skipped} skipped while paused + ${st.ledger.missing} missing; ${st.ledger.duplicates} duplicates (${st.ledger.balanced ? 'balanced' : 'NOT balanced'}). Accept p50/p99 ${num(st.acceptMs.p50)}/${num(st.acceptMs.p99)} ms; end-to-end p50/p99 ${num(st.e2eMs.p50)}/${num(st.e2eMs.p99)} ms; drain ${num(st.drainMs / 1000)} s.`,
+    );
+    out.push(
+      `- Lag from the receipt of the last failure to the \`state\` query of \`webhook/{id}\` showing the final count (${h.finalQueryCount}, ${h.finalQueryStatus}): **${num(h.queryLagMs, 0)} ms**; to the database mirror (GET /v3/webhooks/{id}) showing ${h.finalDatabaseCount}: ${num(h.databaseLagMs, 0)} ms.`,
+    );
+    out.push(
+      `- Query: ${h.querySamples} answers, p50/p99 ${num(h.queryMs.p50)}/${num(h.queryMs.p99)} ms, ${h.queryErrors} errors${h.queryErrorSample.length ? ` (${h.queryErrorSample.join('; ')})` : ''}; highest count seen ${h.maxCountSeen}; reactivations: ${h.reactivations.length}.`,
+    );
+    out.push(
+      `- History of \`webhook/{id}\`: ${h.history.runs} runs (${h.history.continuedAsNew} continue-as-new), ${h.history.signalsReceived} outcome signals received${'outcomesReceived' in h.history ? ` (carrying ${h.history.outcomesReceived} outcomes)` : ''} for ${h.signalsExpected} accepted writes, ${h.history.workflowTaskFailed} failed and ${h.history.workflowTaskTimedOut} timed-out workflow tasks; list-write workflows not completed: ${h.history.notCompletedListWrites ?? '?'}${h.history.errors.length ? `; errors reading histories: ${h.history.errors.join('; ')}` : ''}.`,
+    );
     out.push(`- Warnings / errors in the logs: ${logSummary(s.logs)}.`);
     out.push('');
   }
 
   if (registrations.length) {
-    pushTable(out, 'Registration', ['scenario', 'created', 'open-loop rate', 'p50 / p99 / p99.9 ms', 'answers', 'pings received / verified', 'CPU-ms per registration, service / all']);
+    pushTable(out, 'Registration', [
+      'scenario',
+      'created',
+      'open-loop rate',
+      'p50 / p99 / p99.9 ms',
+      'answers',
+      'pings received / verified',
+      'CPU-ms per registration, service / all',
+    ]);
     for (const s of registrations) {
       if (s.error || !s.registration) {
         out.push(`| ${s.id} | error: ${String(s.error).split('\n')[0]} | | | | | |`);
@@ -198,13 +247,30 @@ export function renderMarkdown(report: Report, image: string): string {
       const r = s.registration;
       out.push(
         `| ${s.id} | ${r.created}/${r.count} (${r.accounts} accounts × ${r.count / r.accounts}) | ${r.rate}/s | ${num(r.latencyMs.p50)} / ${num(r.latencyMs.p99)} / ${num(r.latencyMs.p99_9)} | ` +
-          `${Object.entries(r.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')} | ${r.pings.received} / ${r.pings.verified} | ${num(r.cpuMsPerRegistration.service)} / ${num(r.cpuMsPerRegistration.all)} |`,
+          `${Object.entries(r.statuses)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join(
+              ', ',
+            )} | ${r.pings.received} / ${r.pings.verified} | ${num(r.cpuMsPerRegistration.service)} / ${num(r.cpuMsPerRegistration.all)} |`,
       );
     }
     out.push('');
   }
 
-  pushTable(out, 'Steps', ['scenario', 'offered writes/s', 'accepted/s', 'deliveries/s', 'accept p50 / p99 ms', 'end-to-end p50 / p99 / p99.9 ms', 'ledger: sent = delivered + failed (+ skipped while paused) + missing (dup)', 'drain s', 'Temporal server warn / error lines', 'CPU-ms/delivery, all (net of idle)', 'machine busy / unattributed CPU s (cores busy outside the bench before the step; peak over 1 s during it)', 'result']);
+  pushTable(out, 'Steps', [
+    'scenario',
+    'offered writes/s',
+    'accepted/s',
+    'deliveries/s',
+    'accept p50 / p99 ms',
+    'end-to-end p50 / p99 / p99.9 ms',
+    'ledger: sent = delivered + failed (+ skipped while paused) + missing (dup)',
+    'drain s',
+    'Temporal server warn / error lines',
+    'CPU-ms/delivery, all (net of idle)',
+    'machine busy / unattributed CPU s (cores busy outside the bench before the step; peak over 1 s during it)',
+    'result',
+  ]);
   for (const s of report.scenarios) {
     for (const st of s.steps ?? []) {
       const l = st.ledger;
@@ -219,7 +285,7 @@ export function renderMarkdown(report: Report, image: string): string {
 
   const withSdk = report.scenarios.filter((x) => (kneeStep(x) ?? x.steps?.[0])?.sdk);
   if (withSdk.length) {
-    out.push('## Where the time goes: the worker\'s Temporal SDK metrics (mean ms, count), at the knee (else the first step)');
+    out.push("## Where the time goes: the worker's Temporal SDK metrics (mean ms, count), at the knee (else the first step)");
     out.push('');
     const keys = [
       ['workflow task schedule-to-start', 'workflow_task_schedule_to_start_latency'],
@@ -262,27 +328,50 @@ export function renderMarkdown(report: Report, image: string): string {
     const st = kneeStep(s) ?? s.steps?.[0];
     const cpu = st?.cpu ?? s.registration?.cpu;
     if (!cpu) continue;
-    const cells = GROUP_ORDER.map((g) => (cpu.groups[g] ? `${num(cpu.groups[g].cpuMs / 1000)} s (${num(cpu.groups[g].peakRssMiB, 0)})` : ''));
-    out.push(`| ${s.id} | ${st ? `${st.rate}/s` : 'registrations'} | ${cells.join(' | ')} | ${num(cpu.unattributedMs / 1000)} | ${num(cpu.wallMs / 1000)} |`);
+    const cells = GROUP_ORDER.map((g) =>
+      cpu.groups[g] ? `${num(cpu.groups[g].cpuMs / 1000)} s (${num(cpu.groups[g].peakRssMiB, 0)})` : '',
+    );
+    out.push(
+      `| ${s.id} | ${st ? `${st.rate}/s` : 'registrations'} | ${cells.join(' | ')} | ${num(cpu.unattributedMs / 1000)} | ${num(cpu.wallMs / 1000)} |`,
+    );
   }
   out.push('');
 
   out.push('## Notes');
   out.push('');
   const bodyBytes = report.scenarios.flatMap((s) => s.steps ?? []).find((st) => st.writes?.bodyBytes)?.writes.bodyBytes;
-  out.push(`- Write requests carry ${c.changesPerWrite} \`item.added\` changes, ${bodyBytes ?? '?'} bytes each. Delivery bodies are fixed by the contract (\`{"event","listId","cursor","at"}\`, about 110 bytes): "1 KiB bodies" can only apply to the write request.`);
-  out.push('- Fan-out 10: one list, owner with 5 webhooks and a member with 5 (at most 5 per account), each subscribed to `list.changed` only, each on its own HTTPS receiver (origin): 10 deliveries per write. Fan-out 1: 10 lists of 10 accounts with one webhook each, writes round-robin over the lists. Each write fires `item.added` and `list.changed`.');
-  out.push('- Receivers verify every signature (pings once the registration has answered with the secret) and record (list, cursor, webhook, topic) and the receipt time; the ledger joins them with the 202 answers and with the delivery log (polled while it grows, since the service prunes it to 1000 per webhook).');
-  out.push('- CPU: /proc/<pid>/stat of each process (the Temporal CLI with its children; PostgreSQL: the postmaster, its background processes and the backends of the bench database) over warm-up + steady + drain, divided by the deliveries of the step. "service" sums the system under test (API, worker, Temporal, PostgreSQL; or the baseline process), "all" adds receivers and generator. Unattributed = machine busy CPU minus all measured processes (the kernel, the harness, anything else running on the machine).');
-  out.push('- CPU ceiling = cores × 1000 / CPU-ms per delivery (all processes): the deliveries/s this machine could carry at the measured CPU cost were nothing else running. Unlike latency and the knee, it hardly depends on other load on the machine, which the steps table shows (unattributed CPU).');
+  out.push(
+    `- Write requests carry ${c.changesPerWrite} \`item.added\` changes, ${bodyBytes ?? '?'} bytes each. Delivery bodies are fixed by the contract (\`{"event","listId","cursor","at"}\`, about 110 bytes): "1 KiB bodies" can only apply to the write request.`,
+  );
+  out.push(
+    '- Fan-out 10: one list, owner with 5 webhooks and a member with 5 (at most 5 per account), each subscribed to `list.changed` only, each on its own HTTPS receiver (origin): 10 deliveries per write. Fan-out 1: 10 lists of 10 accounts with one webhook each, writes round-robin over the lists. Each write fires `item.added` and `list.changed`.',
+  );
+  out.push(
+    '- Receivers verify every signature (pings once the registration has answered with the secret) and record (list, cursor, webhook, topic) and the receipt time; the ledger joins them with the 202 answers and with the delivery log (polled while it grows, since the service prunes it to 1000 per webhook).',
+  );
+  out.push(
+    '- CPU: /proc/<pid>/stat of each process (the Temporal CLI with its children; PostgreSQL: the postmaster, its background processes and the backends of the bench database) over warm-up + steady + drain, divided by the deliveries of the step. "service" sums the system under test (API, worker, Temporal, PostgreSQL; or the baseline process), "all" adds receivers and generator. Unattributed = machine busy CPU minus all measured processes (the kernel, the harness, anything else running on the machine).',
+  );
+  out.push(
+    '- CPU ceiling = cores × 1000 / CPU-ms per delivery (all processes): the deliveries/s this machine could carry at the measured CPU cost were nothing else running. Unlike latency and the knee, it hardly depends on other load on the machine, which the steps table shows (unattributed CPU).',
+  );
   out.push('- Peak RSS of PostgreSQL sums its processes and so counts its shared buffers several times.');
   out.push(`- Worker: ${e.workerOptions.sdkDefaults}; the product sets only: ${e.workerOptions.overrides.join(' ')}.`);
-  if (e.temporalServer) out.push(`- Temporal server: \`${e.temporalServer.cmdline.replace(/ --port \d+| --http-port \d+| --metrics-port \d+/g, '')}\`.`);
-  out.push(`- Service processes: ${Object.entries(e.serviceEnvironment).map(([k, v]) => `${k}=${v}`).join(', ')}.`);
+  if (e.temporalServer)
+    out.push(`- Temporal server: \`${e.temporalServer.cmdline.replace(/ --port \d+| --http-port \d+| --metrics-port \d+/g, '')}\`.`);
+  out.push(
+    `- Service processes: ${Object.entries(e.serviceEnvironment)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}.`,
+  );
   for (const s of report.scenarios.filter((x) => x.temporalLog && (x.temporalLog.warnings || x.temporalLog.errors))) {
     const temporalLog = s.temporalLog!;
-    const top = Object.entries(temporalLog.byMessage).sort((a, b) => Number(b[1]) - Number(a[1])).slice(0, 4);
-    out.push(`- Temporal server log, ${s.id}: ${temporalLog.warnings} warnings, ${temporalLog.errors} errors; most frequent: ${top.map(([k, v]) => `\`${k}\` ×${v}`).join(', ')}.`);
+    const top = Object.entries(temporalLog.byMessage)
+      .sort((a, b) => Number(b[1]) - Number(a[1]))
+      .slice(0, 4);
+    out.push(
+      `- Temporal server log, ${s.id}: ${temporalLog.warnings} warnings, ${temporalLog.errors} errors; most frequent: ${top.map(([k, v]) => `\`${k}\` ×${v}`).join(', ')}.`,
+    );
   }
   const allLogs = report.scenarios.filter((s) => s.logs).map((s) => `${s.id}: ${logSummary(s.logs)}`);
   if (allLogs.length) out.push(`- Warnings / errors in the service logs: ${allLogs.join('; ')}.`);
@@ -295,7 +384,10 @@ export function renderMarkdown(report: Report, image: string): string {
 function logSummary(logs: LogScan | undefined): string {
   if (!logs) return 'none read';
   return Object.entries(logs)
-    .map(([name, l]) => `${name} ${l.warnings} warnings, ${l.errors} errors${l.sample.length ? ` (e.g. \`${l.sample[0]?.replace(/`/g, "'").slice(0, 160)}\`)` : ''}`)
+    .map(
+      ([name, l]) =>
+        `${name} ${l.warnings} warnings, ${l.errors} errors${l.sample.length ? ` (e.g. \`${l.sample[0]?.replace(/`/g, "'").slice(0, 160)}\`)` : ''}`,
+    )
     .join(', ');
 }
 
@@ -320,10 +412,16 @@ export function chart(report: Report): string {
   const x = (v: number) => m.left + ((Math.log(v) - Math.log(xMin)) / (Math.log(xMax) - Math.log(xMin) || 1)) * pw;
   const y = (v: number) => m.top + ph - ((Math.log10(Math.max(v, yMin)) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin))) * ph;
   const parts = [];
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, sans-serif" font-size="12">`);
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
+  );
   parts.push(`<rect width="${W}" height="${H}" fill="white"/>`);
-  parts.push(`<text x="${m.left}" y="28" font-size="16" font-weight="bold">End-to-end latency (write t0 to receipt) against offered load</text>`);
-  parts.push(`<text x="${m.left}" y="44" font-size="11" fill="#555">${esc(`${report.startedAt.slice(0, 16)} ${report.config.quick ? 'quick' : 'full'} run; solid p99, dashed p50; hollow marker: step failed`)}</text>`);
+  parts.push(
+    `<text x="${m.left}" y="28" font-size="16" font-weight="bold">End-to-end latency (write t0 to receipt) against offered load</text>`,
+  );
+  parts.push(
+    `<text x="${m.left}" y="44" font-size="11" fill="#555">${esc(`${report.startedAt.slice(0, 16)} ${report.config.quick ? 'quick' : 'full'} run; solid p99, dashed p50; hollow marker: step failed`)}</text>`,
+  );
   // Grid and axes.
   for (let v = yMin; v <= yMax; v *= 10) {
     parts.push(`<line x1="${m.left}" x2="${m.left + pw}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`);
@@ -347,9 +445,13 @@ export function chart(report: Report): string {
     ] as const) {
       const pts = s.steps!.filter((st) => st.e2eMs[key] !== null);
       if (!pts.length) continue;
-      parts.push(`<polyline fill="none" stroke="${color}" stroke-width="2" ${dash ? `stroke-dasharray="${dash}"` : ''} points="${pts.map((st) => `${x(st.rate).toFixed(1)},${y(st.e2eMs[key]!).toFixed(1)}`).join(' ')}"/>`);
+      parts.push(
+        `<polyline fill="none" stroke="${color}" stroke-width="2" ${dash ? `stroke-dasharray="${dash}"` : ''} points="${pts.map((st) => `${x(st.rate).toFixed(1)},${y(st.e2eMs[key]!).toFixed(1)}`).join(' ')}"/>`,
+      );
       for (const st of pts) {
-        parts.push(`<circle cx="${x(st.rate).toFixed(1)}" cy="${y(st.e2eMs[key]!).toFixed(1)}" r="3.5" fill="${st.pass ? color : 'white'}" stroke="${color}" stroke-width="1.5"/>`);
+        parts.push(
+          `<circle cx="${x(st.rate).toFixed(1)}" cy="${y(st.e2eMs[key]!).toFixed(1)}" r="3.5" fill="${st.pass ? color : 'white'}" stroke="${color}" stroke-width="1.5"/>`,
+        );
       }
     }
     const ly = m.top + 10 + i * 22;

@@ -39,7 +39,18 @@ import { ProcessSampler } from './lib/proc';
 import * as stack from './lib/stack';
 import { measureIdle, runStep, type StepResult } from './lib/step';
 import { round } from './lib/stats';
-import { type Context, type Environment, type FanoutScenario, type Outcome, type Report, type Scenario, type ScenarioInfo, type ScenarioResult, type ServiceTarget, type Target } from './lib/types';
+import {
+  type Context,
+  type Environment,
+  type FanoutScenario,
+  type Outcome,
+  type Report,
+  type Scenario,
+  type ScenarioInfo,
+  type ScenarioResult,
+  type ServiceTarget,
+  type Target,
+} from './lib/types';
 import { writeReports } from './report';
 import * as baseline from './scenarios/baseline';
 import * as floor from './scenarios/floor';
@@ -48,12 +59,21 @@ import * as registration from './scenarios/registration';
 import * as service from './scenarios/service';
 import { createTestCa, issueServerCert } from '../../test/support/tls';
 
-const SCENARIOS: Scenario[] = [...baseline.scenarios, ...floor.scenarios, ...service.scenarios, ...hot.scenarios, ...registration.scenarios];
+const SCENARIOS: Scenario[] = [
+  ...baseline.scenarios,
+  ...floor.scenarios,
+  ...service.scenarios,
+  ...hot.scenarios,
+  ...registration.scenarios,
+];
 
 async function main(): Promise<void> {
   const startedAt = new Date();
-  if (!fs.existsSync(path.join(DIST, 'src/main.js'))) throw new Error('dist/src/main.js is missing: run `npm run build` first (npm run bench does)');
-  const wanted = process.env.BENCH_SCENARIOS?.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!fs.existsSync(path.join(DIST, 'src/main.js')))
+    throw new Error('dist/src/main.js is missing: run `npm run build` first (npm run bench does)');
+  const wanted = process.env.BENCH_SCENARIOS?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const scenarios = SCENARIOS.filter((s) => !wanted || wanted.some((w) => s.id.includes(w)));
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'webhooks-bench-'));
   if (process.env.BENCH_KEEP !== '1') stack.onStop('run directory', () => fs.rmSync(runDir, { recursive: true, force: true }));
@@ -165,7 +185,9 @@ async function runFanout(scenario: FanoutScenario, target: Target, ctx: Context)
       const disturbed = outside >= CONFIG.contentionLimitCores || step.outsideLoad.maxCores >= 1;
       const mayRepeat = attempt < CONFIG.retries && (disturbed || attempt < CONFIG.repeatsOfFailedStep);
       if (step.pass || !step.drained || !mayRepeat) break;
-      const why = disturbed ? `while other work used ${outside} cores on average, ${step.outsideLoad.maxCores} at most over a second` : 'once';
+      const why = disturbed
+        ? `while other work used ${outside} cores on average, ${step.outsideLoad.maxCores} at most over a second`
+        : 'once';
       log(`${scenario.id} ${rate}/s failed (${step.failures.join('; ')}) ${why}: repeating the step`);
       discarded.push({ outsideCores: outside, failures: step.failures, acceptMs: step.acceptMs, e2eMs: step.e2eMs });
     }

@@ -49,28 +49,22 @@ export const apiErrors = {
       invalidListIds,
     }),
   urlNotAllowed: (reason: string, message: string) => new ApiError(400, 'URL_NOT_ALLOWED', message, { reason }),
-  unauthorized: () =>
-    new ApiError(401, 'UNAUTHORIZED', 'A valid Bearer token is required.', {}, { 'WWW-Authenticate': 'Bearer' }),
+  unauthorized: () => new ApiError(401, 'UNAUTHORIZED', 'A valid Bearer token is required.', {}, { 'WWW-Authenticate': 'Bearer' }),
   webhookNotFound: () => new ApiError(404, 'WEBHOOK_NOT_FOUND', 'No such webhook.'),
   listNotFound: () => new ApiError(404, 'LIST_NOT_FOUND', 'No such list.'),
   notFound: () => new ApiError(404, 'NOT_FOUND', 'No such route.'),
-  deliveryNotFound: () => new ApiError(404, 'DELIVERY_NOT_FOUND', 'No such delivery in this webhook\'s log.'),
+  deliveryNotFound: () => new ApiError(404, 'DELIVERY_NOT_FOUND', "No such delivery in this webhook's log."),
   notRedeliverable: () => new ApiError(409, 'NOT_REDELIVERABLE', 'A ping cannot be redelivered; send a new ping instead.'),
   methodNotAllowed: () => new ApiError(405, 'METHOD_NOT_ALLOWED', 'This route does not accept that method.'),
-  webhookLimitExceeded: (limit: number) =>
-    new ApiError(409, 'WEBHOOK_LIMIT_EXCEEDED', `An account may have at most ${limit} webhooks.`),
-  writeIdReused: () =>
-    new ApiError(409, 'WRITE_ID_REUSED', 'This writeId was already used for this list with a different body.'),
-  payloadTooLarge: (limitBytes: number) =>
-    new ApiError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${limitBytes} bytes.`),
-  unsupportedMediaType: () =>
-    new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json).'),
+  webhookLimitExceeded: (limit: number) => new ApiError(409, 'WEBHOOK_LIMIT_EXCEEDED', `An account may have at most ${limit} webhooks.`),
+  writeIdReused: () => new ApiError(409, 'WRITE_ID_REUSED', 'This writeId was already used for this list with a different body.'),
+  payloadTooLarge: (limitBytes: number) => new ApiError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${limitBytes} bytes.`),
+  unsupportedMediaType: () => new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json).'),
   webhookUnreachable: (reason: string, statusCode: number | null) =>
     new ApiError(422, 'WEBHOOK_UNREACHABLE', `The url did not answer the ping with a 2xx (${reason}).`, {
       reason,
       ...(statusCode === null ? {} : { statusCode }),
     }),
   internal: () => new ApiError(500, 'INTERNAL', 'Something went wrong on our side.'),
-  unavailable: () =>
-    new ApiError(503, 'UNAVAILABLE', 'A backing service is unreachable; try again shortly.', {}, { 'Retry-After': '5' }),
+  unavailable: () => new ApiError(503, 'UNAVAILABLE', 'A backing service is unreachable; try again shortly.', {}, { 'Retry-After': '5' }),
 };

@@ -53,9 +53,19 @@ function errors(description: string, codes: ErrorCode[]) {
 const ok = (description: string, schema?: Schema) => ({ description, ...(schema ? { content: json(schema) } : {}) });
 
 // Responses every route of a kind shares.
-const unavailable = { 503: { ...errors('PostgreSQL or Temporal unreachable; see Retry-After', ['UNAVAILABLE']), headers: { 'Retry-After': { required: true, schema: { type: 'integer' } } } } };
+const unavailable = {
+  503: {
+    ...errors('PostgreSQL or Temporal unreachable; see Retry-After', ['UNAVAILABLE']),
+    headers: { 'Retry-After': { required: true, schema: { type: 'integer' } } },
+  },
+};
 const unexpected = { default: errors('Unexpected error', ['INTERNAL']) };
-const unauthorized = { 401: { ...errors('Missing, malformed or unknown token', ['UNAUTHORIZED']), headers: { 'WWW-Authenticate': { required: true, schema: { type: 'string' } } } } };
+const unauthorized = {
+  401: {
+    ...errors('Missing, malformed or unknown token', ['UNAUTHORIZED']),
+    headers: { 'WWW-Authenticate': { required: true, schema: { type: 'string' } } },
+  },
+};
 const withBody = (limitBytes: number) => ({
   413: errors(`Body over ${byteSize(limitBytes)}`, ['PAYLOAD_TOO_LARGE']),
   415: errors('Body is not JSON', ['UNSUPPORTED_MEDIA_TYPE']),
@@ -71,10 +81,13 @@ const withToken = (own: Record<string, unknown>, bodyLimitBytes?: number) => ({
   ...unavailable,
   ...unexpected,
 });
-const webhookNotFound = { 404: errors('Unknown webhook, or another account\'s', ['WEBHOOK_NOT_FOUND']) };
+const webhookNotFound = { 404: errors("Unknown webhook, or another account's", ['WEBHOOK_NOT_FOUND']) };
 /** What a POST that acts on one of the caller's webhooks answers: `success`, or one of these errors. */
 const actionOnWebhook = (success: ReturnType<typeof ok>) =>
-  withToken({ 200: success, 400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']), ...webhookNotFound }, PUBLIC_BODY_LIMIT_BYTES);
+  withToken(
+    { 200: success, 400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']), ...webhookNotFound },
+    PUBLIC_BODY_LIMIT_BYTES,
+  );
 const body = (name: keyof typeof components, required = true) => ({ required, content: json(ref(name)) });
 
 const webhookId = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Webhook id (wh_...)' };
@@ -98,7 +111,7 @@ export function buildOpenApiDocument() {
     components: {
       schemas: components,
       securitySchemes: {
-        accountToken: { type: 'http', scheme: 'bearer', description: 'An account\'s API token (tok_...)' },
+        accountToken: { type: 'http', scheme: 'bearer', description: "An account's API token (tok_...)" },
         internalToken: { type: 'http', scheme: 'bearer', description: 'INTERNAL_API_TOKEN' },
       },
     },
@@ -106,7 +119,7 @@ export function buildOpenApiDocument() {
       '/v3/webhooks': {
         get: {
           operationId: 'listWebhooks',
-          summary: 'The caller\'s webhooks',
+          summary: "The caller's webhooks",
           security: account,
           responses: withToken({ 200: ok('The webhooks', ref('WebhookList')) }),
         },
@@ -118,13 +131,19 @@ export function buildOpenApiDocument() {
             'to the URL, which must answer 2xx.',
           security: account,
           requestBody: body('RegisterWebhookBody'),
-          responses: withToken({
-            201: { ...ok('Created; the only response that holds the secret', ref('CreatedWebhook')), headers: { Location: { required: true, schema: { type: 'string' } } } },
-            200: ok('Updated (same URL); the id, secret, status and count are kept', ref('Webhook')),
-            400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'URL_NOT_ALLOWED', 'INVALID_LIST_IDS']),
-            409: errors(`The account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks`, ['WEBHOOK_LIMIT_EXCEEDED']),
-            422: errors('The ping did not get a 2xx', ['WEBHOOK_UNREACHABLE']),
-          }, PUBLIC_BODY_LIMIT_BYTES),
+          responses: withToken(
+            {
+              201: {
+                ...ok('Created; the only response that holds the secret', ref('CreatedWebhook')),
+                headers: { Location: { required: true, schema: { type: 'string' } } },
+              },
+              200: ok('Updated (same URL); the id, secret, status and count are kept', ref('Webhook')),
+              400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'URL_NOT_ALLOWED', 'INVALID_LIST_IDS']),
+              409: errors(`The account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks`, ['WEBHOOK_LIMIT_EXCEEDED']),
+              422: errors('The ping did not get a 2xx', ['WEBHOOK_UNREACHABLE']),
+            },
+            PUBLIC_BODY_LIMIT_BYTES,
+          ),
         },
       },
       '/v3/webhooks/{id}': {
@@ -139,11 +158,14 @@ export function buildOpenApiDocument() {
           summary: 'Reactivate or pause; change events or listIds',
           security: account,
           requestBody: body('UpdateWebhookBody'),
-          responses: withToken({
-            200: ok('The webhook after the change', ref('Webhook')),
-            400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'INVALID_LIST_IDS']),
-            ...webhookNotFound,
-          }, PUBLIC_BODY_LIMIT_BYTES),
+          responses: withToken(
+            {
+              200: ok('The webhook after the change', ref('Webhook')),
+              400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'INVALID_LIST_IDS']),
+              ...webhookNotFound,
+            },
+            PUBLIC_BODY_LIMIT_BYTES,
+          ),
         },
         delete: {
           operationId: 'deleteWebhook',
@@ -177,7 +199,16 @@ export function buildOpenApiDocument() {
         },
       },
       '/v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries': {
-        parameters: [webhookId, { name: 'deliveryId', in: 'path', required: true, schema: { type: 'string' }, description: 'A logged event delivery or redelivery (dlv_...)' }],
+        parameters: [
+          webhookId,
+          {
+            name: 'deliveryId',
+            in: 'path',
+            required: true,
+            schema: { type: 'string' },
+            description: 'A logged event delivery or redelivery (dlv_...)',
+          },
+        ],
         post: {
           operationId: 'redeliverDelivery',
           summary: 'Send a logged event again, now, once (also to a paused webhook); never counted as a failure',
@@ -188,7 +219,7 @@ export function buildOpenApiDocument() {
           requestBody: body('EmptyBody', false),
           responses: {
             ...actionOnWebhook(ok('What the redelivery got', ref('RedeliveryResult'))),
-            404: errors('Unknown webhook or delivery, or another\'s', ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND']),
+            404: errors("Unknown webhook or delivery, or another's", ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND']),
             409: errors('A ping is not redelivered', ['NOT_REDELIVERABLE']),
           },
         },
@@ -207,7 +238,11 @@ export function buildOpenApiDocument() {
         },
       },
       '/v3/openapi.json': {
-        get: { operationId: 'getOpenApiDocument', security: [], responses: { 200: ok('This document', { type: 'object' }), ...unexpected } },
+        get: {
+          operationId: 'getOpenApiDocument',
+          security: [],
+          responses: { 200: ok('This document', { type: 'object' }), ...unexpected },
+        },
       },
       '/healthz': {
         get: { operationId: 'health', security: [], responses: { 200: ok('The process is up', ref('Health')), ...unexpected } },
@@ -215,7 +250,7 @@ export function buildOpenApiDocument() {
       '/metrics': {
         get: {
           operationId: 'metrics',
-          summary: 'Prometheus metrics of this process, then the Temporal SDK\'s',
+          summary: "Prometheus metrics of this process, then the Temporal SDK's",
           security: [],
           responses: {
             200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } },
@@ -235,10 +270,13 @@ export function buildOpenApiDocument() {
           operationId: 'createAccount',
           security: internal,
           requestBody: body('CreateAccountBody'),
-          responses: withToken({
-            201: ok('Created; the token is shown once and stored only as a hash', ref('CreatedAccount')),
-            400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
-          }, INTERNAL_BODY_LIMIT_BYTES),
+          responses: withToken(
+            {
+              201: ok('Created; the token is shown once and stored only as a hash', ref('CreatedAccount')),
+              400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
+            },
+            INTERNAL_BODY_LIMIT_BYTES,
+          ),
         },
       },
       '/internal/v3/lists/{listId}': {
@@ -248,11 +286,14 @@ export function buildOpenApiDocument() {
           summary: 'Create or replace a list (keeps its cursor; delivers nothing)',
           security: internal,
           requestBody: body('PutListBody'),
-          responses: withToken({
-            201: ok('Created', ref('List')),
-            200: ok('Replaced', ref('List')),
-            400: errors('Invalid request or unknown account', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
-          }, INTERNAL_BODY_LIMIT_BYTES),
+          responses: withToken(
+            {
+              201: ok('Created', ref('List')),
+              200: ok('Replaced', ref('List')),
+              400: errors('Invalid request or unknown account', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
+            },
+            INTERNAL_BODY_LIMIT_BYTES,
+          ),
         },
         delete: {
           operationId: 'deleteList',
@@ -274,12 +315,15 @@ export function buildOpenApiDocument() {
             'body answers the same again and delivers nothing twice.',
           security: internal,
           requestBody: body('ListWriteBody'),
-          responses: withToken({
-            202: ok('Accepted', ref('WriteAccepted')),
-            400: errors('Invalid write, list id or unknown account', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
-            404: errors('Unknown list', ['LIST_NOT_FOUND']),
-            409: errors('writeId already used for this list with another body', ['WRITE_ID_REUSED']),
-          }, INTERNAL_BODY_LIMIT_BYTES),
+          responses: withToken(
+            {
+              202: ok('Accepted', ref('WriteAccepted')),
+              400: errors('Invalid write, list id or unknown account', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
+              404: errors('Unknown list', ['LIST_NOT_FOUND']),
+              409: errors('writeId already used for this list with another body', ['WRITE_ID_REUSED']),
+            },
+            INTERNAL_BODY_LIMIT_BYTES,
+          ),
         },
       },
     },

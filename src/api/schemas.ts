@@ -25,7 +25,7 @@ export const registerWebhookBody = {
   properties: {
     url: { type: 'string', minLength: 1, maxLength: 2048, description: 'Absolute https: URL of the receiver' },
     events: { ...events, description: 'Topics; default ["list.changed"]' },
-    listIds: { ...listIds, description: 'Lists to restrict deliveries to; empty or omitted: all of the account\'s lists' },
+    listIds: { ...listIds, description: "Lists to restrict deliveries to; empty or omitted: all of the account's lists" },
   },
 } as const;
 export type RegisterWebhookBody = FromSchema<typeof registerWebhookBody>;
@@ -50,7 +50,9 @@ export const createAccountBody = {
   additionalProperties: false,
   required: ['name'],
   // No NUL: PostgreSQL text cannot hold it (it was a 500).
-  properties: { name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^\\u0000]*$', description: 'Any text but the NUL character' } },
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^\\u0000]*$', description: 'Any text but the NUL character' },
+  },
 } as const;
 export type CreateAccountBody = FromSchema<typeof createAccountBody>;
 
@@ -163,7 +165,7 @@ export const pingResult = responseObject({
 });
 
 export const redeliveryResult = responseObject({
-  deliveryId: { ...deliveryId, description: 'The redelivery\'s own id (its SVC-Delivery header)' },
+  deliveryId: { ...deliveryId, description: "The redelivery's own id (its SVC-Delivery header)" },
   ...pingResult.properties,
 });
 
@@ -173,7 +175,7 @@ export const rotatedSecret = responseObject({
 
 export const createdAccount = responseObject({
   id: { type: 'string', pattern: '^acc_' },
-  token: { type: 'string', description: 'The account\'s API token; shown in this response only' },
+  token: { type: 'string', description: "The account's API token; shown in this response only" },
 });
 
 export const listObject = responseObject({

@@ -123,7 +123,20 @@ interface DeliveryLogRow {
   attempted_at: Date;
 }
 
-const LOG_COLUMNS = ['id', 'event', 'list_id', 'cursor', 'at', 'kind', 'redelivery_of', 'outcome', 'status_code', 'error', 'duration_ms', 'attempted_at'];
+const LOG_COLUMNS = [
+  'id',
+  'event',
+  'list_id',
+  'cursor',
+  'at',
+  'kind',
+  'redelivery_of',
+  'outcome',
+  'status_code',
+  'error',
+  'duration_ms',
+  'attempted_at',
+];
 
 function toLogEntry(row: DeliveryLogRow): DeliveryLogEntry {
   return {

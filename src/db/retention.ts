@@ -19,15 +19,30 @@ export interface Pruned {
 export async function deleteRecordsOlderThan(sql: Sql, retentionDays: number): Promise<Pruned> {
   const cutoff = sql`now() - make_interval(days => ${retentionDays})`;
   return {
-    listWrites: await deleteInBatches(async () => (await sql`
+    listWrites: await deleteInBatches(
+      async () =>
+        (
+          await sql`
       DELETE FROM list_writes WHERE (list_id, write_id) IN (
-        SELECT list_id, write_id FROM list_writes WHERE created_at < ${cutoff} LIMIT ${BATCH})`).count),
-    registrations: await deleteInBatches(async () => (await sql`
+        SELECT list_id, write_id FROM list_writes WHERE created_at < ${cutoff} LIMIT ${BATCH})`
+        ).count,
+    ),
+    registrations: await deleteInBatches(
+      async () =>
+        (
+          await sql`
       DELETE FROM registrations WHERE id IN (
-        SELECT id FROM registrations WHERE created_at < ${cutoff} LIMIT ${BATCH})`).count),
-    deliveryClaims: await deleteInBatches(async () => (await sql`
+        SELECT id FROM registrations WHERE created_at < ${cutoff} LIMIT ${BATCH})`
+        ).count,
+    ),
+    deliveryClaims: await deleteInBatches(
+      async () =>
+        (
+          await sql`
       DELETE FROM delivery_claims WHERE delivery_id IN (
-        SELECT delivery_id FROM delivery_claims WHERE claimed_at < ${cutoff} LIMIT ${BATCH})`).count),
+        SELECT delivery_id FROM delivery_claims WHERE claimed_at < ${cutoff} LIMIT ${BATCH})`
+        ).count,
+    ),
   };
 }
 

@@ -14,7 +14,17 @@ export interface WebhookRow {
 }
 
 // Every column but the secret, which only getWebhookSecret and the registration reply read.
-export const WEBHOOK_COLUMNS = ['id', 'url', 'events', 'list_ids', 'status', 'paused_reason', 'consecutive_failures', 'created_at', 'updated_at'];
+export const WEBHOOK_COLUMNS = [
+  'id',
+  'url',
+  'events',
+  'list_ids',
+  'status',
+  'paused_reason',
+  'consecutive_failures',
+  'created_at',
+  'updated_at',
+];
 
 export function toWebhook(row: WebhookRow): Webhook {
   return {
@@ -112,11 +122,7 @@ export async function claimDeliveries(sql: Db, claims: readonly DeliveryClaim[])
 }
 
 /** PATCH of events and listIds; the status belongs to the per-webhook workflow. */
-export async function updateSubscription(
-  sql: Db,
-  webhookId: string,
-  changes: { events?: Topic[]; listIds?: string[] },
-): Promise<void> {
+export async function updateSubscription(sql: Db, webhookId: string, changes: { events?: Topic[]; listIds?: string[] }): Promise<void> {
   await sql`
     UPDATE webhooks SET events = COALESCE(${changes.events ?? null}, events),
                         list_ids = COALESCE(${changes.listIds ?? null}, list_ids),

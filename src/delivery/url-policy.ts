@@ -117,11 +117,7 @@ export function parseWebhookUrl(raw: string): URL {
  * answer is blocked. Returns the checked addresses: connect to one of these, never look
  * the name up again (DNS rebinding).
  */
-export async function resolveAllowedAddresses(
-  hostname: string,
-  policy: AddressPolicy,
-  resolve: Resolver,
-): Promise<string[]> {
+export async function resolveAllowedAddresses(hostname: string, policy: AddressPolicy, resolve: Resolver): Promise<string[]> {
   const host = stripBrackets(hostname);
   let addresses: string[];
   if (net.isIP(host) !== 0) {

@@ -1,6 +1,27 @@
-import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  type Client,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import { BackingServiceError } from '../errors';
-import { lifecycleWorkflowId, listWriteWorkflowId, pingWorkflowId, redeliveryWorkflowId, registrationWorkflowId, type DeliveryResult, type Redelivery, type ListWrite, type Recipient, type RegistrationInput, type RegistrationResult, type WebhookLifecycleState, type WebhookStatus } from '../types';
+import {
+  lifecycleWorkflowId,
+  listWriteWorkflowId,
+  pingWorkflowId,
+  redeliveryWorkflowId,
+  registrationWorkflowId,
+  type DeliveryResult,
+  type Redelivery,
+  type ListWrite,
+  type Recipient,
+  type RegistrationInput,
+  type RegistrationResult,
+  type WebhookLifecycleState,
+  type WebhookStatus,
+} from '../types';
 import type { deliverListWrite, pingWebhook, redeliverEvent, registerWebhook } from '../../workflows';
 import { deleteWebhookUpdate, setStatusUpdate } from './webhook-messages';
 import { newId } from '../ids';
@@ -40,7 +61,10 @@ export interface WorkflowsOptions {
   eagerStart?: boolean;
 }
 
-export function createWorkflows(client: Client, { taskQueue, deliveryTimeoutMs, deliveriesPerBatch, eagerStart = false }: WorkflowsOptions): Workflows {
+export function createWorkflows(
+  client: Client,
+  { taskQueue, deliveryTimeoutMs, deliveriesPerBatch, eagerStart = false }: WorkflowsOptions,
+): Workflows {
   // A workflow that answers an HTTP request: one that cannot finish soon never will.
   const workflowExecutionTimeout = '2 minutes';
   const lifecycle = (webhookId: string) => client.workflow.getHandle(lifecycleWorkflowId(webhookId));
@@ -55,43 +79,51 @@ export function createWorkflows(client: Client, { taskQueue, deliveryTimeoutMs, 
   });
   return {
     registerWebhook: (input) =>
-      ourFailure(client.workflow.execute<typeof registerWebhook>('registerWebhook', {
-        taskQueue,
-        workflowId: registrationWorkflowId(input.accountId, input.registrationId),
-        args: [input],
-        workflowExecutionTimeout,
-        requestEagerStart: eagerStart,
-        typedSearchAttributes: [
-          { key: AccountIdKey, value: input.accountId },
-          { key: WebhookIdKey, value: input.webhookId },
-        ],
-      })),
+      ourFailure(
+        client.workflow.execute<typeof registerWebhook>('registerWebhook', {
+          taskQueue,
+          workflowId: registrationWorkflowId(input.accountId, input.registrationId),
+          args: [input],
+          workflowExecutionTimeout,
+          requestEagerStart: eagerStart,
+          typedSearchAttributes: [
+            { key: AccountIdKey, value: input.accountId },
+            { key: WebhookIdKey, value: input.webhookId },
+          ],
+        }),
+      ),
     pingWebhook: (accountId, webhookId) =>
-      ourFailure(client.workflow.execute<typeof pingWebhook>('pingWebhook', {
-        ...onDemand(accountId, webhookId),
-        workflowId: pingWorkflowId(webhookId, newId('dlv')),
-        args: [{ webhookId, deliveryTimeoutMs }],
-      })),
+      ourFailure(
+        client.workflow.execute<typeof pingWebhook>('pingWebhook', {
+          ...onDemand(accountId, webhookId),
+          workflowId: pingWorkflowId(webhookId, newId('dlv')),
+          args: [{ webhookId, deliveryTimeoutMs }],
+        }),
+      ),
     redeliverEvent: (accountId, redelivery) =>
-      ourFailure(client.workflow.execute<typeof redeliverEvent>('redeliverEvent', {
-        ...onDemand(accountId, redelivery.webhookId),
-        workflowId: redeliveryWorkflowId(redelivery.webhookId, redelivery.deliveryId),
-        args: [{ redelivery, deliveryTimeoutMs }],
-      })),
+      ourFailure(
+        client.workflow.execute<typeof redeliverEvent>('redeliverEvent', {
+          ...onDemand(accountId, redelivery.webhookId),
+          workflowId: redeliveryWorkflowId(redelivery.webhookId, redelivery.deliveryId),
+          args: [{ redelivery, deliveryTimeoutMs }],
+        }),
+      ),
     startListWrite: async (write, recipients, { repeated }) => {
       try {
         // Fail fast while Temporal is down (the upstream gets 503 and retries) instead of
         // riding out the client's own retries.
-        await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () => client.workflow.start<typeof deliverListWrite>('deliverListWrite', {
-          taskQueue,
-          workflowId: listWriteWorkflowId(write.listId, write.writeId),
-          args: [{ write, recipients, deliveryTimeoutMs, deliveriesPerBatch }],
-          // A finished write is never delivered again, whatever repeats of it come later; a
-          // writeId recorded anew after its row was pruned (RETENTION_DAYS) is a new write.
-          workflowIdReusePolicy: repeated ? WorkflowIdReusePolicy.REJECT_DUPLICATE : WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-          requestEagerStart: eagerStart,
-          typedSearchAttributes: [{ key: ListIdKey, value: write.listId }],
-        }));
+        await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+          client.workflow.start<typeof deliverListWrite>('deliverListWrite', {
+            taskQueue,
+            workflowId: listWriteWorkflowId(write.listId, write.writeId),
+            args: [{ write, recipients, deliveryTimeoutMs, deliveriesPerBatch }],
+            // A finished write is never delivered again, whatever repeats of it come later; a
+            // writeId recorded anew after its row was pruned (RETENTION_DAYS) is a new write.
+            workflowIdReusePolicy: repeated ? WorkflowIdReusePolicy.REJECT_DUPLICATE : WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+            requestEagerStart: eagerStart,
+            typedSearchAttributes: [{ key: ListIdKey, value: write.listId }],
+          }),
+        );
       } catch (error) {
         if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
       }

@@ -93,17 +93,24 @@ export function startDevServer(options: DevServerOptions): Promise<TestWorkflowE
       dbFilename: options.dbFilename,
       searchAttributes: SEARCH_ATTRIBUTE_KEYS,
       extraArgs: [
-        '--sqlite-pragma', 'journal_mode=WAL',
-        '--sqlite-pragma', 'synchronous=OFF',
-        '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
-        '--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1',
-        '--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1',
+        '--sqlite-pragma',
+        'journal_mode=WAL',
+        '--sqlite-pragma',
+        'synchronous=OFF',
+        '--dynamic-config-value',
+        'system.enableActivityEagerExecution=true',
+        '--dynamic-config-value',
+        'matching.numTaskqueueReadPartitions=1',
+        '--dynamic-config-value',
+        'matching.numTaskqueueWritePartitions=1',
         // The transfer queue hands out the next workflow task after an activity: read it at once.
-        '--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000',
+        '--dynamic-config-value',
+        'history.transferProcessorMaxPollRPS=1000',
         // The visibility queue (the Web UI's list) is read at most 5 times a second: fewer reads
         // of its task table, and a write's workflow that has closed by the time its start record
         // is read gets only its close record. The list lags by at most 200 ms.
-        '--dynamic-config-value', 'history.visibilityProcessorMaxPollRPS=5',
+        '--dynamic-config-value',
+        'history.visibilityProcessorMaxPollRPS=5',
       ],
     },
   });

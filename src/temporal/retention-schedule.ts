@@ -1,4 +1,10 @@
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleOverlapPolicy,
+  type Client,
+  type ScheduleOptions,
+  type ScheduleOptionsStartWorkflowAction,
+} from '@temporalio/client';
 import type { pruneRecords } from '../../workflows';
 import { retentionScheduleId } from '../types';
 
@@ -19,6 +25,8 @@ export async function ensureRetentionSchedule(client: Client, taskQueue: string,
     await client.schedule.create(options);
   } catch (error) {
     if (!(error instanceof ScheduleAlreadyRunning)) throw error;
-    await client.schedule.getHandle(scheduleId).update((current) => ({ ...current, spec: options.spec, action: options.action, policies: options.policies }));
+    await client.schedule
+      .getHandle(scheduleId)
+      .update((current) => ({ ...current, spec: options.spec, action: options.action, policies: options.policies }));
   }
 }

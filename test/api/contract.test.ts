@@ -13,7 +13,15 @@ import { createSql } from '../../src/db/sql';
 import { startResettingServer, type DeadServer } from '../support/dead-server';
 import type { Receiver } from '../support/receiver';
 import { requestTo, startTestStack, type ApiResponse, type RequestOptions, type TestStack } from '../support/stack';
-import { HTTP_METHODS, OpenApi, escapePointer, type DocumentedOperation, type Operation, type OpenApiDocument, type Schema } from '../support/openapi';
+import {
+  HTTP_METHODS,
+  OpenApi,
+  escapePointer,
+  type DocumentedOperation,
+  type Operation,
+  type OpenApiDocument,
+  type Schema,
+} from '../support/openapi';
 
 const DOCUMENT_ID = 'https://contract.test/openapi.json';
 const PUBLIC_BODY_LIMIT = 64 * 1024;
@@ -73,7 +81,9 @@ function check(method: string, url: string, response: ApiResponse): DocumentedOp
     expect(response.headers.get('content-type'), where).toMatch(new RegExp(`^${mediaType.replace('/', '\\/')}\\b`));
     const validate = validatorAt(`${responsePointer}/content/${escapePointer(mediaType)}/schema`);
     if (!validate(response.body)) {
-      throw new Error(`${where}: the body does not match the document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(response.body)}`);
+      throw new Error(
+        `${where}: the body does not match the document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(response.body)}`,
+      );
     }
   } else {
     expect(response.body, `${where} documents no body`).toBeUndefined();
@@ -139,7 +149,8 @@ function sampleOf(node: Schema): unknown {
     case 'object': {
       // The required properties, then optional ones until minProperties is met.
       const names = [...((schema.required as string[] | undefined) ?? [])];
-      for (const name of Object.keys(schema.properties ?? {})) if (names.length < (schema.minProperties ?? 0) && !names.includes(name)) names.push(name);
+      for (const name of Object.keys(schema.properties ?? {}))
+        if (names.length < (schema.minProperties ?? 0) && !names.includes(name)) names.push(name);
       return Object.fromEntries(names.map((name) => [name, sampleOf(schema.properties[name])]));
     }
     case 'array':
@@ -255,10 +266,16 @@ describe('PUT and DELETE /internal/v3/lists/{listId}', () => {
 
   it('answers 400 VALIDATION_FAILED for a bad body, an unknown account or a bad list id, and 400 MALFORMED_JSON', async () => {
     const owner = await stack.createAccount();
-    const badBody = await call('PUT', '/internal/v3/lists/contract-list-2', { ...internalToken(), body: { ownerAccountId: owner.id, members: [] } });
+    const badBody = await call('PUT', '/internal/v3/lists/contract-list-2', {
+      ...internalToken(),
+      body: { ownerAccountId: owner.id, members: [] },
+    });
     expect(expectError(badBody, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/members', message: expect.any(String) }]);
 
-    const unknownOwner = await call('PUT', '/internal/v3/lists/contract-list-2', { ...internalToken(), body: { ownerAccountId: 'acc_nobody' } });
+    const unknownOwner = await call('PUT', '/internal/v3/lists/contract-list-2', {
+      ...internalToken(),
+      body: { ownerAccountId: 'acc_nobody' },
+    });
     expect(expectError(unknownOwner, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/ownerAccountId', message: expect.any(String) }]);
 
     const badPutId = await call('PUT', '/internal/v3/lists/bad%20id', { ...internalToken(), body: { ownerAccountId: owner.id } });
@@ -280,10 +297,15 @@ describe('PUT and DELETE /internal/v3/lists/{listId}', () => {
 describe('POST /internal/v3/lists/{listId}/writes', () => {
   it('answers 202, the same again for a repeat, 409 WRITE_ID_REUSED for another body, 404 LIST_NOT_FOUND and 400s', async () => {
     const owner = await stack.createAccount();
-    expect((await call('PUT', '/internal/v3/lists/contract-writes', { ...internalToken(), body: { ownerAccountId: owner.id } })).status).toBe(201);
+    expect(
+      (await call('PUT', '/internal/v3/lists/contract-writes', { ...internalToken(), body: { ownerAccountId: owner.id } })).status,
+    ).toBe(201);
     const body = { writeId: 'contract-w1', changes: [{ type: 'item.added', itemId: 'tea' }] };
     const accepted = await call('POST', '/internal/v3/lists/contract-writes/writes', { ...internalToken(), body });
-    expect(accepted).toMatchObject({ status: 202, body: { writeId: 'contract-w1', listId: 'contract-writes', cursor: 1, topics: ['list.changed', 'item.added'] } });
+    expect(accepted).toMatchObject({
+      status: 202,
+      body: { writeId: 'contract-w1', listId: 'contract-writes', cursor: 1, topics: ['list.changed', 'item.added'] },
+    });
     const repeated = await call('POST', '/internal/v3/lists/contract-writes/writes', { ...internalToken(), body });
     expect(repeated.body).toEqual(accepted.body);
 
@@ -294,9 +316,16 @@ describe('POST /internal/v3/lists/{listId}/writes', () => {
     expectError(reused, 409, 'WRITE_ID_REUSED');
     expectError(await call('POST', '/internal/v3/lists/contract-nowhere/writes', { ...internalToken(), body }), 404, 'LIST_NOT_FOUND');
 
-    const invalid = await call('POST', '/internal/v3/lists/contract-writes/writes', { ...internalToken(), body: { writeId: 'w2', changes: [{ type: 'member.joined' }] } });
+    const invalid = await call('POST', '/internal/v3/lists/contract-writes/writes', {
+      ...internalToken(),
+      body: { writeId: 'w2', changes: [{ type: 'member.joined' }] },
+    });
     expect(expectError(invalid, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/changes/0/accountId', message: expect.any(String) }]);
-    const malformed = await call('POST', '/internal/v3/lists/contract-writes/writes', { ...internalToken(), rawBody: '{"writeId"', headers: { 'content-type': 'application/json' } });
+    const malformed = await call('POST', '/internal/v3/lists/contract-writes/writes', {
+      ...internalToken(),
+      rawBody: '{"writeId"',
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(malformed, 400, 'MALFORMED_JSON');
   });
 });
@@ -322,7 +351,10 @@ describe('POST /v3/webhooks', () => {
     const account = await stack.createAccount();
     const pingsBefore = receiver.requests.length;
 
-    const unknownField = await call('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor('/contract/x'), secret: 'mine' } });
+    const unknownField = await call('POST', '/v3/webhooks', {
+      token: account.token,
+      body: { url: receiver.urlFor('/contract/x'), secret: 'mine' },
+    });
     expect(expectError(unknownField, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/secret', message: expect.any(String) }]);
 
     const malformed = await call('POST', '/v3/webhooks', {
@@ -338,12 +370,16 @@ describe('POST /v3/webhooks', () => {
     expect(expectError(withCredentials, 400, 'URL_NOT_ALLOWED').reason).toBe('credentials');
 
     const other = await stack.createAccount();
-    expect((await call('PUT', '/internal/v3/lists/contract-theirs', { ...internalToken(), body: { ownerAccountId: other.id } })).status).toBe(201);
+    expect(
+      (await call('PUT', '/internal/v3/lists/contract-theirs', { ...internalToken(), body: { ownerAccountId: other.id } })).status,
+    ).toBe(201);
     const notOwned = await call('POST', '/v3/webhooks', {
       token: account.token,
       body: { url: receiver.urlFor('/contract/lists'), listIds: ['contract-theirs', 'contract-missing'] },
     });
-    expect(expectError(notOwned, 400, 'INVALID_LIST_IDS').invalidListIds).toEqual(expect.arrayContaining(['contract-theirs', 'contract-missing']));
+    expect(expectError(notOwned, 400, 'INVALID_LIST_IDS').invalidListIds).toEqual(
+      expect.arrayContaining(['contract-theirs', 'contract-missing']),
+    );
 
     expect(receiver.requests.length).toBe(pingsBefore);
     expect((await call('GET', '/v3/webhooks', { token: account.token })).body.data).toEqual([]);
@@ -363,7 +399,10 @@ describe('POST /v3/webhooks', () => {
 
   it('answers 422 WEBHOOK_UNREACHABLE with the reason and status when the receiver answers 500, storing nothing', async () => {
     const account = await stack.createAccount();
-    const unreachable = await call('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor('/unreachable/contract') } });
+    const unreachable = await call('POST', '/v3/webhooks', {
+      token: account.token,
+      body: { url: receiver.urlFor('/unreachable/contract') },
+    });
     const error = expectError(unreachable, 422, 'WEBHOOK_UNREACHABLE');
     expect(error).toMatchObject({ reason: 'non_2xx', statusCode: 500 });
     expect(receiver.requests.filter((request) => request.path === '/unreachable/contract')).toHaveLength(1);
@@ -372,7 +411,7 @@ describe('POST /v3/webhooks', () => {
 });
 
 describe('GET, PATCH and DELETE /v3/webhooks/{id}', () => {
-  it('lists and reads the caller\'s webhooks, and answers 404 for an unknown id or another account\'s webhook', async () => {
+  it("lists and reads the caller's webhooks, and answers 404 for an unknown id or another account's webhook", async () => {
     const { token, webhook } = await accountWithWebhook('/contract/read');
     const listed = await call('GET', '/v3/webhooks', { token });
     expect(listed.body.data.map((entry: { id: string }) => entry.id)).toEqual([webhook.id]);
@@ -384,24 +423,35 @@ describe('GET, PATCH and DELETE /v3/webhooks/{id}', () => {
     expectError(await call('GET', `/v3/webhooks/${webhook.id}`, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
   });
 
-  it('pauses and reactivates with PATCH (200), and answers 400 with details, 404 for another account\'s webhook', async () => {
+  it("pauses and reactivates with PATCH (200), and answers 400 with details, 404 for another account's webhook", async () => {
     const { token, webhook } = await accountWithWebhook('/contract/patch');
     const paused = await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { status: 'paused' } });
     expect(paused).toMatchObject({ status: 200, body: { status: 'paused', pausedReason: 'manual' } });
     const active = await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { status: 'active', events: ['item.checked'] } });
-    expect(active).toMatchObject({ status: 200, body: { status: 'active', pausedReason: null, consecutiveFailures: 0, events: ['item.checked'] } });
+    expect(active).toMatchObject({
+      status: 200,
+      body: { status: 'active', pausedReason: null, consecutiveFailures: 0, events: ['item.checked'] },
+    });
 
     const empty = await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: {} });
     expect(expectError(empty, 400, 'VALIDATION_FAILED').details).toEqual([expect.objectContaining({ path: expect.any(String) })]);
     const badStatus = await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { status: 'deleted' } });
     expect(expectError(badStatus, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/status', message: expect.any(String) }]);
-    const malformed = await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, rawBody: '{', headers: { 'content-type': 'application/json' } });
+    const malformed = await call('PATCH', `/v3/webhooks/${webhook.id}`, {
+      token,
+      rawBody: '{',
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(malformed, 400, 'MALFORMED_JSON');
     const notOwned = await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { listIds: ['contract-nowhere'] } });
     expect(expectError(notOwned, 400, 'INVALID_LIST_IDS').invalidListIds).toEqual(['contract-nowhere']);
 
     const stranger = await stack.createAccount();
-    expectError(await call('PATCH', `/v3/webhooks/${webhook.id}`, { token: stranger.token, body: { status: 'paused' } }), 404, 'WEBHOOK_NOT_FOUND');
+    expectError(
+      await call('PATCH', `/v3/webhooks/${webhook.id}`, { token: stranger.token, body: { status: 'paused' } }),
+      404,
+      'WEBHOOK_NOT_FOUND',
+    );
     expect((await call('GET', `/v3/webhooks/${webhook.id}`, { token })).body.status).toBe('active');
   });
 
@@ -441,11 +491,17 @@ describe('POST /v3/webhooks/{id}/pings', () => {
     expect((await call('GET', `/v3/webhooks/${webhook.id}`, { token })).body.consecutiveFailures).toBe(0);
   });
 
-  it('answers 400 VALIDATION_FAILED for a non-empty body, 400 MALFORMED_JSON, and 404 for another account\'s webhook', async () => {
+  it("answers 400 VALIDATION_FAILED for a non-empty body, 400 MALFORMED_JSON, and 404 for another account's webhook", async () => {
     const { token, webhook } = await accountWithWebhook('/contract/ping-errors');
     const nonEmpty = await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token, body: { force: true } });
-    expect(expectError(nonEmpty, 400, 'VALIDATION_FAILED').details).toEqual([{ path: expect.stringMatching(/^\//), message: expect.any(String) }]);
-    const malformed = await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token, rawBody: '{"', headers: { 'content-type': 'application/json' } });
+    expect(expectError(nonEmpty, 400, 'VALIDATION_FAILED').details).toEqual([
+      { path: expect.stringMatching(/^\//), message: expect.any(String) },
+    ]);
+    const malformed = await call('POST', `/v3/webhooks/${webhook.id}/pings`, {
+      token,
+      rawBody: '{"',
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(malformed, 400, 'MALFORMED_JSON');
     const stranger = await stack.createAccount();
     expectError(await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
@@ -453,7 +509,7 @@ describe('POST /v3/webhooks/{id}/pings', () => {
 });
 
 describe('GET /v3/webhooks/{id}/deliveries', () => {
-  it('answers 200 with a page of the log, 400 for a bad query and 404 for another account\'s webhook', async () => {
+  it("answers 200 with a page of the log, 400 for a bad query and 404 for another account's webhook", async () => {
     const { token, webhook } = await accountWithWebhook('/contract/log');
     await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token });
     await call('POST', `/v3/webhooks/${webhook.id}/pings`, { token });
@@ -477,7 +533,10 @@ describe('POST /v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries', () => {
     const [logged] = (await call('GET', `/v3/webhooks/${webhook.id}/deliveries?kind=event`, { token })).body.data;
     const bare = await call('POST', `/v3/webhooks/${webhook.id}/deliveries/${logged.id}/redeliveries`, { token });
     expect(bare.body).toMatchObject({ deliveryId: expect.not.stringMatching(logged.id), delivered: true, statusCode: 200, error: null });
-    const withEmptyObject = await call('POST', `/v3/webhooks/${webhook.id}/deliveries/${bare.body.deliveryId}/redeliveries`, { token, body: {} });
+    const withEmptyObject = await call('POST', `/v3/webhooks/${webhook.id}/deliveries/${bare.body.deliveryId}/redeliveries`, {
+      token,
+      body: {},
+    });
     expect(withEmptyObject).toMatchObject({ status: 200, body: { delivered: true } });
   });
 
@@ -487,19 +546,28 @@ describe('POST /v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries', () => {
     const [ping] = (await call('GET', `/v3/webhooks/${webhook.id}/deliveries`, { token })).body.data;
     const redeliveries = (deliveryId: string) => `/v3/webhooks/${webhook.id}/deliveries/${deliveryId}/redeliveries`;
     expectError(await call('POST', redeliveries(ping.id), { token }), 409, 'NOT_REDELIVERABLE');
-    for (const unknown of ['dlv_000000000000000000000000', 'nope']) expectError(await call('POST', redeliveries(unknown), { token }), 404, 'DELIVERY_NOT_FOUND');
+    for (const unknown of ['dlv_000000000000000000000000', 'nope'])
+      expectError(await call('POST', redeliveries(unknown), { token }), 404, 'DELIVERY_NOT_FOUND');
     // Another webhook's delivery is as unknown as a missing one, even to the same account.
     const other = await call('POST', '/v3/webhooks', { token, body: { url: receiver.urlFor('/contract/redeliver-other') } });
-    expectError(await call('POST', `/v3/webhooks/${other.body.id}/deliveries/${ping.id}/redeliveries`, { token }), 404, 'DELIVERY_NOT_FOUND');
+    expectError(
+      await call('POST', `/v3/webhooks/${other.body.id}/deliveries/${ping.id}/redeliveries`, { token }),
+      404,
+      'DELIVERY_NOT_FOUND',
+    );
     const stranger = await stack.createAccount();
     expectError(await call('POST', redeliveries(ping.id), { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
     expectError(await call('POST', redeliveries(ping.id), { token, body: { again: true } }), 400, 'VALIDATION_FAILED');
-    expectError(await call('POST', redeliveries(ping.id), { token, rawBody: '{', headers: { 'content-type': 'application/json' } }), 400, 'MALFORMED_JSON');
+    expectError(
+      await call('POST', redeliveries(ping.id), { token, rawBody: '{', headers: { 'content-type': 'application/json' } }),
+      400,
+      'MALFORMED_JSON',
+    );
   });
 });
 
 describe('POST /v3/webhooks/{id}/secret', () => {
-  it('answers 200 with a new random secret, or the caller\'s own', async () => {
+  it("answers 200 with a new random secret, or the caller's own", async () => {
     const { token, webhook } = await accountWithWebhook('/contract/secret');
     const random = await call('POST', `/v3/webhooks/${webhook.id}/secret`, { token });
     expect(random.body.secret).toMatch(/^whsec_[A-Za-z0-9_-]{32,}$/);
@@ -509,12 +577,14 @@ describe('POST /v3/webhooks/{id}/secret', () => {
     expect((await call('POST', `/v3/webhooks/${webhook.id}/secret`, { token, body: {} })).body.secret).not.toBe(own);
   });
 
-  it('answers 400 VALIDATION_FAILED for a secret of the wrong form, 400 MALFORMED_JSON, and 404 for another account\'s webhook', async () => {
+  it("answers 400 VALIDATION_FAILED for a secret of the wrong form, 400 MALFORMED_JSON, and 404 for another account's webhook", async () => {
     const { token, webhook } = await accountWithWebhook('/contract/secret-errors');
     const path = `/v3/webhooks/${webhook.id}/secret`;
     for (const secret of [`whsec_${'k'.repeat(31)}`, `whsec_${'k'.repeat(101)}`, `wh_${'k'.repeat(40)}`, `whsec_${'k'.repeat(31)}!`, 42]) {
       const refused = await call('POST', path, { token, body: { secret } });
-      expect(expectError(refused, 400, 'VALIDATION_FAILED').details, String(secret)).toEqual([{ path: '/secret', message: expect.any(String) }]);
+      expect(expectError(refused, 400, 'VALIDATION_FAILED').details, String(secret)).toEqual([
+        { path: '/secret', message: expect.any(String) },
+      ]);
     }
     expectError(await call('POST', path, { token, rawBody: '{', headers: { 'content-type': 'application/json' } }), 400, 'MALFORMED_JSON');
     const stranger = await stack.createAccount();
@@ -525,7 +595,7 @@ describe('POST /v3/webhooks/{id}/secret', () => {
 // ---- what every operation of a kind answers, from the document ----
 
 describe('every operation that needs a token', () => {
-  it('answers 401 UNAUTHORIZED with WWW-Authenticate to no token, a malformed one, an unknown one and the other API\'s', async () => {
+  it("answers 401 UNAUTHORIZED with WWW-Authenticate to no token, a malformed one, an unknown one and the other API's", async () => {
     const secured = documenting('401');
     expect(secured.length).toBeGreaterThan(0);
     const account = await stack.createAccount();

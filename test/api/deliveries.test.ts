@@ -31,20 +31,41 @@ describe('GET /v3/webhooks/{id}/deliveries', () => {
         durationMs: expect.any(Number),
         attemptedAt: expect.any(String),
       },
-      expect.objectContaining({ kind: 'event', event: 'list.changed', listId, cursor: 3, outcome: 'delivered', statusCode: 200, error: null }),
+      expect.objectContaining({
+        kind: 'event',
+        event: 'list.changed',
+        listId,
+        cursor: 3,
+        outcome: 'delivered',
+        statusCode: 200,
+        error: null,
+      }),
     ]);
     expect(first.body.next).toBe(first.body.data[1].id);
 
-    const second = await suite.stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?limit=2&before=${first.body.next}`, { token: owner.token });
+    const second = await suite.stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?limit=2&before=${first.body.next}`, {
+      token: owner.token,
+    });
     expect(second.body.data.map((d: { cursor: number }) => d.cursor)).toEqual([2, 1]);
     expect(second.body.next).toBeNull();
     const everything = await suite.stack.request('GET', `/v3/webhooks/${webhookId}/deliveries`, { token: owner.token });
     expect(everything.body.data).toHaveLength(4);
   });
 
-  it('validates the query and hides other accounts\' logs', async () => {
+  it("validates the query and hides other accounts' logs", async () => {
     const { owner, webhookId } = await setUp('/log/query');
-    for (const query of ['limit=0', 'limit=101', 'limit=x', 'before=nope', 'page=2', 'outcome=lost', 'kind=retry', 'event=list', 'event=PING', 'outcome=failed&outcome=delivered']) {
+    for (const query of [
+      'limit=0',
+      'limit=101',
+      'limit=x',
+      'before=nope',
+      'page=2',
+      'outcome=lost',
+      'kind=retry',
+      'event=list',
+      'event=PING',
+      'outcome=failed&outcome=delivered',
+    ]) {
       const response = await suite.stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?${query}`, { token: owner.token });
       expect(response.status, query).toBe(400);
       expect(response.body.error.code).toBe('VALIDATION_FAILED');
@@ -57,11 +78,16 @@ describe('GET /v3/webhooks/{id}/deliveries', () => {
   });
 
   it('filters by outcome, kind and event, combined with each other and with paging', async () => {
-    const { owner, webhookId, listId } = await suite.stack.setUpListWebhook(suite.receiver.urlFor('/log/filters'), { events: ['item.added', 'list.changed'] });
+    const { owner, webhookId, listId } = await suite.stack.setUpListWebhook(suite.receiver.urlFor('/log/filters'), {
+      events: ['item.added', 'list.changed'],
+    });
     const log = async (query: string) => {
       const response = await suite.stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?${query}`, { token: owner.token });
       expect(response.status, query).toBe(200);
-      return response.body as { data: { id: string; kind: string; event: string; outcome: string; cursor: number | null }[]; next: string | null };
+      return response.body as {
+        data: { id: string; kind: string; event: string; outcome: string; cursor: number | null }[];
+        next: string | null;
+      };
     };
     // cursor 1 delivered, cursor 2 failed (both item.added and list.changed), then a failed ping and a redelivery.
     await suite.stack.reportWrite(listId, 'ok', [{ type: 'item.added' }]);

@@ -14,7 +14,10 @@ describe('internal API', () => {
   it('creates an account and shows its token once, storing only a hash of it', async () => {
     const response = await stack.request('POST', '/internal/v3/accounts', { ...internal(), body: { name: 'Shop' } });
     expect(response.status).toBe(201);
-    expect(response.body).toEqual({ id: expect.stringMatching(/^acc_[0-9a-f]{24}$/), token: expect.stringMatching(/^tok_[A-Za-z0-9_-]{43}$/) });
+    expect(response.body).toEqual({
+      id: expect.stringMatching(/^acc_[0-9a-f]{24}$/),
+      token: expect.stringMatching(/^tok_[A-Za-z0-9_-]{43}$/),
+    });
 
     const stored = await stack.service.sql<{ token_hash: Buffer }[]>`
       SELECT token_hash FROM account_tokens WHERE account_id = ${response.body.id}`;
@@ -38,7 +41,11 @@ describe('internal API', () => {
   it('validates account bodies', async () => {
     const response = await stack.request('POST', '/internal/v3/accounts', { ...internal(), body: { name: '' } });
     expect(response.status).toBe(400);
-    expect(response.body.error).toEqual({ code: 'VALIDATION_FAILED', message: expect.any(String), details: [{ path: '/name', message: expect.any(String) }] });
+    expect(response.body.error).toEqual({
+      code: 'VALIDATION_FAILED',
+      message: expect.any(String),
+      details: [{ path: '/name', message: expect.any(String) }],
+    });
   });
 
   it('creates a list (201), replaces it keeping the cursor (200), and deletes it (204, then 404)', async () => {
@@ -74,7 +81,11 @@ describe('internal API', () => {
 
   it('accepts internal bodies up to 1 MiB and refuses larger ones with 413', async () => {
     const owner = await stack.createAccount();
-    const manyMembers = await stack.putList('groceries-3', owner.id, Array.from({ length: 1001 }, (_, i) => `acc_${i}`));
+    const manyMembers = await stack.putList(
+      'groceries-3',
+      owner.id,
+      Array.from({ length: 1001 }, (_, i) => `acc_${i}`),
+    );
     expect(manyMembers.status).toBe(400); // over the 1000-member bound, but read: it is under 1 MiB
     const huge = await stack.request('PUT', '/internal/v3/lists/groceries-3', {
       ...internal(),

@@ -16,7 +16,6 @@ import { waitFor } from '../support/wait';
 const suite = useStackWithReceiver();
 let writes = 0;
 
-
 const internal = () => ({ token: suite.stack.internalApiToken });
 const at = (path: string) => suite.receiver.requests.filter((request) => request.path === path);
 const json = (request: ReceivedRequest) => JSON.parse(request.rawBody.toString('utf8'));
@@ -107,21 +106,34 @@ describe('POST /internal/v3/lists/{listId}/writes', () => {
     await webhook(owner.token, '/writes/filter/checked', { events: ['item.checked'] });
     await write(a, [{ type: 'item.added' }]);
     await write(b, [{ type: 'item.checked' }]);
-    expect(at('/writes/filter/only-a').filter((r) => r.headers['svc-event'] !== 'ping').map(json)).toEqual([
-      expect.objectContaining({ event: 'list.changed', listId: a }),
-    ]);
-    expect(at('/writes/filter/checked').filter((r) => r.headers['svc-event'] !== 'ping').map(json)).toEqual([
-      expect.objectContaining({ event: 'item.checked', listId: b }),
-    ]);
+    expect(
+      at('/writes/filter/only-a')
+        .filter((r) => r.headers['svc-event'] !== 'ping')
+        .map(json),
+    ).toEqual([expect.objectContaining({ event: 'list.changed', listId: a })]);
+    expect(
+      at('/writes/filter/checked')
+        .filter((r) => r.headers['svc-event'] !== 'ping')
+        .map(json),
+    ).toEqual([expect.objectContaining({ event: 'item.checked', listId: b })]);
   });
 
   it('delivers to the owner and members, including those who join or leave in the write, and updates membership', async () => {
     const [owner, member, joiner, leaver, stranger] = [await account(), await account(), await account(), await account(), await account()];
-    for (const [who, name] of [[owner, 'owner'], [member, 'member'], [joiner, 'joiner'], [leaver, 'leaver'], [stranger, 'stranger']] as const) {
+    for (const [who, name] of [
+      [owner, 'owner'],
+      [member, 'member'],
+      [joiner, 'joiner'],
+      [leaver, 'leaver'],
+      [stranger, 'stranger'],
+    ] as const) {
       await webhook(who.token, `/writes/members/${name}`);
     }
     const listId = await list(owner.id, [member.id, leaver.id]);
-    await write(listId, [{ type: 'member.joined', accountId: joiner.id }, { type: 'member.left', accountId: leaver.id }]);
+    await write(listId, [
+      { type: 'member.joined', accountId: joiner.id },
+      { type: 'member.left', accountId: leaver.id },
+    ]);
     const events = (name: string) => at(`/writes/members/${name}`).filter((r) => r.headers['svc-event'] !== 'ping').length;
     expect([events('owner'), events('member'), events('joiner'), events('leaver'), events('stranger')]).toEqual([1, 1, 1, 1, 0]);
 
@@ -184,17 +196,23 @@ describe('POST /internal/v3/lists/{listId}/writes', () => {
 });
 
 describe('a write while Temporal is unreachable', () => {
-  it('answers 503 with Retry-After, and the upstream\'s retry finishes it: delivered once, same cursor', async () => {
+  it("answers 503 with Retry-After, and the upstream's retry finishes it: delivered once, same cursor", async () => {
     const owner = await account();
     await webhook(owner.token, '/writes/retried');
     const listId = await list(owner.id);
     // The same API, on the same database, with a Temporal frontend that does not answer.
     const temporalDown = await startResettingServer();
     const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${temporalDown.port}`, connectTimeout: '1s' }) });
-    const api = await suite.stack.startApiWith({ workflows: createWorkflows(deadTemporal, { taskQueue: suite.stack.taskQueue, deliveryTimeoutMs: 3000, deliveriesPerBatch: 500 }) });
+    const api = await suite.stack.startApiWith({
+      workflows: createWorkflows(deadTemporal, { taskQueue: suite.stack.taskQueue, deliveryTimeoutMs: 3000, deliveriesPerBatch: 500 }),
+    });
     const body = JSON.stringify({ writeId: 'during-outage', changes: [{ type: 'item.added' }] });
     try {
-      const refused = await api.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), rawBody: body, headers: { 'content-type': 'application/json' } });
+      const refused = await api.request('POST', `/internal/v3/lists/${listId}/writes`, {
+        ...internal(),
+        rawBody: body,
+        headers: { 'content-type': 'application/json' },
+      });
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toBe('5');
       expect(refused.body.error.code).toBe('UNAVAILABLE');
@@ -204,7 +222,11 @@ describe('a write while Temporal is unreachable', () => {
       await temporalDown.close();
     }
 
-    const retried = await suite.stack.request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal(), rawBody: body, headers: { 'content-type': 'application/json' } });
+    const retried = await suite.stack.request('POST', `/internal/v3/lists/${listId}/writes`, {
+      ...internal(),
+      rawBody: body,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(retried.status).toBe(202);
     expect(retried.body.cursor).toBe(1);
     await suite.stack.service.client.workflow.getHandle(`list-write/${listId}/during-outage`).result();
@@ -278,18 +300,26 @@ describe('failed deliveries', () => {
 
     // The workflow paused once: its history holds one change of WebhookStatus, to paused.
     const lifecycle = suite.stack.lifecycle(failing.id);
-    expect(await lifecycle.query(lifecycleStateQuery)).toMatchObject({ status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 });
+    expect(await lifecycle.query(lifecycleStateQuery)).toMatchObject({
+      status: 'paused',
+      pausedReason: 'auto_failures',
+      consecutiveFailures: 20,
+    });
     const statusChanges = (await lifecycle.fetchHistory()).events!.filter((event) => event.upsertWorkflowSearchAttributesEventAttributes);
     expect(statusChanges).toHaveLength(1);
     const pausedInUi = await waitFor(async () => {
       const found = [];
-      for await (const e of suite.stack.service.client.workflow.list({ query: `WebhookId = '${failing.id}' AND WebhookStatus = 'paused'` })) found.push(e);
+      for await (const e of suite.stack.service.client.workflow.list({ query: `WebhookId = '${failing.id}' AND WebhookStatus = 'paused'` }))
+        found.push(e);
       return found.length === 1 ? found : undefined;
     });
     expect(pausedInUi[0].workflowId).toBe(`webhook/${failing.id}`);
 
     // Reactivation resumes with new writes only: nothing of the backlog is sent.
-    const reactivated = await suite.stack.request('PATCH', `/v3/webhooks/${failing.id}`, { token: owner.token, body: { status: 'active' } });
+    const reactivated = await suite.stack.request('PATCH', `/v3/webhooks/${failing.id}`, {
+      token: owner.token,
+      body: { status: 'active' },
+    });
     expect(reactivated.body).toMatchObject({ status: 'active', consecutiveFailures: 0 });
     expect(failingEvents().length - beforeFailures).toBe(20);
     const next = await write(listId, [{ type: 'item.added' }]);
@@ -302,7 +332,9 @@ describe('failed deliveries', () => {
     const owner = await account();
     const hook = await webhook(owner.token, '/signals', { events: ['item.added', 'item.removed', 'list.changed'] });
     const listId = await list(owner.id);
-    suite.receiver.respondWith((request) => (request.path === '/signals' && request.headers['svc-event'] !== 'ping' ? { status: 500 } : {}));
+    suite.receiver.respondWith((request) =>
+      request.path === '/signals' && request.headers['svc-event'] !== 'ping' ? { status: 500 } : {},
+    );
     for (let i = 0; i < 3; i++) await write(listId, [{ type: 'item.added' }, { type: 'item.removed' }]);
     suite.receiver.respondWith({});
     expect(at('/signals').filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(9);
@@ -311,7 +343,7 @@ describe('failed deliveries', () => {
     expect((await suite.stack.outcomeSignals(hook.id)).flat()).toEqual(Array.from({ length: 9 }, () => false));
   });
 
-  it('wakes the webhook\'s workflow only for outcomes that can change its count', async () => {
+  it("wakes the webhook's workflow only for outcomes that can change its count", async () => {
     const owner = await account();
     const hook = await webhook(owner.token, '/quiet');
     const listId = await list(owner.id);
@@ -334,7 +366,9 @@ describe('failed deliveries', () => {
     const owner = await account();
     const paused = await webhook(owner.token, '/skipped/paused');
     const deleted = await webhook(owner.token, '/skipped/deleted');
-    expect((await suite.stack.request('PATCH', `/v3/webhooks/${paused.id}`, { token: owner.token, body: { status: 'paused' } })).status).toBe(200);
+    expect(
+      (await suite.stack.request('PATCH', `/v3/webhooks/${paused.id}`, { token: owner.token, body: { status: 'paused' } })).status,
+    ).toBe(200);
     expect((await suite.stack.request('DELETE', `/v3/webhooks/${deleted.id}`, { token: owner.token })).status).toBe(204);
     const skipped = async (reason: string) =>
       sample((await suite.stack.request('GET', '/metrics')).body, 'webhook_deliveries_skipped_total', { reason });
@@ -344,11 +378,16 @@ describe('failed deliveries', () => {
     await suite.stack.service.client.workflow.execute(deliverListWrite, {
       taskQueue: suite.stack.taskQueue,
       workflowId: `list-write/skipped/${paused.id}`,
-      args: [{
-        write: { listId: 'list-skipped', writeId: 'w-1', cursor: 1, at: new Date().toISOString(), topics: ['list.changed'] },
-        recipients: [{ webhookId: paused.id, topics: ['list.changed'] }, { webhookId: deleted.id, topics: ['list.changed'] }],
-        deliveryTimeoutMs: 5_000,
-      }],
+      args: [
+        {
+          write: { listId: 'list-skipped', writeId: 'w-1', cursor: 1, at: new Date().toISOString(), topics: ['list.changed'] },
+          recipients: [
+            { webhookId: paused.id, topics: ['list.changed'] },
+            { webhookId: deleted.id, topics: ['list.changed'] },
+          ],
+          deliveryTimeoutMs: 5_000,
+        },
+      ],
     });
     expect(await skipped('paused')).toBe(before.paused + 1);
     expect(await skipped('deleted')).toBe(before.deleted + 1);

@@ -18,9 +18,12 @@ async function reportOutcomes(token: string, webhookId: string, delivered: boole
 }
 
 describe('GET /v3/webhooks and /v3/webhooks/{id}', () => {
-  it('lists and reads only the caller\'s webhooks', async () => {
+  it("lists and reads only the caller's webhooks", async () => {
     const { token, webhook } = await newWebhook('/manage/a');
-    const second = await suite.stack.request('POST', '/v3/webhooks', { token, body: { url: suite.receiver.urlFor('/manage/b'), events: ['item.added'] } });
+    const second = await suite.stack.request('POST', '/v3/webhooks', {
+      token,
+      body: { url: suite.receiver.urlFor('/manage/b'), events: ['item.added'] },
+    });
     await newWebhook('/manage/other-account');
 
     const list = await suite.stack.request('GET', '/v3/webhooks', { token });
@@ -39,7 +42,9 @@ describe('GET /v3/webhooks and /v3/webhooks/{id}', () => {
     const { token } = await newWebhook('/manage/ids/0');
     const ids = [];
     for (let i = 1; i < 4; i++) {
-      ids.push((await suite.stack.request('POST', '/v3/webhooks', { token, body: { url: suite.receiver.urlFor(`/manage/ids/${i}`) } })).body.id);
+      ids.push(
+        (await suite.stack.request('POST', '/v3/webhooks', { token, body: { url: suite.receiver.urlFor(`/manage/ids/${i}`) } })).body.id,
+      );
     }
     const numbers = ids.map((id: string) => BigInt(`0x${id.slice(3)}`));
     expect(new Set(ids).size).toBe(3);
@@ -48,7 +53,7 @@ describe('GET /v3/webhooks and /v3/webhooks/{id}', () => {
 });
 
 describe('tenant isolation', () => {
-  it('answers another account\'s webhook with a 404 byte-identical to an unknown id, on every route', async () => {
+  it("answers another account's webhook with a 404 byte-identical to an unknown id, on every route", async () => {
     const { webhook } = await newWebhook('/manage/isolated');
     const intruder = await suite.stack.createAccount();
     const routes: [string, string, unknown][] = [
@@ -59,7 +64,10 @@ describe('tenant isolation', () => {
     ];
     for (const [method, suffix, body] of routes) {
       const foreign = await suite.stack.request(method, `/v3/webhooks/${webhook.id}${suffix}`, { token: intruder.token, body });
-      const unknown = await suite.stack.request(method, `/v3/webhooks/wh_000000000000000000000000${suffix}`, { token: intruder.token, body });
+      const unknown = await suite.stack.request(method, `/v3/webhooks/wh_000000000000000000000000${suffix}`, {
+        token: intruder.token,
+        body,
+      });
       expect(foreign.status).toBe(404);
       expect(JSON.stringify(foreign.body)).toBe(JSON.stringify(unknown.body));
       expect(foreign.body).toEqual({ error: { code: 'WEBHOOK_NOT_FOUND', message: expect.any(String) } });
@@ -111,7 +119,10 @@ describe('PATCH /v3/webhooks/{id}', () => {
     expect(changed.status).toBe(200);
     expect(changed.body).toMatchObject({ events: ['item.added', 'item.checked'], listIds: ['patch-list-1'], status: 'active' });
 
-    const foreign = await suite.stack.request('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { listIds: ['patch-list-foreign', 'nope'] } });
+    const foreign = await suite.stack.request('PATCH', `/v3/webhooks/${webhook.id}`, {
+      token,
+      body: { listIds: ['patch-list-foreign', 'nope'] },
+    });
     expect(foreign.status).toBe(400);
     expect(foreign.body.error).toMatchObject({ code: 'INVALID_LIST_IDS', invalidListIds: ['patch-list-foreign', 'nope'] });
     expect((await suite.stack.request('GET', `/v3/webhooks/${webhook.id}`, { token })).body.listIds).toEqual(['patch-list-1']);
@@ -128,7 +139,11 @@ describe('PATCH /v3/webhooks/{id}', () => {
     const { token, webhook } = await newWebhook(`/manage/patch-invalid`);
     const response = await suite.stack.request('PATCH', `/v3/webhooks/${webhook.id}`, { token, body });
     expect(response.status).toBe(400);
-    expect(response.body.error).toEqual({ code: 'VALIDATION_FAILED', message: expect.any(String), details: [{ path, message: expect.any(String) }] });
+    expect(response.body.error).toEqual({
+      code: 'VALIDATION_FAILED',
+      message: expect.any(String),
+      details: [{ path, message: expect.any(String) }],
+    });
   });
 });
 
@@ -155,7 +170,8 @@ describe('POST /v3/webhooks/{id}/pings', () => {
 
     const state = await suite.stack.lifecycle(webhook.id).query(lifecycleStateQuery);
     expect(state).toMatchObject({ consecutiveFailures: 3, status: 'paused' });
-    const logged = await suite.stack.service.sql`SELECT kind, event, outcome, status_code FROM deliveries WHERE webhook_id = ${webhook.id} ORDER BY attempted_at`;
+    const logged = await suite.stack.service
+      .sql`SELECT kind, event, outcome, status_code FROM deliveries WHERE webhook_id = ${webhook.id} ORDER BY attempted_at`;
     expect(logged.map((row) => [row.kind, row.event, row.outcome, row.status_code])).toEqual([
       ['ping', 'ping', 'delivered', 200],
       ['ping', 'ping', 'failed', 500],
@@ -168,7 +184,11 @@ describe('POST /v3/webhooks/{id}/pings', () => {
     const response = await suite.stack.request('POST', `/v3/webhooks/${webhook.id}/pings`, { token, body: { event: 'ping' } });
     expect(response.status).toBe(400);
     expect(response.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: '/event', message: 'is not allowed' }] });
-    const nullBody = await suite.stack.request('POST', `/v3/webhooks/${webhook.id}/pings`, { token, rawBody: 'null', headers: { 'content-type': 'application/json' } });
+    const nullBody = await suite.stack.request('POST', `/v3/webhooks/${webhook.id}/pings`, {
+      token,
+      rawBody: 'null',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(nullBody.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: '/' }] });
   });
 });

@@ -35,7 +35,13 @@ describe('redelivery', () => {
     const { token, webhookId, logged, original } = await webhookWithDelivery('/redeliver/same');
     const response = await redeliver(token, webhookId, logged.id);
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ deliveryId: expect.stringMatching(/^dlv_[0-9a-f]{24}$/), delivered: true, statusCode: 200, durationMs: expect.any(Number), error: null });
+    expect(response.body).toEqual({
+      deliveryId: expect.stringMatching(/^dlv_[0-9a-f]{24}$/),
+      delivered: true,
+      statusCode: 200,
+      durationMs: expect.any(Number),
+      error: null,
+    });
     const again = lastReceived('/redeliver/same');
     expect(again.rawBody.equals(original.rawBody)).toBe(true);
     expect(again.headers['svc-event']).toBe('item.added');
@@ -95,7 +101,10 @@ describe('redelivery', () => {
     const whilePaused = await redeliver(token, webhookId, logged.id);
     expect(whilePaused.body).toMatchObject({ delivered: true });
     expect(lastReceived('/redeliver/uncounted').headers['svc-delivery']).toBe(whilePaused.body.deliveryId);
-    expect((await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body).toMatchObject({ status: 'paused', consecutiveFailures: 2 });
+    expect((await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body).toMatchObject({
+      status: 'paused',
+      consecutiveFailures: 2,
+    });
   });
 
   it('refuses a ping (409), and an id of another webhook or account (404), sending nothing', async () => {
@@ -117,7 +126,9 @@ describe('secret rotation', () => {
   it('signs every delivery, redelivery and ping after the answer with the new secret, and never again with the old', async () => {
     const path = '/rotate/random';
     const { token, webhookId, listId, logged, original } = await webhookWithDelivery(path);
-    const [{ secret: oldSecret }] = await suite.stack.service.sql<{ secret: string }[]>`SELECT secret FROM webhooks WHERE id = ${webhookId}`;
+    const [{ secret: oldSecret }] = await suite.stack.service.sql<
+      { secret: string }[]
+    >`SELECT secret FROM webhooks WHERE id = ${webhookId}`;
     expect(verifySignature(original.rawBody, original.headers['svc-signature'] as string, oldSecret)).toBe(true);
 
     const rotated = await suite.stack.request('POST', `/v3/webhooks/${webhookId}/secret`, { token });
@@ -141,16 +152,21 @@ describe('secret rotation', () => {
     expect(JSON.stringify((await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body)).not.toContain(secret);
   });
 
-  it('takes the caller\'s own secret, so a receiver that accepts both rotates with no failed verification', async () => {
+  it("takes the caller's own secret, so a receiver that accepts both rotates with no failed verification", async () => {
     const path = '/rotate/own';
     const { token, webhookId, listId } = await webhookWithDelivery(path);
-    const [{ secret: oldSecret }] = await suite.stack.service.sql<{ secret: string }[]>`SELECT secret FROM webhooks WHERE id = ${webhookId}`;
+    const [{ secret: oldSecret }] = await suite.stack.service.sql<
+      { secret: string }[]
+    >`SELECT secret FROM webhooks WHERE id = ${webhookId}`;
     const newSecret = `whsec_${'0123456789abcdef'.repeat(3)}`;
     // The receiver learns the new secret first, then accepts either while the switch happens.
     suite.receiver.respondWith((request) => {
       if (request.path !== path) return {};
       const signature = request.headers['svc-signature'] as string;
-      return { status: verifySignature(request.rawBody, signature, oldSecret) || verifySignature(request.rawBody, signature, newSecret) ? 200 : 401 };
+      return {
+        status:
+          verifySignature(request.rawBody, signature, oldSecret) || verifySignature(request.rawBody, signature, newSecret) ? 200 : 401,
+      };
     });
     const rotated = await suite.stack.request('POST', `/v3/webhooks/${webhookId}/secret`, { token, body: { secret: newSecret } });
     expect(rotated).toMatchObject({ status: 200, body: { secret: newSecret } });

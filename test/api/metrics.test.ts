@@ -10,9 +10,11 @@ import { requestTo, useStackWithReceiver } from '../support/stack';
 const suite = useStackWithReceiver();
 
 describe('GET /metrics', () => {
-  it('counts deliveries by topic and outcome, registrations, pings, pauses, writes and requests, with the SDK\'s metrics', async () => {
+  it("counts deliveries by topic and outcome, registrations, pings, pauses, writes and requests, with the SDK's metrics", async () => {
     const before = (await suite.stack.request('GET', '/metrics')).body as string;
-    const { owner, webhookId, listId } = await suite.stack.setUpListWebhook(suite.receiver.urlFor('/metrics/hook'), { events: ['item.added', 'list.changed'] });
+    const { owner, webhookId, listId } = await suite.stack.setUpListWebhook(suite.receiver.urlFor('/metrics/hook'), {
+      events: ['item.added', 'list.changed'],
+    });
     await suite.stack.reportWrite(listId, 'delivered');
     suite.receiver.respondWith({ status: 500 });
     await suite.stack.reportWrite(listId, 'failed');

@@ -107,12 +107,16 @@ describe('GET /v3/openapi.json', () => {
 describe('the document and the routers', () => {
   it('documents every route the routers serve, and the routers serve every documented operation', () => {
     const served = servedRoutes();
-    const documented = openApi.operations
-      .map(({ template, method }) => label(template, method))
-      .sort();
+    const documented = openApi.operations.map(({ template, method }) => label(template, method)).sort();
     expect(served.length).toBeGreaterThan(0);
-    expect(documented.filter((route) => !served.includes(route)), 'documented but not served').toEqual([]);
-    expect(served.filter((route) => !documented.includes(route)), 'served but not documented').toEqual([]);
+    expect(
+      documented.filter((route) => !served.includes(route)),
+      'documented but not served',
+    ).toEqual([]);
+    expect(
+      served.filter((route) => !documented.includes(route)),
+      'served but not documented',
+    ).toEqual([]);
   });
 
   it('gives every operation a unique operationId and declares every path parameter', () => {
@@ -123,7 +127,10 @@ describe('the document and the routers', () => {
       const templated = [...template.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]).sort();
       const item = document.paths[template];
       const parameters = [...((item.parameters as Operation['parameters']) ?? []), ...(operation.parameters ?? [])];
-      const declared = parameters.filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name).sort();
+      const declared = parameters
+        .filter((parameter) => parameter.in === 'path')
+        .map((parameter) => parameter.name)
+        .sort();
       expect(declared, label(template, method)).toEqual(templated);
     }
   });
@@ -152,7 +159,9 @@ describe('how the document describes auth, bodies and errors', () => {
       for (const status of ['400', '413', '415']) expect(operation.responses[status], `${where} documents ${status}`).toBeDefined();
       expect(envelopeCodes(operation.responses['413'], `${where} 413`)).toEqual(['PAYLOAD_TOO_LARGE']);
       expect(envelopeCodes(operation.responses['415'], `${where} 415`)).toEqual(['UNSUPPORTED_MEDIA_TYPE']);
-      expect(envelopeCodes(operation.responses['400'], `${where} 400`)).toEqual(expect.arrayContaining(['MALFORMED_JSON', 'VALIDATION_FAILED']));
+      expect(envelopeCodes(operation.responses['400'], `${where} 400`)).toEqual(
+        expect.arrayContaining(['MALFORMED_JSON', 'VALIDATION_FAILED']),
+      );
     }
   });
 
@@ -167,7 +176,9 @@ describe('how the document describes auth, bodies and errors', () => {
         expect(Array.isArray(codes) && codes.length > 0, `${where} lists its codes in error.code.enum`).toBe(true);
         for (const code of codes!) {
           expect([...known.keys()], `${where}: ${String(code)} is an ErrorCode`).toContain(code);
-          expect(known.get(code as string), `${where}: the API answers ${String(code)} with this status`).toBe(status === 'default' ? 500 : Number(status));
+          expect(known.get(code as string), `${where}: the API answers ${String(code)} with this status`).toBe(
+            status === 'default' ? 500 : Number(status),
+          );
         }
       }
     }

@@ -6,7 +6,6 @@ import { freePort } from '../support/ports';
 
 const suite = useStackWithReceiver();
 
-
 const pingsTo = (path: string) => suite.receiver.requests.filter((request) => request.path === path);
 
 function register(token: string, body: unknown) {
@@ -132,7 +131,11 @@ describe('POST /v3/webhooks: rejections', () => {
       { token: 'tok_unknown' },
     ];
     for (const { token, headers } of cases) {
-      const response = await suite.stack.request('POST', '/v3/webhooks', { token, headers: { ...headers, 'content-type': 'application/json' }, rawBody: '{not json' });
+      const response = await suite.stack.request('POST', '/v3/webhooks', {
+        token,
+        headers: { ...headers, 'content-type': 'application/json' },
+        rawBody: '{not json',
+      });
       expect(response.status).toBe(401);
       expect(response.headers.get('www-authenticate')).toBe('Bearer');
       expect(response.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String) } });
@@ -141,11 +144,19 @@ describe('POST /v3/webhooks: rejections', () => {
 
   it('answers 400 MALFORMED_JSON, 415 for non-JSON and 413 over 64 KiB', async () => {
     const { token } = await suite.stack.createAccount();
-    const malformed = await suite.stack.request('POST', '/v3/webhooks', { token, rawBody: '{"url": ', headers: { 'content-type': 'application/json' } });
+    const malformed = await suite.stack.request('POST', '/v3/webhooks', {
+      token,
+      rawBody: '{"url": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.body.error.code).toBe('MALFORMED_JSON');
 
-    const text = await suite.stack.request('POST', '/v3/webhooks', { token, rawBody: 'url=https://example.com', headers: { 'content-type': 'text/plain' } });
+    const text = await suite.stack.request('POST', '/v3/webhooks', {
+      token,
+      rawBody: 'url=https://example.com',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(text.status).toBe(415);
     expect(text.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
 

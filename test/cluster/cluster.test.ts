@@ -47,7 +47,11 @@ async function writesThrough(name: string, count: number, row: ScenarioFigures, 
   const started = performance.now();
   const answers = new Map<string, WriteAnswer>();
   const reporting = processes.report(scenario.listId, writeIds, 20, answers);
-  await waitFor(async () => (answers.size >= count / 10 ? true : undefined), { timeoutMs: 120_000, intervalMs: 20, what: `${count / 10} writes answered` });
+  await waitFor(async () => (answers.size >= count / 10 ? true : undefined), {
+    timeoutMs: 120_000,
+    intervalMs: 20,
+    what: `${count / 10} writes answered`,
+  });
   await disturb();
   await reporting;
   await processes.settle(scenario.listId, writeIds);
@@ -82,7 +86,8 @@ describe('on the full Temporal server, with the API and two workers as processes
     const row = recordScenario(task, { scenario: 'registration, deliveries, auto-pause, reactivation' });
     const { listId, webhookId, path: receiverPath, token } = await processes.setUp('lifecycle');
     const webhook = () => processes.request('GET', `/v3/webhooks/${webhookId}`, { token });
-    const delivered = () => processes.receiver.requests.filter((request) => request.path === receiverPath && request.headers['svc-event'] !== 'ping').length;
+    const delivered = () =>
+      processes.receiver.requests.filter((request) => request.path === receiverPath && request.headers['svc-event'] !== 'ping').length;
 
     await processes.report(listId, ['first']);
     await processes.settle(listId, ['first']);
@@ -92,10 +97,13 @@ describe('on the full Temporal server, with the API and two workers as processes
     const failing = ids('failing', MAX_CONSECUTIVE_FAILURES);
     await processes.report(listId, failing, 5);
     await processes.settle(listId, failing);
-    const paused = await waitFor(async () => {
-      const { body } = await webhook();
-      return body.status === 'paused' ? body : undefined;
-    }, { timeoutMs: 30_000, what: `${webhookId} paused` });
+    const paused = await waitFor(
+      async () => {
+        const { body } = await webhook();
+        return body.status === 'paused' ? body : undefined;
+      },
+      { timeoutMs: 30_000, what: `${webhookId} paused` },
+    );
     expect(paused).toMatchObject({ pausedReason: 'auto_failures', consecutiveFailures: MAX_CONSECUTIVE_FAILURES });
 
     processes.receiver.respondWith({});

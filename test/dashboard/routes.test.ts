@@ -40,7 +40,9 @@ describe('GET /dashboard', () => {
   it('loads its script and style from files only: no inline script, style or handler', async () => {
     const html = await (await fetch(`${stack.service.url}/dashboard`)).text();
     const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
-    expect(scripts.map(([, attributes, body]) => [attributes.trim(), body.trim()])).toEqual([['type="module" src="/dashboard/app.js"', '']]);
+    expect(scripts.map(([, attributes, body]) => [attributes.trim(), body.trim()])).toEqual([
+      ['type="module" src="/dashboard/app.js"', ''],
+    ]);
     expect(html).toContain('<link rel="stylesheet" href="/dashboard/app.css">');
     expect(html).not.toMatch(/<style\b|\sstyle=|\son[a-z]+=/i);
   });

@@ -14,7 +14,11 @@ async function newWebhook() {
   return { webhookId: await insertWebhook(database.sql, account.id), accountId: account.id };
 }
 
-async function attempt(webhookId: string, kind: DeliveryRecord['kind'], error: DeliveryError | null): Promise<{ failuresToReset: boolean }> {
+async function attempt(
+  webhookId: string,
+  kind: DeliveryRecord['kind'],
+  error: DeliveryError | null,
+): Promise<{ failuresToReset: boolean }> {
   const [recorded] = await recordDeliveries(database.sql, [attemptRecord(webhookId, { kind, error })]);
   return recorded;
 }
@@ -75,7 +79,9 @@ describe('recordDeliveries', () => {
       { failuresToReset: false },
       { failuresToReset: false },
     ]);
-    const logged = await database.sql<{ id: string }[]>`SELECT id FROM deliveries WHERE webhook_id IN ${database.sql([failing.webhookId, succeeding.webhookId, gone.webhookId])}`;
+    const logged = await database.sql<
+      { id: string }[]
+    >`SELECT id FROM deliveries WHERE webhook_id IN ${database.sql([failing.webhookId, succeeding.webhookId, gone.webhookId])}`;
     expect(logged.map((row) => row.id).sort()).toEqual([records[0].id, records[1].id, records[2].id, records[4].id].sort());
     const counters = await database.sql<{ id: string; logged: number; reported: number }[]>`
       SELECT id, deliveries_logged::int AS logged, failures_reported::int AS reported FROM webhooks WHERE id IN ${database.sql([failing.webhookId, succeeding.webhookId])}`;
@@ -85,29 +91,42 @@ describe('recordDeliveries', () => {
     });
   });
 
-  it('prunes a webhook\'s log when a call crosses a multiple of the pruning interval', async () => {
+  it("prunes a webhook's log when a call crosses a multiple of the pruning interval", async () => {
     const { webhookId } = await newWebhook();
     const batch = () => Array.from({ length: DELIVERY_LOG_PRUNE_EVERY - 1 }, () => attemptRecord(webhookId));
     const calls = 13;
     for (let call = 0; call < calls; call++) await recordDeliveries(database.sql, batch());
-    const [{ count }] = await database.sql<{ count: number }[]>`SELECT count(*)::int AS count FROM deliveries WHERE webhook_id = ${webhookId}`;
+    const [{ count }] = await database.sql<
+      { count: number }[]
+    >`SELECT count(*)::int AS count FROM deliveries WHERE webhook_id = ${webhookId}`;
     // The last call took the log from 1188 to 1287 attempts, across 1200: pruned to what is kept.
     expect(count).toBe(DELIVERY_LOG_KEPT);
   });
 });
 
 describe('claimDeliveries', () => {
-  it('claims an active webhook\'s attempt once: a second run of the same delivery finds it taken', async () => {
+  it("claims an active webhook's attempt once: a second run of the same delivery finds it taken", async () => {
     const { webhookId } = await newWebhook();
     const deliveryId = newId('dlv');
-    expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: true, url: `https://receiver.test/${webhookId}` });
+    expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({
+      status: 'active',
+      claimed: true,
+      url: `https://receiver.test/${webhookId}`,
+    });
     expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: false });
     expect(await claimDelivery(webhookId, newId('dlv'))).toMatchObject({ claimed: true });
   });
 
   it('claims nothing for a paused webhook, and answers null for a deleted one', async () => {
     const { webhookId, accountId } = await newWebhook();
-    await mirrorWebhookState(database.sql, { webhookId, accountId, status: 'paused', pausedReason: 'manual', consecutiveFailures: 0, failuresCounted: 0 });
+    await mirrorWebhookState(database.sql, {
+      webhookId,
+      accountId,
+      status: 'paused',
+      pausedReason: 'manual',
+      consecutiveFailures: 0,
+      failuresCounted: 0,
+    });
     const deliveryId = newId('dlv');
     expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'paused', claimed: false });
     expect(await database.sql`SELECT 1 FROM delivery_claims WHERE delivery_id = ${deliveryId}`).toHaveLength(0);
@@ -118,7 +137,13 @@ describe('claimDeliveries', () => {
   it('claims many deliveries in one call, the same delivery only once however often it is asked', async () => {
     const active = await newWebhook();
     const paused = await newWebhook();
-    await mirrorWebhookState(database.sql, { ...paused, status: 'paused', pausedReason: 'manual', consecutiveFailures: 0, failuresCounted: 0 });
+    await mirrorWebhookState(database.sql, {
+      ...paused,
+      status: 'paused',
+      pausedReason: 'manual',
+      consecutiveFailures: 0,
+      failuresCounted: 0,
+    });
     const taken = newId('dlv');
     expect(await claimDelivery(active.webhookId, taken)).toMatchObject({ claimed: true });
     const twice = newId('dlv');

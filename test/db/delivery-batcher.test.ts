@@ -58,18 +58,25 @@ describe('createDeliveryBatcher', () => {
     await blocker`BEGIN`;
     await blocker`INSERT INTO delivery_claims (delivery_id) VALUES (${held})`;
     events.length = 0;
-    const first = Promise.all([batcher.claim({ webhookId, deliveryId: held }), batcher.claim({ webhookId, deliveryId: newId('dlv') })]).then((targets) => {
+    const first = Promise.all([
+      batcher.claim({ webhookId, deliveryId: held }),
+      batcher.claim({ webhookId, deliveryId: newId('dlv') }),
+    ]).then((targets) => {
       events.push('first answered');
       return targets;
     });
     await waitFor(
       async () => {
-        const waiting = await database.sql`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO delivery_claims%'`;
+        const waiting =
+          await database.sql`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO delivery_claims%'`;
         return waiting.length > 0 ? true : undefined;
       },
       { intervalMs: 5, what: 'the first statement to wait' },
     );
-    const second = Promise.all([batcher.claim({ webhookId, deliveryId: newId('dlv') }), batcher.claim({ webhookId, deliveryId: newId('dlv') })]);
+    const second = Promise.all([
+      batcher.claim({ webhookId, deliveryId: newId('dlv') }),
+      batcher.claim({ webhookId, deliveryId: newId('dlv') }),
+    ]);
     await database.sql`SELECT 1`; // turns of the event loop, in which an ungated batch would be sent
     await blocker`ROLLBACK`;
     blocker.release();
@@ -84,7 +91,9 @@ describe('createDeliveryBatcher', () => {
     const failing = [batcher.record(attemptRecord(webhookId)), batcher.record(refused)];
     for (const call of failing) await expect(call).rejects.toThrow(/deliveries_kind_check/);
     await expect(batcher.record(attemptRecord(webhookId))).resolves.toEqual({ failuresToReset: false });
-    const [{ count }] = await database.sql<{ count: number }[]>`SELECT count(*)::int AS count FROM deliveries WHERE webhook_id = ${webhookId}`;
+    const [{ count }] = await database.sql<
+      { count: number }[]
+    >`SELECT count(*)::int AS count FROM deliveries WHERE webhook_id = ${webhookId}`;
     expect(count).toBe(1);
   });
 });

@@ -24,7 +24,15 @@ async function newWebhook(accountId: string, events: Topic[], listIds: string[] 
   const registrationId = newId('reg');
   const url = `https://receiver.test/${registrationId}`;
   const { webhookId } = await beginRegistration(database.sql, { registrationId, accountId, url });
-  const stored = await storeRegisteredWebhook(database.sql, { registrationId, webhookId, accountId, url, events, listIds, deliveryTimeoutMs: 1000 });
+  const stored = await storeRegisteredWebhook(database.sql, {
+    registrationId,
+    webhookId,
+    accountId,
+    url,
+    events,
+    listIds,
+    deliveryTimeoutMs: 1000,
+  });
   expect(stored.outcome).toBe('created');
   return webhookId;
 }
@@ -55,7 +63,7 @@ describe('recordListWrite', () => {
     expect(await write(`list-${randomUUID()}`, [{ type: 'item.added', itemId: 'i1' }])).toEqual({ outcome: 'list_not_found' });
   });
 
-  it('applies membership changes in order; the owner and the members before and after receive it, within their webhooks\' listIds', async () => {
+  it("applies membership changes in order; the owner and the members before and after receive it, within their webhooks' listIds", async () => {
     const [owner, leaving, joining, joinsThenLeaves, stranger] = await Promise.all([1, 2, 3, 4, 5].map(newAccount));
     const listId = await newList(owner, [leaving]);
     const webhooks = {

@@ -28,7 +28,9 @@ describe('the example receiver of docs/api.md', () => {
     expect(receiver.events).toEqual([JSON.parse(body)]);
 
     expect((await receiver.post({ 'svc-event': 'item.added' })).status).toBe(401);
-    expect((await receiver.post({ 'svc-event': 'item.added', 'svc-signature': signPayload(body, secret) }, body.replace('7', '8'))).status).toBe(401);
+    expect(
+      (await receiver.post({ 'svc-event': 'item.added', 'svc-signature': signPayload(body, secret) }, body.replace('7', '8'))).status,
+    ).toBe(401);
     expect((await receiver.post({ 'svc-event': 'item.added', 'svc-signature': signPayload(body, `${secret}x`) })).status).toBe(401);
     expect(receiver.events).toHaveLength(1);
   });

@@ -329,7 +329,11 @@ describe('createHttpSender: address policy at dial time', () => {
   it('refuses a name resolving to loopback when no CIDR allows it', async () => {
     const hook = await receiver();
     const dns = tableResolver({ localhost: ['127.0.0.1'] });
-    const result = await sender({ policy: strict, resolve: dns.resolve }).post(hook.urlFor('/').replace('127.0.0.1', 'localhost'), body, svcHeaders);
+    const result = await sender({ policy: strict, resolve: dns.resolve }).post(
+      hook.urlFor('/').replace('127.0.0.1', 'localhost'),
+      body,
+      svcHeaders,
+    );
     expect(result.error).toBe('blocked_address');
     expect(hook.connections).toBe(0);
   });

@@ -34,31 +34,34 @@ interface Service {
 
 /** Compose's variable interpolation: $$, $VAR, ${VAR}, ${VAR:-x}, ${VAR-x}, ${VAR:?err}, ${VAR?err}, ${VAR:+x}, ${VAR+x}. */
 function interpolate(text: string, env: Env): string {
-  return text.replace(/\$(\$|\{([A-Za-z_]\w*)(?:(:?[-?+])((?:[^{}]|\{[^{}]*\})*))?\}|([A-Za-z_]\w*))/g, (whole, _m, name, op, arg, bare) => {
-    if (whole === '$$') return '$';
-    if (bare !== undefined) return env[bare] ?? '';
-    const value = env[name as string];
-    const set = value !== undefined;
-    const nonEmpty = set && value !== '';
-    switch (op as string | undefined) {
-      case undefined:
-        return value ?? '';
-      case ':-':
-        return nonEmpty ? value : interpolate(arg, env);
-      case '-':
-        return set ? value : interpolate(arg, env);
-      case ':?':
-      case '?':
-        if (op === ':?' ? !nonEmpty : !set) throw new Error(`required variable ${name} is missing a value: ${arg}`);
-        return value!;
-      case ':+':
-        return nonEmpty ? interpolate(arg, env) : '';
-      case '+':
-        return set ? interpolate(arg, env) : '';
-      default:
-        throw new Error(`unsupported interpolation ${whole}`);
-    }
-  });
+  return text.replace(
+    /\$(\$|\{([A-Za-z_]\w*)(?:(:?[-?+])((?:[^{}]|\{[^{}]*\})*))?\}|([A-Za-z_]\w*))/g,
+    (whole, _m, name, op, arg, bare) => {
+      if (whole === '$$') return '$';
+      if (bare !== undefined) return env[bare] ?? '';
+      const value = env[name as string];
+      const set = value !== undefined;
+      const nonEmpty = set && value !== '';
+      switch (op as string | undefined) {
+        case undefined:
+          return value ?? '';
+        case ':-':
+          return nonEmpty ? value : interpolate(arg, env);
+        case '-':
+          return set ? value : interpolate(arg, env);
+        case ':?':
+        case '?':
+          if (op === ':?' ? !nonEmpty : !set) throw new Error(`required variable ${name} is missing a value: ${arg}`);
+          return value!;
+        case ':+':
+          return nonEmpty ? interpolate(arg, env) : '';
+        case '+':
+          return set ? interpolate(arg, env) : '';
+        default:
+          throw new Error(`unsupported interpolation ${whole}`);
+      }
+    },
+  );
 }
 
 function interpolateAll<T>(value: T, env: Env): T {
@@ -92,7 +95,9 @@ function dependsOn(service: Service): Record<string, string> {
 function publishedPorts(service: Service): { host: number; container: number }[] {
   return (service.ports ?? []).map((port) => {
     if (typeof port === 'object') return { host: Number(port.published), container: Number(port.target) };
-    const parts = String(port).replace(/\/(tcp|udp)$/, '').split(':');
+    const parts = String(port)
+      .replace(/\/(tcp|udp)$/, '')
+      .split(':');
     const container = Number(parts.at(-1));
     return { host: parts.length > 1 ? Number(parts.at(-2)) : NaN, container };
   });
@@ -116,7 +121,10 @@ const POSTGRES_PASSWORD = 'compose-test-password';
 const operatorEnv: Env = { INTERNAL_API_TOKEN: TOKEN, POSTGRES_PASSWORD };
 
 // merge: compose resolves YAML merge keys (`<<: *anchor`); the yaml package does so only when asked.
-const rawCompose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service>; volumes?: Record<string, unknown> };
+const rawCompose = parse(read('docker-compose.yml'), { merge: true }) as {
+  services: Record<string, Service>;
+  volumes?: Record<string, unknown>;
+};
 const compose = interpolateAll(rawCompose, operatorEnv);
 const services = compose.services;
 const service = (name: string): Service => {
@@ -142,12 +150,15 @@ const partNames = Object.keys(PARTS) as Part[];
 function variablesReadByConfig(): Set<string> {
   const read = new Set<string>();
   loadConfig(
-    new Proxy({}, {
-      get(_target, key) {
-        if (typeof key === 'string') read.add(key);
-        return undefined;
+    new Proxy(
+      {},
+      {
+        get(_target, key) {
+          if (typeof key === 'string') read.add(key);
+          return undefined;
+        },
       },
-    }),
+    ),
   );
   return read;
 }
@@ -220,7 +231,9 @@ describe('docker-compose.yml', () => {
     expect(service('temporal-setup').image).toMatch(/^temporalio\/admin-tools:/);
     const server = imageTag(service('temporal').image!)!;
     expect(server).toMatch(/^\d+\.\d+\.\d+$/);
-    expect(imageTag(service('temporal-setup').image!)!.startsWith(`${server}-`) || imageTag(service('temporal-setup').image!) === server).toBe(true);
+    expect(
+      imageTag(service('temporal-setup').image!)!.startsWith(`${server}-`) || imageTag(service('temporal-setup').image!) === server,
+    ).toBe(true);
   });
 
   it('gives every long-running service a healthcheck, and runs one-shot setup once', () => {
@@ -336,9 +349,7 @@ describe('docker-compose.yml', () => {
       it('is a valid configuration pointing at the stack', () => {
         const config = loadConfig(env);
         const postgres = environment(service('postgres'));
-        expect(config.databaseUrl).toBe(
-          `postgres://${postgres.POSTGRES_USER}:${POSTGRES_PASSWORD}@postgres:5432/${postgres.POSTGRES_DB}`,
-        );
+        expect(config.databaseUrl).toBe(`postgres://${postgres.POSTGRES_USER}:${POSTGRES_PASSWORD}@postgres:5432/${postgres.POSTGRES_DB}`);
         expect(config.temporalAddress).toBe('temporal:7233');
         expect(config.temporalNamespace).toBe('default');
         expect(config.port).toBe(3000);
@@ -382,7 +393,13 @@ describe('docker-compose.yml', () => {
     expect(script).toMatch(/temporal operator search-attribute create/);
     const registered = [...script.matchAll(/--name\s+(\w+)\s+--type\s+(\w+)/g)].map(([, name, type]) => ({ name, type }));
     const cliType: Record<string, string> = {
-      KEYWORD: 'Keyword', TEXT: 'Text', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList',
+      KEYWORD: 'Keyword',
+      TEXT: 'Text',
+      INT: 'Int',
+      DOUBLE: 'Double',
+      BOOL: 'Bool',
+      DATETIME: 'Datetime',
+      KEYWORD_LIST: 'KeywordList',
     };
     const expected = SEARCH_ATTRIBUTE_KEYS.map((key) => ({ name: key.name, type: cliType[key.type] }));
     const byName = (a: { name?: string }, b: { name?: string }) => a.name!.localeCompare(b.name!);
@@ -472,7 +489,9 @@ describe('Dockerfile', () => {
     expect(pkg.scripts.build).toMatch(/npm run build:dashboard\b/);
     expect(pkg.scripts['build:dashboard']).toMatch(/--outfile=dist\/dashboard\/app\.js\b/);
     // The runtime copies dist/ from the build stage.
-    expect(runtime.instructions.some((i) => i.keyword === 'COPY' && new RegExp(`--from=${build!.alias}\\s+\\S*dist\\b`).test(i.args))).toBe(true);
+    expect(runtime.instructions.some((i) => i.keyword === 'COPY' && new RegExp(`--from=${build!.alias}\\s+\\S*dist\\b`).test(i.args))).toBe(
+      true,
+    );
   });
 
   it('installs production dependencies only in the runtime image', () => {
@@ -488,7 +507,10 @@ describe('Dockerfile', () => {
     // main.ts creates DATA_DIR at every start; under a root-owned WORKDIR it must exist already.
     const dataDir = loadConfig({}).dataDir;
     const prepared = runtime.instructions.some(
-      (i) => i.keyword === 'RUN' && i.args.includes(`mkdir -p ${dataDir}`) && new RegExp(`chown ${user}(:\\w+)? ${dataDir.replace('.', '\\.')}\\b`).test(i.args),
+      (i) =>
+        i.keyword === 'RUN' &&
+        i.args.includes(`mkdir -p ${dataDir}`) &&
+        new RegExp(`chown ${user}(:\\w+)? ${dataDir.replace('.', '\\.')}\\b`).test(i.args),
     );
     expect(prepared).toBe(true);
   });

@@ -6,12 +6,25 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
-const pages = ['README.md', ...readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const pages = [
+  'README.md',
+  ...readdirSync(path.join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** The anchors a Markdown renderer gives a page's headings (GitHub's rule, for the text we write). */
 function anchorsOf(markdown: string): Set<string> {
   const headings = withoutCodeBlocks(markdown).match(/^#{1,6} .+$/gm) ?? [];
-  return new Set(headings.map((heading) => heading.replace(/^#+ /, '').toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-')));
+  return new Set(
+    headings.map((heading) =>
+      heading
+        .replace(/^#+ /, '')
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-'),
+    ),
+  );
 }
 
 function withoutCodeBlocks(markdown: string): string {
@@ -38,7 +51,9 @@ describe('the README and docs/', () => {
   it('finds the links and anchors it checks', () => {
     // Guards the checks above against a pattern that silently matches nothing.
     expect(linksOf('see [a](docs/api.md#x) and ![b](c.png)')).toEqual(['docs/api.md#x', 'c.png']);
-    expect(anchorsOf('## Release 0.4.0: deliveries as `local` activities\n```\n# not a heading\n```')).toEqual(new Set(['release-040-deliveries-as-local-activities']));
+    expect(anchorsOf('## Release 0.4.0: deliveries as `local` activities\n```\n# not a heading\n```')).toEqual(
+      new Set(['release-040-deliveries-as-local-activities']),
+    );
     expect(linksOf(readFileSync(path.join(root, 'README.md'), 'utf8')).length).toBeGreaterThan(5);
   });
 });

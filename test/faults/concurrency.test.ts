@@ -19,14 +19,19 @@ beforeAll(async () => {
   stack = await startTestStack({ DELIVERY_TIMEOUT_MS: '10000' });
   receiver = await stack.startReceiver();
   // Pings are answered 200 (so webhooks register); events to a /failing path get 500.
-  receiver.respondWith((request) => ({ status: request.headers['svc-event'] !== 'ping' && request.path.startsWith('/failing') ? 500 : 200 }));
+  receiver.respondWith((request) => ({
+    status: request.headers['svc-event'] !== 'ping' && request.path.startsWith('/failing') ? 500 : 200,
+  }));
 });
 afterAll(() => stack?.stop());
 
 const histogram = (responses: ApiResponse[]) => {
   const counts = new Map<number, number>();
   for (const { status } of responses) counts.set(status, (counts.get(status) ?? 0) + 1);
-  return [...counts].sort(([x], [y]) => x - y).map(([status, count]) => `${status}×${count}`).join(' ');
+  return [...counts]
+    .sort(([x], [y]) => x - y)
+    .map(([status, count]) => `${status}×${count}`)
+    .join(' ');
 };
 
 describe('concurrent registrations', () => {
@@ -35,7 +40,9 @@ describe('concurrent registrations', () => {
     const account = await stack.createAccount();
     const url = receiver.urlFor(`/same/${randomBytes(4).toString('hex')}`);
     const started = performance.now();
-    const responses = await Promise.all(Array.from({ length: 100 }, () => stack.request('POST', '/v3/webhooks', { token: account.token, body: { url } })));
+    const responses = await Promise.all(
+      Array.from({ length: 100 }, () => stack.request('POST', '/v3/webhooks', { token: account.token, body: { url } })),
+    );
     row.durationMs = Math.round(performance.now() - started);
     row.outcome = histogram(responses);
     row.fiveXx = responses.filter((response) => response.status >= 500).length;
@@ -44,14 +51,18 @@ describe('concurrent registrations', () => {
     // deadline: those answer 422 and change nothing, which is right too; nothing else may happen.
     const stored2xx = responses.filter((response) => response.status === 200 || response.status === 201);
     expect(responses.filter((response) => response.status === 201)).toHaveLength(1);
-    expect(responses.every((response) => [200, 201].includes(response.status) || response.body.error?.code === 'WEBHOOK_UNREACHABLE')).toBe(true);
+    expect(responses.every((response) => [200, 201].includes(response.status) || response.body.error?.code === 'WEBHOOK_UNREACHABLE')).toBe(
+      true,
+    );
     expect(stored2xx.length).toBeGreaterThan(1);
     const ids = new Set(stored2xx.map((response) => response.body.id));
     expect(ids.size).toBe(1);
     const listed = (await stack.request('GET', '/v3/webhooks', { token: account.token })).body.data;
     expect(listed).toHaveLength(1);
     expect(listed[0]).toMatchObject({ id: [...ids][0], url, status: 'active' });
-    const [stored] = await stack.service.sql<{ count: number }[]>`SELECT count(*)::int AS count FROM webhooks WHERE account_id = ${account.id}`;
+    const [stored] = await stack.service.sql<
+      { count: number }[]
+    >`SELECT count(*)::int AS count FROM webhooks WHERE account_id = ${account.id}`;
     expect(stored.count).toBe(1);
     row.note = 'one webhook, one id in every 2xx answer';
   });

@@ -63,7 +63,8 @@ beforeAll(async () => {
   expect((await stack.putList(listB, b.id)).status).toBe(201);
   await stack.reportWrite(listA, 'fuzz-logged');
   await stack.reportWrite(listB, 'fuzz-logged');
-  const loggedDelivery = async (token: string, hook: string) => (await stack.request('GET', `/v3/webhooks/${hook}/deliveries?limit=1`, { token })).body.data[0].id as string;
+  const loggedDelivery = async (token: string, hook: string) =>
+    (await stack.request('GET', `/v3/webhooks/${hook}/deliveries?limit=1`, { token })).body.data[0].id as string;
   [deliveryA, deliveryB] = [await loggedDelivery(a.token, hookA), await loggedDelivery(b.token, hookB)];
   const document = await stack.request('GET', '/v3/openapi.json');
   expect(document.status).toBe(200);
@@ -78,7 +79,8 @@ let baseline: Record<string, string>;
 
 async function snapshot(): Promise<Record<string, string>> {
   const query = TABLES.map(
-    (table) => `SELECT '${table}' AS t, count(*)::int AS n, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${table} x`,
+    (table) =>
+      `SELECT '${table}' AS t, count(*)::int AS n, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${table} x`,
   ).join(' UNION ALL ');
   const rows = await stack.service.sql.unsafe<{ t: string; n: number; h: string }[]>(query);
   return Object.fromEntries(rows.map((row) => [row.t, `${row.n} rows ${row.h}`]));
@@ -156,9 +158,12 @@ async function judge(probe: Probe, tally: Tally): Promise<void> {
   if (response.status >= 400) {
     if (!isEnvelope(response.body)) problem(`not the error envelope: ${response.text.slice(0, 200)}`);
     else if (found && !documented) problem(`status not documented for ${found.operation.operationId}: ${response.text.slice(0, 200)}`);
-    else if (found && !served.codes(documented).includes(code!)) problem(`code ${code} not documented for ${found.operation.operationId} ${response.status}`);
-    else if (!found && served.knowsPath(probe.path) && !(response.status === 405 && code === 'METHOD_NOT_ALLOWED')) problem(`expected 405 METHOD_NOT_ALLOWED`);
-    else if (!found && !served.knowsPath(probe.path) && !(response.status === 404 && code === 'NOT_FOUND')) problem(`expected 404 NOT_FOUND`);
+    else if (found && !served.codes(documented).includes(code!))
+      problem(`code ${code} not documented for ${found.operation.operationId} ${response.status}`);
+    else if (!found && served.knowsPath(probe.path) && !(response.status === 405 && code === 'METHOD_NOT_ALLOWED'))
+      problem(`expected 405 METHOD_NOT_ALLOWED`);
+    else if (!found && !served.knowsPath(probe.path) && !(response.status === 404 && code === 'NOT_FOUND'))
+      problem(`expected 404 NOT_FOUND`);
     const after = await snapshot();
     const changed = TABLES.filter((table) => after[table] !== baseline[table]);
     if (changed.length > 0) problem(`a rejected request changed ${changed.join(', ')}`);
@@ -176,8 +181,16 @@ async function judge(probe: Probe, tally: Tally): Promise<void> {
 }
 
 function figuresOf(tally: Tally): ScenarioFigures {
-  const statuses = [...tally.statuses].sort(([x], [y]) => x - y).map(([status, count]) => `${status}×${count}`).join(' ');
-  return { outcome: statuses, requests: tally.requests, fiveXx: tally.fiveXx, note: `${tally.unchanged} rejected, database unchanged by each` };
+  const statuses = [...tally.statuses]
+    .sort(([x], [y]) => x - y)
+    .map(([status, count]) => `${status}×${count}`)
+    .join(' ');
+  return {
+    outcome: statuses,
+    requests: tally.requests,
+    fiveXx: tally.fiveXx,
+    note: `${tally.unchanged} rejected, database unchanged by each`,
+  };
 }
 
 // ---- request generation ----
@@ -185,7 +198,20 @@ function figuresOf(tally: Tally): ScenarioFigures {
 type Path = Array<string | number>;
 
 const WRONG_VALUES: unknown[] = [42, -1, 1.5, 1e300, true, false, null, {}, [], 'text', [1], [null], { a: 1 }];
-const UNICODE = ['\u0000', 'a\u0000b', '\ud800', 'x\udfffx', '\ud83d\ude00', '\u202eevil', 'ｆｕｌｌ', 'e\u0301', '\uffff', '\ufeffbom', '\u0085\u2028\u2029', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢'];
+const UNICODE = [
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udfffx',
+  '\ud83d\ude00',
+  '\u202eevil',
+  'ｆｕｌｌ',
+  'e\u0301',
+  '\uffff',
+  '\ufeffbom',
+  '\u0085\u2028\u2029',
+  '𝔘𝔫𝔦𝔠𝔬𝔡𝔢',
+];
 
 const clone = <T>(value: T): T => structuredClone(value);
 const short = (value: unknown) => {
@@ -232,10 +258,12 @@ function* mutations(schema: Schema, root: unknown, path: Path, limit: number): G
     const current = here?.[name];
     const target = [...path, name];
     for (const wrong of WRONG_VALUES) {
-      if (JSON.stringify(wrong) !== JSON.stringify(current)) yield { label: `${at(name)} = ${short(wrong)}`, text: JSON.stringify(setAt(root, target, wrong)) };
+      if (JSON.stringify(wrong) !== JSON.stringify(current))
+        yield { label: `${at(name)} = ${short(wrong)}`, text: JSON.stringify(setAt(root, target, wrong)) };
     }
     if ((schema.required ?? []).includes(name)) yield { label: `${at(name)} missing`, text: JSON.stringify(deleteAt(root, target)) };
-    for (const value of property.enum ?? []) yield { label: `${at(name)} = ${short(value)}`, text: JSON.stringify(setAt(root, target, value)) };
+    for (const value of property.enum ?? [])
+      yield { label: `${at(name)} = ${short(value)}`, text: JSON.stringify(setAt(root, target, value)) };
     const types: string[] = [property.type ?? []].flat();
     if (types.includes('string')) {
       const long = (property.maxLength ?? 1000) + 1;
@@ -244,18 +272,34 @@ function* mutations(schema: Schema, root: unknown, path: Path, limit: number): G
       yield { label: `${at(name)}: empty`, text: JSON.stringify(setAt(root, target, '')) };
       for (const text of UNICODE) yield { label: `${at(name)} = ${short(text)}`, text: JSON.stringify(setAt(root, target, text)) };
       yield { label: `${at(name)}: valid + NUL`, text: JSON.stringify(setAt(root, target, `${current ?? 'x'}\u0000`)) };
-      yield { label: `${at(name)}: 10,000-level array`, text: withMember(deleteAt(root, target), `${JSON.stringify(name)}:${nestedArrays(10_000)}`) };
+      yield {
+        label: `${at(name)}: 10,000-level array`,
+        text: withMember(deleteAt(root, target), `${JSON.stringify(name)}:${nestedArrays(10_000)}`),
+      };
     }
     if (types.includes('array')) {
       const item = property.items as Schema | undefined;
-      const sample = Array.isArray(current) && current.length > 0 ? current[0] : item?.enum?.[0] ?? 'x';
+      const sample = Array.isArray(current) && current.length > 0 ? current[0] : (item?.enum?.[0] ?? 'x');
       const many = (property.maxItems ?? 1000) + 1;
       const distinct = Array.from({ length: many }, (_, i) => (typeof sample === 'string' && !item?.enum ? `${sample}-${i}` : sample));
       yield { label: `${at(name)}: ${many} items (maxItems + 1)`, text: JSON.stringify(setAt(root, target, distinct)) };
       yield { label: `${at(name)}: duplicate items`, text: JSON.stringify(setAt(root, target, [sample, sample])) };
-      yield { label: `${at(name)}: 10,000 items`, text: JSON.stringify(setAt(root, target, Array.from({ length: 10_000 }, () => sample))) };
-      for (const wrong of [[1], [null], [[]], [{}], ['\u0000'], ['\ud800']]) yield { label: `${at(name)} = ${short(wrong)}`, text: JSON.stringify(setAt(root, target, wrong)) };
-      yield { label: `${at(name)}: 10,000-level array`, text: withMember(deleteAt(root, target), `${JSON.stringify(name)}:${nestedArrays(10_000)}`) };
+      yield {
+        label: `${at(name)}: 10,000 items`,
+        text: JSON.stringify(
+          setAt(
+            root,
+            target,
+            Array.from({ length: 10_000 }, () => sample),
+          ),
+        ),
+      };
+      for (const wrong of [[1], [null], [[]], [{}], ['\u0000'], ['\ud800']])
+        yield { label: `${at(name)} = ${short(wrong)}`, text: JSON.stringify(setAt(root, target, wrong)) };
+      yield {
+        label: `${at(name)}: 10,000-level array`,
+        text: withMember(deleteAt(root, target), `${JSON.stringify(name)}:${nestedArrays(10_000)}`),
+      };
       if (item?.type === 'object' && Array.isArray(current) && current.length > 0) yield* mutations(item, root, [...target, 0], limit);
     }
   }
@@ -279,7 +323,19 @@ function* bodyCases(schema: Schema, valid: unknown, limit: number): Generator<Bo
     yield { label: `duplicate key ${name}, the wrong one last`, text: withMember(valid, `${JSON.stringify(name)}:{"wrong":true}`, true) };
     yield { label: `duplicate key ${name}, the wrong one first`, text: withMember(valid, `${JSON.stringify(name)}:{"wrong":true}`) };
   }
-  for (const text of ['{', '{"a":}', '[1,]', `${JSON.stringify(valid)} trailing`, `\ufeff${JSON.stringify(valid)}`, 'nul', "{'a':1}", `${JSON.stringify(valid)}\u0000`, '{"a":"\\ud800"', '"\\u0000"', '1e999999']) {
+  for (const text of [
+    '{',
+    '{"a":}',
+    '[1,]',
+    `${JSON.stringify(valid)} trailing`,
+    `\ufeff${JSON.stringify(valid)}`,
+    'nul',
+    "{'a':1}",
+    `${JSON.stringify(valid)}\u0000`,
+    '{"a":"\\ud800"',
+    '"\\u0000"',
+    '1e999999',
+  ]) {
     yield { label: `malformed: ${short(text)}`, text };
   }
 }
@@ -309,7 +365,11 @@ function validBodyFor(operationId: string): unknown {
 /** The path of an operation with the caller's own ids (or, for deletions, ids that exist nowhere). */
 function ownPath(found: DocumentedOperation, values: Record<string, string> = {}): string {
   const deleting = found.method === 'delete';
-  const defaults: Record<string, string> = { id: deleting ? UNKNOWN_WEBHOOK : hookA, listId: deleting ? 'fuzz-nowhere' : listA, deliveryId: deliveryA };
+  const defaults: Record<string, string> = {
+    id: deleting ? UNKNOWN_WEBHOOK : hookA,
+    listId: deleting ? 'fuzz-nowhere' : listA,
+    deliveryId: deliveryA,
+  };
   return found.template.replace(/\{([^}]+)\}/g, (_, name: string) => values[name] ?? defaults[name]);
 }
 
@@ -320,7 +380,22 @@ function tokenFor(found: DocumentedOperation): string | null {
   return null;
 }
 
-const BAD_PATH_VALUES = ['bad%20id', 'a%00b', '%E0%A4%A', '%F0%9F%92%A9', '%ED%A0%80', '..%2F..%2Fetc%2Fpasswd', 'x'.repeat(300), '__proto__', 'constructor', `wh_${'g'.repeat(24)}`, '%ZZ', '*', "'%20OR%201=1--", '%FF%FE'];
+const BAD_PATH_VALUES = [
+  'bad%20id',
+  'a%00b',
+  '%E0%A4%A',
+  '%F0%9F%92%A9',
+  '%ED%A0%80',
+  '..%2F..%2Fetc%2Fpasswd',
+  'x'.repeat(300),
+  '__proto__',
+  'constructor',
+  `wh_${'g'.repeat(24)}`,
+  '%ZZ',
+  '*',
+  "'%20OR%201=1--",
+  '%FF%FE',
+];
 
 /** Every request of the fuzz for one operation. */
 function* probesFor(found: DocumentedOperation): Generator<Probe> {
@@ -339,7 +414,18 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
     const otherApi = schemes.includes('internalToken') ? a.token : stack.internalApiToken;
     const unauthorized = { status: 401, code: 'UNAUTHORIZED' };
     yield { ...base, label: 'no token', token: null, expect: unauthorized };
-    for (const authorization of ['Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', `Token ${token}`, 'Bearer tok_unknown', `Bearer ${token} extra`, `Bearer ${'t'.repeat(600)}`, 'Bearer tök', `Bearer ${otherApi}`, `Bearer ${token!.slice(0, -1)}`]) {
+    for (const authorization of [
+      'Bearer',
+      'Bearer ',
+      'Basic dXNlcjpwYXNz',
+      `Token ${token}`,
+      'Bearer tok_unknown',
+      `Bearer ${token} extra`,
+      `Bearer ${'t'.repeat(600)}`,
+      'Bearer tök',
+      `Bearer ${otherApi}`,
+      `Bearer ${token!.slice(0, -1)}`,
+    ]) {
       yield { ...base, label: `Authorization: ${short(authorization)}`, authorization, expect: unauthorized };
     }
     yield { ...base, label: 'no token, malformed body', token: null, body: '{', expect: unauthorized };
@@ -351,7 +437,8 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
   yield { ...base, label: 'X-Request-Id of 5,000 characters', headers: { 'x-request-id': 'r'.repeat(5000) } };
   yield { ...base, label: 'X-Request-Id not ASCII', headers: { 'x-request-id': 'r\u00ff\u00e9' } };
   yield { ...base, label: 'Accept: application/xml', headers: { accept: 'application/xml' } };
-  if (found.operation.operationId !== 'listDeliveries') yield { ...base, label: 'an unknown query', path: `${path}?__proto__[x]=1&constructor=y&x=${'q'.repeat(2000)}` };
+  if (found.operation.operationId !== 'listDeliveries')
+    yield { ...base, label: 'an unknown query', path: `${path}?__proto__[x]=1&constructor=y&x=${'q'.repeat(2000)}` };
 
   // Bodies.
   if (schema && validText !== undefined) {
@@ -368,9 +455,24 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
       yield { ...base, label: `Content-Type: ${contentType}`, contentType, body };
     }
     yield { ...base, label: 'a body without Content-Type', contentType: null, expect: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' } };
-    yield { ...base, label: 'Content-Encoding: gzip', headers: { 'content-encoding': 'gzip' }, body: gzipSync(validText), expect: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' } };
-    yield { ...base, label: 'Content-Encoding: br', headers: { 'content-encoding': 'br' }, expect: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' } };
-    yield { ...base, label: 'invalid UTF-8 bytes', body: Buffer.concat([Buffer.from('{"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('":1}')]) };
+    yield {
+      ...base,
+      label: 'Content-Encoding: gzip',
+      headers: { 'content-encoding': 'gzip' },
+      body: gzipSync(validText),
+      expect: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
+    };
+    yield {
+      ...base,
+      label: 'Content-Encoding: br',
+      headers: { 'content-encoding': 'br' },
+      expect: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
+    };
+    yield {
+      ...base,
+      label: 'invalid UTF-8 bytes',
+      body: Buffer.concat([Buffer.from('{"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('":1}')]),
+    };
     const over = withMember(valid, `"pad":"${'p'.repeat(limit)}"`);
     yield { ...base, label: 'body over the limit', body: over, expect: { status: 413, code: 'PAYLOAD_TOO_LARGE' } };
     yield { ...base, label: 'body over the limit, chunked', body: over, chunked: true, expect: { status: 413, code: 'PAYLOAD_TOO_LARGE' } };
@@ -378,23 +480,62 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
     // Routes without a body: one anyway.
     yield { ...base, label: 'a JSON body where none is read', body: '{"x":1}' };
     yield { ...base, label: 'a malformed body where none is read', body: '{', contentType: 'text/plain' };
-    yield { ...base, label: 'a body over the limit where none is read', body: 'z'.repeat(PUBLIC_BODY_LIMIT + 1), contentType: 'text/plain' };
+    yield {
+      ...base,
+      label: 'a body over the limit where none is read',
+      body: 'z'.repeat(PUBLIC_BODY_LIMIT + 1),
+      contentType: 'text/plain',
+    };
   }
 
   // Path parameters: other tenants' ids, then values that are no id at all.
   for (const name of found.template.match(/\{([^}]+)\}/g)?.map((part) => part.slice(1, -1)) ?? []) {
     if (name === 'id' && schemes.includes('accountToken')) {
-      yield { ...base, label: "another tenant's webhook", path: ownPath(found, { id: hookB }), expect: { status: 404, code: 'WEBHOOK_NOT_FOUND' } };
+      yield {
+        ...base,
+        label: "another tenant's webhook",
+        path: ownPath(found, { id: hookB }),
+        expect: { status: 404, code: 'WEBHOOK_NOT_FOUND' },
+      };
     }
     if (name === 'deliveryId') {
-      yield { ...base, label: "another tenant's delivery", path: ownPath(found, { deliveryId: deliveryB }), expect: { status: 404, code: 'DELIVERY_NOT_FOUND' } };
+      yield {
+        ...base,
+        label: "another tenant's delivery",
+        path: ownPath(found, { deliveryId: deliveryB }),
+        expect: { status: 404, code: 'DELIVERY_NOT_FOUND' },
+      };
     }
     for (const value of BAD_PATH_VALUES) yield { ...base, label: `{${name}} = ${short(value)}`, path: ownPath(found, { [name]: value }) };
   }
 
   // Query strings.
   if (found.operation.operationId === 'listDeliveries') {
-    for (const query of ['outcome=lost', 'kind=', 'event=ping%00', 'event=__proto__', 'outcome[]=failed', 'kind=event&kind=ping', 'limit=0', 'limit=101', 'limit=-1', 'limit=1e2', 'limit=abc', 'limit=', 'limit=1&limit=2', 'limit[]=1', 'before=garbage', `before=dlv_${'0'.repeat(24)}`, 'before=dlv_%00', 'x=1', '__proto__=1', 'constructor=x', `limit=${'9'.repeat(5000)}`, 'limit=%E0%A4%A', 'limit=%00']) {
+    for (const query of [
+      'outcome=lost',
+      'kind=',
+      'event=ping%00',
+      'event=__proto__',
+      'outcome[]=failed',
+      'kind=event&kind=ping',
+      'limit=0',
+      'limit=101',
+      'limit=-1',
+      'limit=1e2',
+      'limit=abc',
+      'limit=',
+      'limit=1&limit=2',
+      'limit[]=1',
+      'before=garbage',
+      `before=dlv_${'0'.repeat(24)}`,
+      'before=dlv_%00',
+      'x=1',
+      '__proto__=1',
+      'constructor=x',
+      `limit=${'9'.repeat(5000)}`,
+      'limit=%E0%A4%A',
+      'limit=%00',
+    ]) {
       yield { ...base, label: `?${short(query)}`, path: `${path}?${query}` };
     }
   }
@@ -402,11 +543,16 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
 
 // ---- the tests ----
 
-const documentedOperations = local.operations.map((found) => [`${found.operation.operationId}: ${found.method.toUpperCase()} ${found.template}`, found.operation.operationId] as const);
+const documentedOperations = local.operations.map(
+  (found) => [`${found.operation.operationId}: ${found.method.toUpperCase()} ${found.template}`, found.operation.operationId] as const,
+);
 
 describe('bad input, generated from the OpenAPI document', () => {
   it('fuzzes the document the service serves', ({ task }) => {
-    recordScenario(task, { scenario: 'fuzz: the served document is the one the requests come from', outcome: `${served.operations.length} operations` });
+    recordScenario(task, {
+      scenario: 'fuzz: the served document is the one the requests come from',
+      outcome: `${served.operations.length} operations`,
+    });
     expect(served.document).toEqual(JSON.parse(JSON.stringify(local.document)));
     expect(documentedOperations.length).toBeGreaterThan(0);
   });
@@ -428,24 +574,87 @@ describe('bad input, generated from the OpenAPI document', () => {
     const json = (body: unknown) => JSON.stringify(body);
     const invalidListIds = { status: 400, code: 'INVALID_LIST_IDS' };
     const probes: Probe[] = [
-      { label: "register with another tenant's list", method: 'POST', path: '/v3/webhooks', token: a.token, body: json({ url: receiver.urlFor('/fuzz/a'), listIds: [listB] }), expect: invalidListIds },
-      { label: "register with own and another tenant's lists", method: 'POST', path: '/v3/webhooks', token: a.token, body: json({ url: receiver.urlFor('/fuzz/a'), listIds: [listA, listB] }), expect: invalidListIds },
-      { label: "PATCH to another tenant's list", method: 'PATCH', path: `/v3/webhooks/${hookA}`, token: a.token, body: json({ listIds: [listB] }), expect: invalidListIds },
-      { label: "another tenant's webhook as a list id", method: 'PATCH', path: `/v3/webhooks/${hookA}`, token: a.token, body: json({ listIds: [hookB] }), expect: invalidListIds },
-      { label: 'a 2049-character URL', method: 'POST', path: '/v3/webhooks', token: a.token, body: json({ url: receiver.urlFor(`/${'u'.repeat(2049 - receiver.urlFor('/').length)}`) }), expect: { status: 400, code: 'VALIDATION_FAILED' } },
-      { label: '51 listIds', method: 'POST', path: '/v3/webhooks', token: a.token, body: json({ url: receiver.urlFor('/fuzz/a'), listIds: Array.from({ length: 51 }, (_, i) => `l${i}`) }), expect: { status: 400, code: 'VALIDATION_FAILED' } },
+      {
+        label: "register with another tenant's list",
+        method: 'POST',
+        path: '/v3/webhooks',
+        token: a.token,
+        body: json({ url: receiver.urlFor('/fuzz/a'), listIds: [listB] }),
+        expect: invalidListIds,
+      },
+      {
+        label: "register with own and another tenant's lists",
+        method: 'POST',
+        path: '/v3/webhooks',
+        token: a.token,
+        body: json({ url: receiver.urlFor('/fuzz/a'), listIds: [listA, listB] }),
+        expect: invalidListIds,
+      },
+      {
+        label: "PATCH to another tenant's list",
+        method: 'PATCH',
+        path: `/v3/webhooks/${hookA}`,
+        token: a.token,
+        body: json({ listIds: [listB] }),
+        expect: invalidListIds,
+      },
+      {
+        label: "another tenant's webhook as a list id",
+        method: 'PATCH',
+        path: `/v3/webhooks/${hookA}`,
+        token: a.token,
+        body: json({ listIds: [hookB] }),
+        expect: invalidListIds,
+      },
+      {
+        label: 'a 2049-character URL',
+        method: 'POST',
+        path: '/v3/webhooks',
+        token: a.token,
+        body: json({ url: receiver.urlFor(`/${'u'.repeat(2049 - receiver.urlFor('/').length)}`) }),
+        expect: { status: 400, code: 'VALIDATION_FAILED' },
+      },
+      {
+        label: '51 listIds',
+        method: 'POST',
+        path: '/v3/webhooks',
+        token: a.token,
+        body: json({ url: receiver.urlFor('/fuzz/a'), listIds: Array.from({ length: 51 }, (_, i) => `l${i}`) }),
+        expect: { status: 400, code: 'VALIDATION_FAILED' },
+      },
     ];
     for (const [template, item] of Object.entries(served.document.paths)) {
       for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
         if (item[method.toLowerCase()]) continue;
         const path = template.replace(/\{id\}/, hookA).replace(/\{listId\}/, listA);
         const token = template.startsWith('/internal/') ? stack.internalApiToken : a.token;
-        probes.push({ label: `${method} ${template}`, method, path, token, body: method === 'GET' ? undefined : '{}', expect: { status: 405, code: 'METHOD_NOT_ALLOWED' } });
+        probes.push({
+          label: `${method} ${template}`,
+          method,
+          path,
+          token,
+          body: method === 'GET' ? undefined : '{}',
+          expect: { status: 405, code: 'METHOD_NOT_ALLOWED' },
+        });
       }
     }
-     // (Paths are matched case-insensitively by the router: /V3/webhooks is /v3/webhooks, so not here.)
-    for (const path of ['/', '/v3', '/v3/webhook', `/v3/webhooks/${hookA}/pings/1`, '/v3/webhooks/x/y/z', '/internal/v3', '/internal/v3/lists', `/internal/v3/lists/${listA}/writes/w`, '/%2e%2e/%2e%2e/etc/passwd', `/v3/${'a'.repeat(8000)}`, '/v3/%00', '/v4/webhooks']) {
-      for (const method of ['GET', 'POST']) probes.push({ label: `${method} ${short(path)}`, method, path, token: a.token, expect: { status: 404, code: 'NOT_FOUND' } });
+    // (Paths are matched case-insensitively by the router: /V3/webhooks is /v3/webhooks, so not here.)
+    for (const path of [
+      '/',
+      '/v3',
+      '/v3/webhook',
+      `/v3/webhooks/${hookA}/pings/1`,
+      '/v3/webhooks/x/y/z',
+      '/internal/v3',
+      '/internal/v3/lists',
+      `/internal/v3/lists/${listA}/writes/w`,
+      '/%2e%2e/%2e%2e/etc/passwd',
+      `/v3/${'a'.repeat(8000)}`,
+      '/v3/%00',
+      '/v4/webhooks',
+    ]) {
+      for (const method of ['GET', 'POST'])
+        probes.push({ label: `${method} ${short(path)}`, method, path, token: a.token, expect: { status: 404, code: 'NOT_FOUND' } });
     }
     for (const probe of probes) await judge(probe, tally);
     Object.assign(row, figuresOf(tally));
@@ -454,7 +663,13 @@ describe('bad input, generated from the OpenAPI document', () => {
 
   it("answers a header beyond Node's 16 KiB limit with 431, not a 5xx", async ({ task }) => {
     const row = recordScenario(task, { scenario: "fuzz: a header beyond Node's 16 KiB limit", requests: 1, fiveXx: 0 });
-    const response = await send({ label: 'huge header', method: 'GET', path: '/v3/webhooks', token: a.token, headers: { 'x-huge': 'h'.repeat(20_000) } });
+    const response = await send({
+      label: 'huge header',
+      method: 'GET',
+      path: '/v3/webhooks',
+      token: a.token,
+      headers: { 'x-huge': 'h'.repeat(20_000) },
+    });
     const enveloped = isEnvelope(response.body);
     row.outcome = `${response.status}${enveloped ? ` ${response.body.error.code}` : ''}`;
     // Node's HTTP parser answers before the app sees the request: no envelope unless the server adds one.

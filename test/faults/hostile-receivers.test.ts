@@ -137,7 +137,14 @@ const TLS_1_1_ONLY = (): TlsSettings => ({ ...leaf, minVersion: 'TLSv1', maxVers
  */
 function probeTls11(server: HostileServer): Promise<string> {
   return new Promise((resolve) => {
-    const socket = tls.connect({ host: '127.0.0.1', port: server.port, minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0', rejectUnauthorized: false });
+    const socket = tls.connect({
+      host: '127.0.0.1',
+      port: server.port,
+      minVersion: 'TLSv1',
+      maxVersion: 'TLSv1.1',
+      ciphers: 'DEFAULT@SECLEVEL=0',
+      rejectUnauthorized: false,
+    });
     socket.once('secureConnect', () => {
       resolve(socket.getProtocol() ?? 'an unknown protocol');
       socket.destroy();
@@ -244,7 +251,11 @@ const CASES: HostileCase[] = [
       httpBehaviour(leaf, (req, res, _raw, server) => {
         seen.requestHeaders.push(req.headers);
         const members = 160; // 160 × 64 MiB = 10 GiB once inflated
-        res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'application/json', 'content-length': String(members * gzipMember.length) });
+        res.writeHead(200, {
+          'content-encoding': 'gzip',
+          'content-type': 'application/json',
+          'content-length': String(members * gzipMember.length),
+        });
         void streamBytes(res, gzipMember, members * gzipMember.length, server);
       }),
     check(seen) {
@@ -335,7 +346,12 @@ const CASES: HostileCase[] = [
 // ---- running a case ----
 
 const body = '{"event":"list.changed","listId":"faults","cursor":1,"at":"2026-01-01T00:00:00.000Z"}';
-const headers = { 'svc-event': 'list.changed', 'svc-signature': signPayload(body, 'test-only-key'), 'svc-delivery': 'dlv_faults', 'svc-webhook': 'wh_faults' };
+const headers = {
+  'svc-event': 'list.changed',
+  'svc-signature': signPayload(body, 'test-only-key'),
+  'svc-delivery': 'dlv_faults',
+  'svc-webhook': 'wh_faults',
+};
 
 async function hostileServer(behaviour: Behaviour): Promise<HostileServer> {
   const server = await startHostileServer(behaviour);
@@ -377,7 +393,12 @@ describe('hostile receivers, through the sender', () => {
     const figures = memory.stop();
     seen.dialled = dialled.slice(dialledBefore);
 
-    Object.assign(row, { outcome: outcomeOf(result.error), durationMs: result.durationMs, peakRssMb: figures.peakMb, rssGrowthMb: figures.growthMb });
+    Object.assign(row, {
+      outcome: outcomeOf(result.error),
+      durationMs: result.durationMs,
+      peakRssMb: figures.peakMb,
+      rssGrowthMb: figures.growthMb,
+    });
     expect(result.error).toBe(hostileCase.expected);
     expect(result.delivered).toBe(hostileCase.expected === null);
     expect(neighbourResult).toMatchObject({ delivered: true, error: null });
@@ -409,7 +430,8 @@ describe('hostile receivers, end to end through a list write', () => {
     row.writesAccepted = 1;
 
     const [hostileDelivery] = (await stack.request('GET', `/v3/webhooks/${hostileHook.id}/deliveries`, { token: owner.token })).body.data;
-    const [neighbourDelivery] = (await stack.request('GET', `/v3/webhooks/${neighbourHook.id}/deliveries`, { token: owner.token })).body.data;
+    const [neighbourDelivery] = (await stack.request('GET', `/v3/webhooks/${neighbourHook.id}/deliveries`, { token: owner.token })).body
+      .data;
     Object.assign(row, {
       outcome: hostileDelivery ? outcomeOf(hostileDelivery.error) : 'no delivery recorded',
       durationMs: hostileDelivery?.durationMs,
@@ -428,7 +450,9 @@ describe('hostile receivers, end to end through a list write', () => {
     });
     expect(seen.server.stats.connections).toBeGreaterThan(0);
     expect(neighbourDelivery).toMatchObject({ kind: 'event', listId, cursor: 1, outcome: 'delivered', error: null });
-    expect(neighbour.requests.filter((request) => request.path === neighbourPath && request.headers['svc-event'] === 'list.changed')).toHaveLength(1);
+    expect(
+      neighbour.requests.filter((request) => request.path === neighbourPath && request.headers['svc-event'] === 'list.changed'),
+    ).toHaveLength(1);
     expect(figures.growthMb).toBeLessThan(MAX_RSS_GROWTH_MB);
     row.note = [hostileCase.check?.(seen), 'neighbour delivered'].filter(Boolean).join('; ');
   });

@@ -4,7 +4,13 @@
 // write nears Temporal's limits.
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DEFAULT_DELIVERIES_PER_BATCH, listWriteBatchWorkflowId, listWriteWorkflowId, MAX_WEBHOOKS_PER_ACCOUNT, TOPICS } from '../../src/types';
+import {
+  DEFAULT_DELIVERIES_PER_BATCH,
+  listWriteBatchWorkflowId,
+  listWriteWorkflowId,
+  MAX_WEBHOOKS_PER_ACCOUNT,
+  TOPICS,
+} from '../../src/types';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
 import { recordScenario } from './support/scenarios';
@@ -26,30 +32,51 @@ afterAll(() => stack?.stop());
 async function inPool<T, R>(items: T[], concurrency: number, task: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await task(items[index]);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await task(items[index]);
+      }
+    }),
+  );
   return results;
 }
 
 it(`delivers a write of ${EXPECTED_DELIVERIES} deliveries in full, each once`, { timeout: 30 * 60_000 }, async ({ task }) => {
   const row = recordScenario(task, { scenario: `largest write: ${EXPECTED_DELIVERIES} deliveries`, writesAccepted: 0, writesLost: 0 });
   const setUpStarted = performance.now();
-  const accounts = await inPool(Array.from({ length: MEMBERS + 1 }, (_, i) => i), 16, () => stack.createAccount());
+  const accounts = await inPool(
+    Array.from({ length: MEMBERS + 1 }, (_, i) => i),
+    16,
+    () => stack.createAccount(),
+  );
   const [owner, ...members] = accounts;
   const listId = `largest-${Date.now()}`;
-  expect((await stack.putList(listId, owner.id, members.map((member) => member.id))).status).toBe(201);
-  const registrations = accounts.flatMap((account, a) => Array.from({ length: MAX_WEBHOOKS_PER_ACCOUNT }, (_, w) => ({ account, path: `/a${a}/w${w}` })));
-  const webhooks = await inPool(registrations, 16, ({ account, path }) => stack.registerWebhook(account.token, receiver.urlFor(path), { events: [...TOPICS] }));
+  expect(
+    (
+      await stack.putList(
+        listId,
+        owner.id,
+        members.map((member) => member.id),
+      )
+    ).status,
+  ).toBe(201);
+  const registrations = accounts.flatMap((account, a) =>
+    Array.from({ length: MAX_WEBHOOKS_PER_ACCOUNT }, (_, w) => ({ account, path: `/a${a}/w${w}` })),
+  );
+  const webhooks = await inPool(registrations, 16, ({ account, path }) =>
+    stack.registerWebhook(account.token, receiver.urlFor(path), { events: [...TOPICS] }),
+  );
   const setUpSeconds = Math.round((performance.now() - setUpStarted) / 1000);
   receiver.requests.length = 0;
 
   const started = performance.now();
   const accepted = await stack.reportWrite(listId, 'largest', [
-    { type: 'item.added' }, { type: 'item.removed' }, { type: 'item.checked' }, { type: 'member.joined', accountId: members[0].id },
+    { type: 'item.added' },
+    { type: 'item.removed' },
+    { type: 'item.checked' },
+    { type: 'member.joined', accountId: members[0].id },
   ]);
   row.durationMs = Math.round(performance.now() - started);
   row.writesAccepted = 1;
@@ -62,7 +89,10 @@ it(`delivers a write of ${EXPECTED_DELIVERIES} deliveries in full, each once`, {
   const expected = webhooks.flatMap((webhook) => TOPICS.map((topic) => `${webhook.id} ${topic}`));
   const arrived = new Set([...receivedKeys, ...failedRows.map((failed) => failed.key)]);
   const lost = expected.filter((key) => !arrived.has(key));
-  const duplicated = received.length - new Set(received.map((request) => request.headers['svc-delivery'])).size + (receivedKeys.length - new Set(receivedKeys).size);
+  const duplicated =
+    received.length -
+    new Set(received.map((request) => request.headers['svc-delivery'])).size +
+    (receivedKeys.length - new Set(receivedKeys).size);
   row.requests = received.length;
   row.writesLost = lost.length > 0 ? 1 : 0;
   row.note = `received ${received.length}, failed ${failedRows.length}, lost ${lost.length}, duplicated ${duplicated}; set-up (1,001 accounts, 5,005 webhooks) ${setUpSeconds} s`;
@@ -76,7 +106,11 @@ it(`delivers a write of ${EXPECTED_DELIVERIES} deliveries in full, each once`, {
   const batches = Math.ceil(EXPECTED_DELIVERIES / DEFAULT_DELIVERIES_PER_BATCH);
   const histories = [
     await client.workflow.getHandle(listWriteWorkflowId(listId, 'largest')).fetchHistory(),
-    ...(await inPool(Array.from({ length: batches }, (_, i) => i + 1), 8, (batch) => client.workflow.getHandle(listWriteBatchWorkflowId(listId, 'largest', batch)).fetchHistory())),
+    ...(await inPool(
+      Array.from({ length: batches }, (_, i) => i + 1),
+      8,
+      (batch) => client.workflow.getHandle(listWriteBatchWorkflowId(listId, 'largest', batch)).fetchHistory(),
+    )),
   ];
   const longest = Math.max(...histories.map((history) => history.events!.length));
   row.note += `; ${batches} batches, longest history ${longest} events`;

@@ -69,14 +69,21 @@ async function localActivityFailures(workflowId: string): Promise<string[]> {
  * upstream's retries of the same write until one is accepted.
  */
 async function writeThroughOutage(listId: string, restart: () => Promise<void>) {
-  const write = () => request('POST', `/internal/v3/lists/${listId}/writes`, { ...processes.internal, body: { writeId: 'during', changes: [{ type: 'list.updated' }] } });
+  const write = () =>
+    request('POST', `/internal/v3/lists/${listId}/writes`, {
+      ...processes.internal,
+      body: { writeId: 'during', changes: [{ type: 'list.updated' }] },
+    });
   const whileDown = await write();
   const readiness = await request('GET', '/readyz');
   await restart();
-  const retried = await waitFor(async () => {
-    const answer = await write();
-    return answer.status === 202 ? answer : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 500, what: 'the API to accept writes again' });
+  const retried = await waitFor(
+    async () => {
+      const answer = await write();
+      return answer.status === 202 ? answer : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 500, what: 'the API to accept writes again' },
+  );
   return { whileDown, readiness, retried };
 }
 
@@ -95,7 +102,11 @@ describe('processes dying', () => {
 
     const cursors = [...answers.values()].map((answer) => answer.cursor!);
     const { lost, duplicates, internal, failedOtherwise } = await ledger(scenario, cursors);
-    Object.assign(row, { writesAccepted: cursors.length, writesLost: lost.length, fiveXx: [...answers.values()].filter((a) => a.status >= 500).length });
+    Object.assign(row, {
+      writesAccepted: cursors.length,
+      writesLost: lost.length,
+      fiveXx: [...answers.values()].filter((a) => a.status >= 500).length,
+    });
     row.outcome = `${internal} recorded internal`;
     expect([...answers.values()].every((answer) => answer.status === 202)).toBe(true);
     expect(lost).toEqual([]);
@@ -104,15 +115,21 @@ describe('processes dying', () => {
     expect(internal).toBeLessThanOrEqual(MAX_IN_FLIGHT);
   }, 300_000);
 
-  it('kill -9 the worker while its deliveries wait at the receiver: the re-run finds each attempt claimed and sends nothing', async ({ task }) => {
+  it('kill -9 the worker while its deliveries wait at the receiver: the re-run finds each attempt claimed and sends nothing', async ({
+    task,
+  }) => {
     const row = recordScenario(task, { scenario: 'kill -9 the worker mid-POST' });
     const scenario = await setUp('worker-killed-mid-post');
     const writeIds = ids('held', 5);
-    const heldAt = (path: string) => processes.receiver.requests.filter((request) => request.path === path && request.headers['svc-event'] !== 'ping');
+    const heldAt = (path: string) =>
+      processes.receiver.requests.filter((request) => request.path === path && request.headers['svc-event'] !== 'ping');
     // The receiver holds every delivery, so each attempt is under way when the worker dies.
     processes.receiver.respondWith((request) => (request.path === scenario.path ? { hang: true } : {}));
     const answers = await report(scenario.listId, writeIds);
-    await waitFor(async () => (heldAt(scenario.path).length === writeIds.length ? true : undefined), { timeoutMs: 30_000, what: 'every delivery at the receiver' });
+    await waitFor(async () => (heldAt(scenario.path).length === writeIds.length ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'every delivery at the receiver',
+    });
     await worker.kill();
     processes.receiver.respondWith({});
     worker = await startPart('worker', processes.env, workerPort);
@@ -120,7 +137,11 @@ describe('processes dying', () => {
 
     const cursors = [...answers.values()].map((answer) => answer.cursor!);
     const { lost, duplicates, internal, failedOtherwise } = await ledger(scenario, cursors);
-    Object.assign(row, { writesAccepted: cursors.length, writesLost: lost.length, fiveXx: [...answers.values()].filter((a) => a.status >= 500).length });
+    Object.assign(row, {
+      writesAccepted: cursors.length,
+      writesLost: lost.length,
+      fiveXx: [...answers.values()].filter((a) => a.status >= 500).length,
+    });
     row.outcome = `${internal} recorded internal, ${heldAt(scenario.path).length} received`;
     expect(lost).toEqual([]);
     expect(duplicates).toEqual([]);
@@ -134,7 +155,9 @@ describe('processes dying', () => {
     }
   }, 120_000);
 
-  it('kill -9 the worker while a registration ping waits at the receiver: the re-run finds the ping claimed, sends nothing, and the registration answers 503', async ({ task }) => {
+  it('kill -9 the worker while a registration ping waits at the receiver: the re-run finds the ping claimed, sends nothing, and the registration answers 503', async ({
+    task,
+  }) => {
     const row = recordScenario(task, { scenario: 'kill -9 the worker mid-registration ping' });
     const account = (await request('POST', '/internal/v3/accounts', { ...processes.internal, body: { name: 'registration-ping' } })).body;
     const pingPath = '/registration-ping-held';
@@ -200,7 +223,11 @@ describe('processes dying', () => {
 
     const cursors = [...before.values(), retried.body, ...after.values()].map((answer) => answer.cursor!);
     const { lost, duplicates } = await ledger(scenario, cursors);
-    Object.assign(row, { writesAccepted: cursors.length, writesLost: lost.length, outcome: `while down: ${whileDown.status}, readyz ${readiness.status}` });
+    Object.assign(row, {
+      writesAccepted: cursors.length,
+      writesLost: lost.length,
+      outcome: `while down: ${whileDown.status}, readyz ${readiness.status}`,
+    });
     expect(whileDown.status).toBe(503);
     expect(whileDown.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(whileDown.body.error.code).toBe('UNAVAILABLE');
@@ -225,7 +252,11 @@ describe('processes dying', () => {
 
     const cursors = [...before.values(), retried.body, ...after.values()].map((answer) => answer.cursor!);
     const { lost, duplicates } = await ledger(scenario, cursors);
-    Object.assign(row, { writesAccepted: cursors.length, writesLost: lost.length, outcome: `while down: ${whileDown.status}, readyz ${readiness.status}` });
+    Object.assign(row, {
+      writesAccepted: cursors.length,
+      writesLost: lost.length,
+      outcome: `while down: ${whileDown.status}, readyz ${readiness.status}`,
+    });
     expect(whileDown.status).toBe(503);
     expect(whileDown.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(readiness.status).toBe(503);

@@ -42,7 +42,13 @@ beforeAll(async () => {
   });
   strict = await startTestStack({ WEBHOOK_ALLOWED_CIDRS: '' }, { resolve: strictDns.resolve });
   witness = await strict.startReceiver();
-  strictSender = createHttpSender({ timeoutMs: 2000, policy: createAddressPolicy([]), resolve: strictDns.resolve, ca: [strict.ca.cert], userAgent: 'svc-webhooks/faults' });
+  strictSender = createHttpSender({
+    timeoutMs: 2000,
+    policy: createAddressPolicy([]),
+    resolve: strictDns.resolve,
+    ca: [strict.ca.cert],
+    userAgent: 'svc-webhooks/faults',
+  });
 });
 
 afterAll(async () => {
@@ -56,21 +62,57 @@ const BLOCKED_FORMS: Array<[group: string, urls: string[]]> = [
   ['IPv4 literal, octal', ['https://0177.0.0.1:P/', 'https://012.0.0.1:P/', 'https://0251.0376.0251.0376:P/']],
   ['IPv4 literal, hex', ['https://0x7f000001:P/', 'https://0x7f.0.0.1:P/', 'https://0xa000001:P/', 'https://0xa9.0xfe.0xa9.0xfe:P/']],
   ['IPv4 literal, short and full-width', ['https://127.1:P/', 'https://10.1:P/', 'https://192.168.1:P/', 'https://１２７.０.０.１:P/']],
-  ['IPv4-mapped IPv6', ['https://[::ffff:127.0.0.1]:P/', 'https://[::ffff:a00:1]:P/', 'https://[::ffff:169.254.169.254]:P/', 'https://[::ffff:0:7f00:1]:P/']],
+  [
+    'IPv4-mapped IPv6',
+    ['https://[::ffff:127.0.0.1]:P/', 'https://[::ffff:a00:1]:P/', 'https://[::ffff:169.254.169.254]:P/', 'https://[::ffff:0:7f00:1]:P/'],
+  ],
   ['IPv4-compatible IPv6 and other ::/8 forms', ['https://[::127.0.0.1]:P/', 'https://[::a00:1]:P/', 'https://[::5efe:7f00:1]:P/']],
-  ['NAT64 forms of private addresses', ['https://[64:ff9b::127.0.0.1]:P/', 'https://[64:ff9b::a00:1]:P/', 'https://[64:ff9b::a9fe:a9fe]:P/', 'https://[64:ff9b:1::a00:1]:P/']],
+  [
+    'NAT64 forms of private addresses',
+    ['https://[64:ff9b::127.0.0.1]:P/', 'https://[64:ff9b::a00:1]:P/', 'https://[64:ff9b::a9fe:a9fe]:P/', 'https://[64:ff9b:1::a00:1]:P/'],
+  ],
   ['6to4 forms of private addresses', ['https://[2002:7f00:1::1]:P/', 'https://[2002:a00:1::]:P/', 'https://[2002:a9fe:a9fe::1]:P/']],
   ['unspecified: 0.0.0.0 and [::]', ['https://0.0.0.0:P/', 'https://0:P/', 'https://[::]:P/']],
-  ['link-local and metadata', ['https://169.254.169.254:P/', 'https://[fe80::1]:P/', 'https://[fd00:ec2::254]:P/', 'https://100.100.100.200:P/']],
+  [
+    'link-local and metadata',
+    ['https://169.254.169.254:P/', 'https://[fe80::1]:P/', 'https://[fd00:ec2::254]:P/', 'https://100.100.100.200:P/'],
+  ],
   ['unique-local IPv6', ['https://[fc00::1]:P/', 'https://[fd12:3456:789a::1]:P/']],
-  ['private, CGNAT, multicast, broadcast, reserved', ['https://10.0.0.1:P/', 'https://172.16.0.1:P/', 'https://192.168.0.1:P/', 'https://100.64.0.1:P/', 'https://224.0.0.1:P/', 'https://[ff02::1]:P/', 'https://255.255.255.255:P/', 'https://240.0.0.1:P/']],
-  ['names resolving to a blocked address', ['https://loopback.ssrf.test:P/', 'https://private.ssrf.test:P/', 'https://metadata.ssrf.test:P/', 'https://ula.ssrf.test:P/', 'https://mapped.ssrf.test:P/', 'https://nat64.ssrf.test:P/']],
-  ['names resolving to public and blocked addresses', ['https://mixed.ssrf.test:P/', 'https://mixed6.ssrf.test:P/', 'https://mixed-last.ssrf.test:P/']],
+  [
+    'private, CGNAT, multicast, broadcast, reserved',
+    [
+      'https://10.0.0.1:P/',
+      'https://172.16.0.1:P/',
+      'https://192.168.0.1:P/',
+      'https://100.64.0.1:P/',
+      'https://224.0.0.1:P/',
+      'https://[ff02::1]:P/',
+      'https://255.255.255.255:P/',
+      'https://240.0.0.1:P/',
+    ],
+  ],
+  [
+    'names resolving to a blocked address',
+    [
+      'https://loopback.ssrf.test:P/',
+      'https://private.ssrf.test:P/',
+      'https://metadata.ssrf.test:P/',
+      'https://ula.ssrf.test:P/',
+      'https://mapped.ssrf.test:P/',
+      'https://nat64.ssrf.test:P/',
+    ],
+  ],
+  [
+    'names resolving to public and blocked addresses',
+    ['https://mixed.ssrf.test:P/', 'https://mixed6.ssrf.test:P/', 'https://mixed-last.ssrf.test:P/'],
+  ],
   ['WEBHOOK_ALLOWED_CIDRS empty: loopback itself', ['https://127.0.0.1:P/', 'https://[::1]:P/', 'https://localhost:P/']],
 ];
 
 async function accountRegistrations(stack: TestStack, accountId: string): Promise<number> {
-  const [row] = await stack.service.sql<{ count: number }[]>`SELECT count(*)::int AS count FROM registrations WHERE account_id = ${accountId}`;
+  const [row] = await stack.service.sql<
+    { count: number }[]
+  >`SELECT count(*)::int AS count FROM registrations WHERE account_id = ${accountId}`;
   return row.count;
 }
 
@@ -104,7 +146,11 @@ describe('registration and dial refuse every blocked form (WEBHOOK_ALLOWED_CIDRS
   });
 
   it('gives the other reasons: scheme, credentials, invalid_host', async ({ task }) => {
-    const row = recordScenario(task, { scenario: 'refused with their own reasons: scheme, credentials, invalid_host', requests: 0, fiveXx: 0 });
+    const row = recordScenario(task, {
+      scenario: 'refused with their own reasons: scheme, credentials, invalid_host',
+      requests: 0,
+      fiveXx: 0,
+    });
     const account = await strict.createAccount();
     const cases: Array<[string, string]> = [
       [`http://127.0.0.1:${witness.port}/`, 'scheme'],
@@ -132,7 +178,16 @@ let allowing: TestStack;
 let dns: TestDns;
 let server: HostileServer;
 let behaving: Behaviour;
-const names = ['private.moves.test', 'metadata.moves.test', 'mixed.moves.test', 'mapped.moves.test', 'ula.moves.test', 'v6-loopback.moves.test', 'rebind.moves.test', 'rebind-ping.moves.test'];
+const names = [
+  'private.moves.test',
+  'metadata.moves.test',
+  'mixed.moves.test',
+  'mapped.moves.test',
+  'ula.moves.test',
+  'v6-loopback.moves.test',
+  'rebind.moves.test',
+  'rebind-ping.moves.test',
+];
 
 describe('delivery time: a registered name that starts to answer a blocked address', () => {
   beforeAll(async () => {
@@ -155,7 +210,8 @@ describe('delivery time: a registered name that starts to answer a blocked addre
     const listId = `ssrf-${randomBytes(6).toString('hex')}`;
     expect((await allowing.putList(listId, owner.id)).status).toBe(201);
     await allowing.reportWrite(listId, 'before');
-    const deliveries = async () => (await allowing.request('GET', `/v3/webhooks/${webhook.id}/deliveries`, { token: owner.token })).body.data;
+    const deliveries = async () =>
+      (await allowing.request('GET', `/v3/webhooks/${webhook.id}/deliveries`, { token: owner.token })).body.data;
     expect(await deliveries()).toMatchObject([{ cursor: 1, outcome: 'delivered', error: null }]);
     return { owner, webhook, listId, deliveries };
   }
@@ -174,7 +230,11 @@ describe('delivery time: a registered name that starts to answer a blocked addre
     ['ula.moves.test', ['fd00::1']],
     ['v6-loopback.moves.test', ['::1']],
   ] as const)('%s moves to %s', async ([name, blocked], { task }) => {
-    const row = recordScenario(task, { scenario: `delivery: name moves from 127.0.0.1 to ${blocked.join(' + ')}`, writesAccepted: 0, writesLost: 0 });
+    const row = recordScenario(task, {
+      scenario: `delivery: name moves from 127.0.0.1 to ${blocked.join(' + ')}`,
+      writesAccepted: 0,
+      writesLost: 0,
+    });
     const { deliveries, listId } = await registeredOn(name);
     row.writesAccepted = 1;
     dns.set(name, [...blocked]);
@@ -197,7 +257,10 @@ describe('delivery time: a registered name that starts to answer a blocked addre
     dns.sequence(name, [['127.0.0.1'], ['10.0.0.1']]);
     freshConnections();
     const owner = await allowing.createAccount();
-    const response = await allowing.request('POST', '/v3/webhooks', { token: owner.token, body: { url: `https://${name}:${server.port}/hook` } });
+    const response = await allowing.request('POST', '/v3/webhooks', {
+      token: owner.token,
+      body: { url: `https://${name}:${server.port}/hook` },
+    });
     row.outcome = `${response.status} ${response.body.error?.code} ${response.body.error?.reason}`;
     expect(response.status).toBe(422);
     expect(response.body.error).toMatchObject({ code: 'WEBHOOK_UNREACHABLE', reason: 'blocked_address' });
@@ -208,7 +271,11 @@ describe('delivery time: a registered name that starts to answer a blocked addre
   });
 
   it('DNS rebinding between registration and delivery: blocked_address, nothing connects', async ({ task }) => {
-    const row = recordScenario(task, { scenario: 'rebinding: 127.0.0.1 at registration, 10.0.0.1 at delivery', writesAccepted: 0, writesLost: 0 });
+    const row = recordScenario(task, {
+      scenario: 'rebinding: 127.0.0.1 at registration, 10.0.0.1 at delivery',
+      writesAccepted: 0,
+      writesLost: 0,
+    });
     const name = 'rebind.moves.test';
     // The API's check and the ping's dial get 127.0.0.1; every later lookup 10.0.0.1.
     dns.sequence(name, [['127.0.0.1'], ['127.0.0.1'], ['10.0.0.1']]);

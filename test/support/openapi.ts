@@ -58,7 +58,8 @@ export class OpenApi {
       const pattern = templatePattern(template, 'i');
       for (const method of HTTP_METHODS) {
         const operation = item[method] as Operation | undefined;
-        if (operation) this.operations.push({ template, method, pattern, pointer: `/paths/${escapePointer(template)}/${method}`, operation });
+        if (operation)
+          this.operations.push({ template, method, pattern, pointer: `/paths/${escapePointer(template)}/${method}`, operation });
       }
     }
   }

@@ -97,7 +97,11 @@ export interface ServiceProcesses {
   close(): Promise<void>;
 }
 
-export async function prepareServiceProcesses(options: { databaseUrl: string; temporalAddress: string; dir: string }): Promise<ServiceProcesses> {
+export async function prepareServiceProcesses(options: {
+  databaseUrl: string;
+  temporalAddress: string;
+  dir: string;
+}): Promise<ServiceProcesses> {
   const ca = await createTestCa();
   const receiver = await startReceiver(await issueServerCert(ca));
   const caFile = path.join(options.dir, 'ca.pem');
@@ -137,7 +141,10 @@ export async function prepareServiceProcesses(options: { databaseUrl: string; te
         Array.from({ length: concurrency }, async () => {
           for (let writeId = queue.shift(); writeId; writeId = queue.shift()) {
             const body = { writeId, changes: [{ type: 'list.updated' }] };
-            const answer = await request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal, body }).catch(() => ({ status: 0, body: null }));
+            const answer = await request('POST', `/internal/v3/lists/${listId}/writes`, { ...internal, body }).catch(() => ({
+              status: 0,
+              body: null,
+            }));
             answers.set(writeId, { status: answer.status, cursor: answer.body?.cursor });
           }
         }),
@@ -146,11 +153,18 @@ export async function prepareServiceProcesses(options: { databaseUrl: string; te
     },
     async settle(listId, writeIds) {
       for (const writeId of writeIds) {
-        await waitFor(() => client.workflow.getHandle(listWriteWorkflowId(listId, writeId)).result().then(() => true), {
-          timeoutMs: 120_000,
-          intervalMs: 250,
-          what: `${listWriteWorkflowId(listId, writeId)} to finish`,
-        });
+        await waitFor(
+          () =>
+            client.workflow
+              .getHandle(listWriteWorkflowId(listId, writeId))
+              .result()
+              .then(() => true),
+          {
+            timeoutMs: 120_000,
+            intervalMs: 250,
+            what: `${listWriteWorkflowId(listId, writeId)} to finish`,
+          },
+        );
       }
     },
     async ledger(scenario, cursors) {

@@ -51,7 +51,10 @@ export interface TestStack {
   /** Registers a webhook (expecting 201) and returns it with its secret. */
   registerWebhook(token: string, url: string, body?: Record<string, unknown>): Promise<{ id: string; secret: string; url: string }>;
   /** A new account with a list it owns and a webhook at `url` (on list.changed, unless `body` says otherwise). */
-  setUpListWebhook(url: string, body?: Record<string, unknown>): Promise<{ owner: { id: string; token: string }; webhookId: string; listId: string }>;
+  setUpListWebhook(
+    url: string,
+    body?: Record<string, unknown>,
+  ): Promise<{ owner: { id: string; token: string }; webhookId: string; listId: string }>;
   /** Reports a write (expecting 202) and waits until its workflow has made every delivery and reported the outcomes. */
   reportWrite(listId: string, writeId: string, changes?: unknown[], extra?: Record<string, unknown>): Promise<WriteAccepted>;
   /** Waits until GET /v3/webhooks/{id} shows this consecutive-failure count, and returns the webhook. */
@@ -159,7 +162,10 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     logs,
     request,
     async createAccount() {
-      const response = await request<{ id: string; token: string }>('POST', '/internal/v3/accounts', { ...internal, body: { name: 'test account' } });
+      const response = await request<{ id: string; token: string }>('POST', '/internal/v3/accounts', {
+        ...internal,
+        body: { name: 'test account' },
+      });
       if (response.status !== 201) throw new Error(`creating an account answered ${response.status}`);
       return response.body;
     },
@@ -178,7 +184,10 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
       return { owner, webhookId: webhook.id, listId };
     },
     async reportWrite(listId, writeId, changes = [{ type: 'item.added' }], extra = {}) {
-      const response = await request<WriteAccepted>('POST', `/internal/v3/lists/${listId}/writes`, { ...internal, body: { writeId, changes, ...extra } });
+      const response = await request<WriteAccepted>('POST', `/internal/v3/lists/${listId}/writes`, {
+        ...internal,
+        body: { writeId, changes, ...extra },
+      });
       if (response.status !== 202) throw new Error(`write ${writeId} answered ${response.status}: ${JSON.stringify(response.body)}`);
       await service.client.workflow.getHandle(listWriteWorkflowId(listId, writeId)).result();
       return response.body;
@@ -204,7 +213,11 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     async startApiWith(overrides) {
       const app = createApp({
         sql: service.sql,
-        workflows: createWorkflows(service.client, { taskQueue, deliveryTimeoutMs: config.deliveryTimeoutMs, deliveriesPerBatch: config.deliveriesPerBatch }),
+        workflows: createWorkflows(service.client, {
+          taskQueue,
+          deliveryTimeoutMs: config.deliveryTimeoutMs,
+          deliveriesPerBatch: config.deliveriesPerBatch,
+        }),
         logger: createLogger('silent'),
         internalApiToken,
         checkUrl: async (raw) => new URL(raw),
@@ -224,7 +237,10 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     },
     async stop() {
       for (const server of servers) server.closeAllConnections();
-      await Promise.all([...receivers.map((receiver) => receiver.close()), ...servers.map((server) => new Promise((done) => server.close(done)))]);
+      await Promise.all([
+        ...receivers.map((receiver) => receiver.close()),
+        ...servers.map((server) => new Promise((done) => server.close(done))),
+      ]);
       await service.stop();
     },
   };

@@ -26,11 +26,7 @@ export async function createTestCa(): Promise<Pem> {
 }
 
 /** A leaf certificate for `names`, signed by `ca`. */
-export async function issueServerCert(
-  ca: Pem,
-  names: string[] = ['localhost', '127.0.0.1', '::1'],
-  validity: Validity = {},
-): Promise<Pem> {
+export async function issueServerCert(ca: Pem, names: string[] = ['localhost', '127.0.0.1', '::1'], validity: Validity = {}): Promise<Pem> {
   const pems = await generate([{ name: 'commonName', value: names[0] ?? 'localhost' }], {
     ...leafOptions(names, validity),
     ca: { cert: ca.cert, key: ca.key },

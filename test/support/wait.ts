@@ -16,7 +16,8 @@ export async function waitFor<T>(
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? String(last) : JSON.stringify(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? String(last) : JSON.stringify(last)}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -27,7 +27,10 @@ describe('no signing secret in Temporal', () => {
     expect((await stack.request('POST', `/v3/webhooks/${created.body.id}/pings`, { token: account.token })).status).toBe(200);
     const listId = `no-secrets-${account.id}`;
     await stack.putList(listId, account.id);
-    for (const [writeId, status] of [['ok', 200], ['fails', 500]] as const) {
+    for (const [writeId, status] of [
+      ['ok', 200],
+      ['fails', 500],
+    ] as const) {
       receiver.respondWith({ status });
       await stack.reportWrite(listId, writeId);
     }

@@ -22,7 +22,10 @@ describe('createOutcomeSignals: delivery outcomes told to webhook/{id}', () => {
     expect(await suite.stack.outcomeSignals(webhook.id)).toEqual([outcomes]);
     // In order: 19 failures, a success that resets them, then one failure; never paused.
     expect(await suite.stack.waitForFailureCount(webhook.token, webhook.id, 1)).toMatchObject({ status: 'active' });
-    expect(await suite.stack.lifecycle(webhook.id).query(lifecycleStateQuery)).toMatchObject({ failuresCounted: 20, consecutiveFailures: 1 });
+    expect(await suite.stack.lifecycle(webhook.id).query(lifecycleStateQuery)).toMatchObject({
+      failuresCounted: 20,
+      consecutiveFailures: 1,
+    });
   });
 
   it('holds outcomes told while a signal is on its way, and sends them together next', async () => {
@@ -45,7 +48,7 @@ describe('createOutcomeSignals: delivery outcomes told to webhook/{id}', () => {
     expect(await suite.stack.outcomeSignals(second.id)).toEqual([[true]]);
   });
 
-  it('settles a deleted webhook\'s outcomes without a signal: there is nothing left to count', async () => {
+  it("settles a deleted webhook's outcomes without a signal: there is nothing left to count", async () => {
     const webhook = await newWebhook('/outcomes/deleted');
     expect((await suite.stack.request('DELETE', `/v3/webhooks/${webhook.id}`, { token: webhook.token })).status).toBe(204);
 

@@ -75,7 +75,8 @@ async function expectText(locator: Locator, pattern: RegExp | string): Promise<v
 
 // What runs in the page is written as strings, or typed by hand as below: this file is
 // type-checked for Node, without the DOM's types.
-const IS_FOCUSED = (element: unknown) => element === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement;
+const IS_FOCUSED = (element: unknown) =>
+  element === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement;
 
 /** Presses Tab until `target` has the focus: it is reachable by keyboard. */
 async function tabTo(page: Page, target: Locator): Promise<void> {
@@ -135,7 +136,7 @@ describe('the dashboard', () => {
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
   });
 
-  it('registers a webhook: the API\'s errors next to the URL, then the secret shown once with a copy button', async () => {
+  it("registers a webhook: the API's errors next to the URL, then the secret shown once with a copy button", async () => {
     const account = await stack.createAccount();
     await stack.putList('ui-register-list', account.id);
     const page = await openDashboard(account.token);
@@ -145,7 +146,10 @@ describe('the dashboard', () => {
 
     await urlField.fill('http://example.com/hook');
     await page.getByRole('button', { name: 'Register' }).click();
-    await expectText(page.locator('#register-url-error'), await apiMessage('POST', '/v3/webhooks', account.token, { url: 'http://example.com/hook' }));
+    await expectText(
+      page.locator('#register-url-error'),
+      await apiMessage('POST', '/v3/webhooks', account.token, { url: 'http://example.com/hook' }),
+    );
     expect(await urlField.getAttribute('aria-invalid')).toBe('true');
 
     receiver.respondWith((request) => ({ status: request.path === '/ui/register' ? 500 : 200 }));
@@ -180,7 +184,7 @@ describe('the dashboard', () => {
     expect(webhook).toMatchObject({ events: ['list.changed', 'item.added'], listIds: ['ui-register-list'] });
   });
 
-  it('changes topics and the list filter, with the API\'s error next to the list field', async () => {
+  it("changes topics and the list filter, with the API's error next to the list field", async () => {
     const { token, webhookId, listId, url } = await accountWithWebhook('/ui/edit');
     const page = await openDashboard(token);
     await openWebhook(page, url);
@@ -201,7 +205,8 @@ describe('the dashboard', () => {
     const { token, webhookId, listId, url } = await accountWithWebhook('/ui/paused');
     await stack.registerWebhook(token, receiver.urlFor('/ui/healthy'), { events: ['list.changed', 'item.added', 'item.removed'] });
     receiver.respondWith((request) => ({ status: request.path === '/ui/paused' ? 503 : 200 }));
-    for (let write = 1; write <= 10; write++) await stack.reportWrite(listId, `ui-failing-${write}`, [{ type: 'item.added', itemId: `item-${write}` }]);
+    for (let write = 1; write <= 10; write++)
+      await stack.reportWrite(listId, `ui-failing-${write}`, [{ type: 'item.added', itemId: `item-${write}` }]);
     await stack.waitForFailureCount(token, webhookId, 20);
     receiver.respondWith({});
 
@@ -218,8 +223,16 @@ describe('the dashboard', () => {
     // Redeliver the newest failed item.added: the same body reaches the receiver again.
     await page.getByLabel('Event').selectOption('item.added');
     await expect.poll(() => rows.count()).toBe(10);
-    const failedId = (await rows.first().getByRole('button', { name: /^Redeliver/ }).getAttribute('aria-label'))!.split(' ').at(-1)!;
-    await rows.first().getByRole('button', { name: /^Redeliver/ }).click();
+    const failedId = (await rows
+      .first()
+      .getByRole('button', { name: /^Redeliver/ })
+      .getAttribute('aria-label'))!
+      .split(' ')
+      .at(-1)!;
+    await rows
+      .first()
+      .getByRole('button', { name: /^Redeliver/ })
+      .click();
     // (The log's own "Loading…" is a status too, while it reloads.)
     const redelivered = page.getByRole('status').filter({ hasText: /^Redelivered as/ });
     await expectText(redelivered, /^Redelivered as dlv_[0-9a-f]{24}: Delivered: HTTP 200 in \d+ ms$/);
@@ -245,16 +258,25 @@ describe('the dashboard', () => {
     // Reactivate: the count is 0, and the next write is delivered.
     await page.getByRole('button', { name: 'Reactivate' }).click();
     await expectText(page.locator('.facts .badge'), 'Active');
-    await expect.poll(async () => (await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body).toMatchObject({ status: 'active', consecutiveFailures: 0 });
+    await expect
+      .poll(async () => (await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body)
+      .toMatchObject({ status: 'active', consecutiveFailures: 0 });
     const before = received('/ui/paused').length;
     await stack.reportWrite(listId, 'ui-after-reactivation');
-    expect(received('/ui/paused').slice(before).map((request) => request.headers['svc-event'])).toEqual(expect.arrayContaining(['list.changed']));
+    expect(
+      received('/ui/paused')
+        .slice(before)
+        .map((request) => request.headers['svc-event']),
+    ).toEqual(expect.arrayContaining(['list.changed']));
     await page.getByRole('button', { name: 'Refresh' }).click();
     await expectText(rows.first().locator('td[data-label="Outcome"]'), 'delivered');
 
     await page.getByRole('button', { name: 'Pause deliveries' }).click();
     await expectText(page.locator('.facts .badge'), 'Paused by hand');
-    expect((await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body).toMatchObject({ status: 'paused', pausedReason: 'manual' });
+    expect((await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body).toMatchObject({
+      status: 'paused',
+      pausedReason: 'manual',
+    });
   });
 
   it('rotates the secret after confirming: shown once, and the next delivery is signed with it', async () => {
@@ -340,7 +362,13 @@ describe('the dashboard', () => {
     await tabTo(page, page.getByRole('button', { name: 'Send a ping' }));
     await page.keyboard.press('Enter');
     await expectText(page.locator('.action [role=status]'), /^Ping: Delivered/);
-    await tabTo(page, page.getByRole('button', { name: /^Redeliver/ }).or(page.getByLabel('Outcome')).first());
+    await tabTo(
+      page,
+      page
+        .getByRole('button', { name: /^Redeliver/ })
+        .or(page.getByLabel('Outcome'))
+        .first(),
+    );
     const [webhook] = (await stack.request('GET', '/v3/webhooks', { token: account.token })).body.data;
     expect(webhook.events).toEqual(['list.changed', 'item.removed']);
   });

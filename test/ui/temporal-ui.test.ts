@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 describe('the Temporal Web UI', () => {
-  it('lists a paused webhook\'s workflow when filtered by WebhookStatus and WebhookId, and shows why it was paused', async () => {
+  it("lists a paused webhook's workflow when filtered by WebhookStatus and WebhookId, and shows why it was paused", async () => {
     const uiUrl = inject('temporalUiUrl');
     expect(uiUrl, 'the dev server runs with its UI').toMatch(/^http:/);
     const { owner, webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/ui/failing'));
@@ -41,10 +41,15 @@ describe('the Temporal Web UI', () => {
     await page.goto(`${uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
     const row = page.getByRole('link', { name: lifecycleWorkflowId(webhookId) });
     // Visibility is eventually consistent: the UI lists the workflow once the pause is indexed.
-    await expect.poll(async () => {
-      if ((await row.count()) === 0) await page.reload();
-      return row.count();
-    }, { timeout: 30_000, interval: 1_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(
+        async () => {
+          if ((await row.count()) === 0) await page.reload();
+          return row.count();
+        },
+        { timeout: 30_000, interval: 1_000 },
+      )
+      .toBeGreaterThan(0);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'paused-webhook-list.png') });
 
     // The webhook's workflow answers the `state` query with its status and count.
@@ -61,7 +66,10 @@ describe('the Temporal Web UI', () => {
     // A local activity is a marker in the history: its failure shows once the event is opened.
     await page.getByText('deliverEvent').first().click();
     await expect.poll(() => page.getByText(/failed: non_2xx \(HTTP 503\)/).count(), { timeout: 15_000 }).toBeGreaterThan(0);
-    await page.getByText(/failed: non_2xx \(HTTP 503\)/).first().scrollIntoViewIfNeeded();
+    await page
+      .getByText(/failed: non_2xx \(HTTP 503\)/)
+      .first()
+      .scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(SCREENSHOTS, 'failed-delivery-activity.png'), fullPage: true });
     await page.close();
   });
@@ -72,12 +80,16 @@ describe('the Temporal Web UI', () => {
     await stack.reportWrite(listId, 'ui-redelivered');
     const [logged] = (await stack.request('GET', `/v3/webhooks/${webhookId}/deliveries`, { token: owner.token })).body.data;
     receiver.respondWith({ status: 410 });
-    const redelivery = await stack.request('POST', `/v3/webhooks/${webhookId}/deliveries/${logged.id}/redeliveries`, { token: owner.token });
+    const redelivery = await stack.request('POST', `/v3/webhooks/${webhookId}/deliveries/${logged.id}/redeliveries`, {
+      token: owner.token,
+    });
     receiver.respondWith({});
     expect(redelivery.body).toMatchObject({ delivered: false, statusCode: 410, error: 'non_2xx' });
 
     const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
-    await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(redeliveryWorkflowId(webhookId, redelivery.body.deliveryId))}`);
+    await page.goto(
+      `${uiUrl}/namespaces/default/workflows/${encodeURIComponent(redeliveryWorkflowId(webhookId, redelivery.body.deliveryId))}`,
+    );
     await page.getByText('redeliverEvent').first().waitFor({ timeout: 15_000 });
     // The workflow's result is what the receiver answered.
     await expect.poll(() => page.getByText('"statusCode": 410').count(), { timeout: 15_000 }).toBeGreaterThan(0);

@@ -4,7 +4,15 @@
 // a worker lost mid-delivery so the activity times out) is recorded as `internal`.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DELIVERY_FAILED, TOPICS, type DeliveryResult, type EventDeliveryOutcome, type ListEvent, type PlannedDelivery, type Recipient } from '../../src/types';
+import {
+  DELIVERY_FAILED,
+  TOPICS,
+  type DeliveryResult,
+  type EventDeliveryOutcome,
+  type ListEvent,
+  type PlannedDelivery,
+  type Recipient,
+} from '../../src/types';
 import { deliverListWrite } from '../../workflows';
 import { startWorkflowWorker, type WorkflowWorker } from './support/worker';
 
@@ -54,7 +62,12 @@ it('attempts every delivery once and records only our own failures as internal',
   expect(pairs(attempted)).toEqual(recipients.flatMap(({ webhookId, topics }) => topics.map((topic) => `${webhookId} ${topic}`)).sort());
   expect(new Set(attempted.map((delivery) => delivery.deliveryId)).size).toBe(attempted.length);
   expect(attempted.every((delivery) => /^dlv_[0-9a-f]{24}$/.test(delivery.deliveryId))).toBe(true);
-  expect(pairs(recordedInternal)).toEqual(['wh_hits_our_bug item.added', 'wh_hits_our_bug list.changed', 'wh_lost_worker item.added', 'wh_lost_worker list.changed']);
+  expect(pairs(recordedInternal)).toEqual([
+    'wh_hits_our_bug item.added',
+    'wh_hits_our_bug list.changed',
+    'wh_lost_worker item.added',
+    'wh_lost_worker list.changed',
+  ]);
   // Recorded under the ids the attempts had, so the log shows one row per delivery.
   const attemptedIds = new Set(attempted.map((delivery) => delivery.deliveryId));
   expect(recordedInternal.every((delivery) => attemptedIds.has(delivery.deliveryId))).toBe(true);

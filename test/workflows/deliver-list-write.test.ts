@@ -11,15 +11,23 @@ const suite = useStackWithReceiver({ DELIVERIES_PER_BATCH: String(DELIVERIES_PER
 const everyTopic = [{ type: 'item.added' }, { type: 'item.removed' }, { type: 'item.checked' }, { type: 'list.updated' }];
 
 it('delivers a write of several batches in full, each delivery once, through one child workflow per batch', async () => {
-  const { owner, webhookId: answering, listId } = await suite.stack.setUpListWebhook(suite.receiver.urlFor('/answers'), { events: [...TOPICS] });
-  const failing = await suite.stack.registerWebhook(owner.token, suite.receiver.urlFor('/fails'), { events: ['item.added', 'list.changed'] });
+  const {
+    owner,
+    webhookId: answering,
+    listId,
+  } = await suite.stack.setUpListWebhook(suite.receiver.urlFor('/answers'), { events: [...TOPICS] });
+  const failing = await suite.stack.registerWebhook(owner.token, suite.receiver.urlFor('/fails'), {
+    events: ['item.added', 'list.changed'],
+  });
   suite.receiver.respondWith((request) => (request.path === '/fails' ? { status: 500 } : {}));
   suite.receiver.requests.length = 0;
   await suite.stack.reportWrite(listId, 'several-batches', everyTopic);
 
   // 4 topics fired (not list.members.changed) to the first, 2 to the second: 6 deliveries, 2 batches.
-  const expected = ['item.added', 'item.removed', 'item.checked', 'list.changed'].map((topic) => `/answers ${topic}`)
-    .concat(['/fails item.added', '/fails list.changed']).sort();
+  const expected = ['item.added', 'item.removed', 'item.checked', 'list.changed']
+    .map((topic) => `/answers ${topic}`)
+    .concat(['/fails item.added', '/fails list.changed'])
+    .sort();
   expect(suite.receiver.requests.map((request) => `${request.path} ${String(request.headers['svc-event'])}`).sort()).toEqual(expected);
   expect(new Set(suite.receiver.requests.map((request) => request.headers['svc-delivery'])).size).toBe(expected.length);
 

@@ -16,8 +16,15 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 const writeRows = async (listId: string) =>
-  (await stack.service.sql<{ writeId: string }[]>`SELECT write_id AS "writeId" FROM list_writes WHERE list_id = ${listId} ORDER BY write_id`).map((row) => row.writeId);
-const cursorsReceived = (path: string) => receiver.requests.filter((request) => request.path === path && request.headers['svc-event'] !== 'ping').map((request) => JSON.parse(request.rawBody.toString('utf8')).cursor);
+  (
+    await stack.service.sql<
+      { writeId: string }[]
+    >`SELECT write_id AS "writeId" FROM list_writes WHERE list_id = ${listId} ORDER BY write_id`
+  ).map((row) => row.writeId);
+const cursorsReceived = (path: string) =>
+  receiver.requests
+    .filter((request) => request.path === path && request.headers['svc-event'] !== 'ping')
+    .map((request) => JSON.parse(request.rawBody.toString('utf8')).cursor);
 
 it('prunes writes, registrations and delivery claims older than the window when its schedule runs, and keeps the rest', async () => {
   const { owner, listId } = await stack.setUpListWebhook(receiver.urlFor('/retention'));
@@ -25,9 +32,11 @@ it('prunes writes, registrations and delivery claims older than the window when 
   await stack.registerWebhook(keptAccount.token, receiver.urlFor('/kept'));
   await stack.reportWrite(listId, 'old-write');
   await stack.reportWrite(listId, 'new-write');
-  await stack.service.sql`UPDATE list_writes SET created_at = now() - interval '31 days' WHERE list_id = ${listId} AND write_id = 'old-write'`;
+  await stack.service
+    .sql`UPDATE list_writes SET created_at = now() - interval '31 days' WHERE list_id = ${listId} AND write_id = 'old-write'`;
   await stack.service.sql`UPDATE registrations SET created_at = now() - interval '31 days' WHERE account_id = ${owner.id}`;
-  await stack.service.sql`INSERT INTO delivery_claims (delivery_id, claimed_at) VALUES ('dlv_claim_old', now() - interval '31 days'), ('dlv_claim_new', now())`;
+  await stack.service
+    .sql`INSERT INTO delivery_claims (delivery_id, claimed_at) VALUES ('dlv_claim_old', now() - interval '31 days'), ('dlv_claim_new', now())`;
 
   await stack.service.client.schedule.getHandle(retentionScheduleId(stack.taskQueue)).trigger();
   // Claims are pruned last.
@@ -36,7 +45,9 @@ it('prunes writes, registrations and delivery claims older than the window when 
   expect(await writeRows(listId)).toEqual(['new-write']);
   expect(await stack.service.sql`SELECT 1 FROM registrations WHERE account_id = ${owner.id}`).toHaveLength(0);
   expect(await stack.service.sql`SELECT 1 FROM registrations WHERE account_id = ${keptAccount.id}`).toHaveLength(1);
-  expect(await stack.service.sql`SELECT delivery_id FROM delivery_claims WHERE delivery_id LIKE 'dlv_claim_%'`).toEqual([{ delivery_id: 'dlv_claim_new' }]);
+  expect(await stack.service.sql`SELECT delivery_id FROM delivery_claims WHERE delivery_id LIKE 'dlv_claim_%'`).toEqual([
+    { delivery_id: 'dlv_claim_new' },
+  ]);
 });
 
 it('treats a writeId repeated after its row was pruned as a new write, while Temporal still keeps the old one', async () => {

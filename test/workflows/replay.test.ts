@@ -14,7 +14,10 @@ const releases = readdirSync(historiesDir, { withFileTypes: true })
 
 let workflowBundle: WorkflowBundleWithSourceMap;
 beforeAll(async () => {
-  workflowBundle = await bundleWorkflowCode({ workflowsPath: path.resolve(__dirname, '../../workflows'), logger: new DefaultLogger('WARN') });
+  workflowBundle = await bundleWorkflowCode({
+    workflowsPath: path.resolve(__dirname, '../../workflows'),
+    logger: new DefaultLogger('WARN'),
+  });
 });
 
 describe.each(releases)('histories of release %s', (release) => {
@@ -23,7 +26,10 @@ describe.each(releases)('histories of release %s', (release) => {
   const results = new Map<string, ReplayResult>();
 
   beforeAll(async () => {
-    const histories = files.map((file) => ({ workflowId: file, history: historyFromJSON(JSON.parse(readFileSync(path.join(dir, file), 'utf8'))) }));
+    const histories = files.map((file) => ({
+      workflowId: file,
+      history: historyFromJSON(JSON.parse(readFileSync(path.join(dir, file), 'utf8'))),
+    }));
     for await (const result of Worker.runReplayHistories({ workflowBundle }, histories)) results.set(result.workflowId, result);
   });
 

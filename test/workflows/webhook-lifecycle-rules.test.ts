@@ -30,7 +30,15 @@ const failures = (count: number) => Array<boolean>(count).fill(false);
 
 function initialState(overrides: Partial<WebhookLifecycleState> = {}): WebhookLifecycleState {
   const webhookId = `wh_${randomBytes(12).toString('hex')}`;
-  return { webhookId, accountId: 'acc_rules', status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0, ...overrides };
+  return {
+    webhookId,
+    accountId: 'acc_rules',
+    status: 'active',
+    pausedReason: null,
+    consecutiveFailures: 0,
+    failuresCounted: 0,
+    ...overrides,
+  };
 }
 
 async function start(state: WebhookLifecycleState, signalsPerRun?: number) {
@@ -43,23 +51,51 @@ async function start(state: WebhookLifecycleState, signalsPerRun?: number) {
 
 const cases: { rule: string; initial?: Partial<WebhookLifecycleState>; steps: Step[]; expected: Partial<WebhookLifecycleState> }[] = [
   { rule: 'each failure adds one', steps: [failures(3)], expected: { status: 'active', consecutiveFailures: 3, failuresCounted: 3 } },
-  { rule: 'a delivery resets the count', steps: [[false, false, true]], expected: { status: 'active', consecutiveFailures: 0, failuresCounted: 2 } },
-  { rule: 'failures after a reset count from 0', steps: [[false, true, false, false]], expected: { consecutiveFailures: 2, failuresCounted: 3 } },
-  { rule: '19 failures leave it active', steps: [failures(19)], expected: { status: 'active', pausedReason: null, consecutiveFailures: 19 } },
-  { rule: 'the 20th consecutive failure pauses it', steps: [failures(20)], expected: { status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 } },
+  {
+    rule: 'a delivery resets the count',
+    steps: [[false, false, true]],
+    expected: { status: 'active', consecutiveFailures: 0, failuresCounted: 2 },
+  },
+  {
+    rule: 'failures after a reset count from 0',
+    steps: [[false, true, false, false]],
+    expected: { consecutiveFailures: 2, failuresCounted: 3 },
+  },
+  {
+    rule: '19 failures leave it active',
+    steps: [failures(19)],
+    expected: { status: 'active', pausedReason: null, consecutiveFailures: 19 },
+  },
+  {
+    rule: 'the 20th consecutive failure pauses it',
+    steps: [failures(20)],
+    expected: { status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 },
+  },
   {
     rule: 'outcomes after the pause change nothing but the failures told',
     steps: [failures(20), [true, false, false]],
     expected: { status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20, failuresCounted: 22 },
   },
-  { rule: 'reactivation resets the count, and failures count again', steps: [failures(20), 'active', [false]], expected: { status: 'active', pausedReason: null, consecutiveFailures: 1 } },
+  {
+    rule: 'reactivation resets the count, and failures count again',
+    steps: [failures(20), 'active', [false]],
+    expected: { status: 'active', pausedReason: null, consecutiveFailures: 1 },
+  },
   {
     rule: 'a manual pause keeps the count, and later outcomes leave it',
     steps: [[false, false], 'paused', [true, false]],
     expected: { status: 'paused', pausedReason: 'manual', consecutiveFailures: 2, failuresCounted: 3 },
   },
-  { rule: 'pausing an auto-paused webhook keeps its reason', steps: [failures(20), 'paused'], expected: { status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 } },
-  { rule: 'reactivating an active webhook resets its count', steps: [failures(4), 'active'], expected: { status: 'active', consecutiveFailures: 0, failuresCounted: 4 } },
+  {
+    rule: 'pausing an auto-paused webhook keeps its reason',
+    steps: [failures(20), 'paused'],
+    expected: { status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 },
+  },
+  {
+    rule: 'reactivating an active webhook resets its count',
+    steps: [failures(4), 'active'],
+    expected: { status: 'active', consecutiveFailures: 0, failuresCounted: 4 },
+  },
   {
     rule: 'a count carried into the run goes on from where it was',
     initial: { consecutiveFailures: 18, failuresCounted: 30 },
@@ -86,17 +122,22 @@ describe('webhook/{id} counting rules', () => {
     const final = await handle.query(lifecycleStateQuery);
     expect(final).toMatchObject(expected);
     // PostgreSQL's mirror gets every change: the last state stored is the final one.
-    const last = await waitFor(async () => {
-      const latest = stored.get(state.webhookId)?.at(-1);
-      return latest && JSON.stringify(latest) === JSON.stringify(final) ? latest : undefined;
-    }, { what: 'the final state stored' });
+    const last = await waitFor(
+      async () => {
+        const latest = stored.get(state.webhookId)?.at(-1);
+        return latest && JSON.stringify(latest) === JSON.stringify(final) ? latest : undefined;
+      },
+      { what: 'the final state stored' },
+    );
     expect(last).toMatchObject(expected);
   });
 
   it('refuses a status other than active or paused, and changes nothing', async () => {
     const state = initialState();
     const handle = await start(state);
-    await expect(handle.executeUpdate(setStatusUpdate, { args: ['deleted' as WebhookStatus] })).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
+    await expect(handle.executeUpdate(setStatusUpdate, { args: ['deleted' as WebhookStatus] })).rejects.toBeInstanceOf(
+      WorkflowUpdateFailedError,
+    );
     expect(await handle.query(lifecycleStateQuery)).toEqual(state);
   });
 
@@ -106,7 +147,9 @@ describe('webhook/{id} counting rules', () => {
     const latestRun = () => worker.client.workflow.getHandle(handle.workflowId);
     for (let i = 1; i <= 7; i++) {
       await handle.signal(deliveryOutcomesSignal, { delivered: [false] });
-      await waitFor(async () => ((await latestRun().query(lifecycleStateQuery)).failuresCounted === i ? true : undefined), { what: `failure ${i} counted` });
+      await waitFor(async () => ((await latestRun().query(lifecycleStateQuery)).failuresCounted === i ? true : undefined), {
+        what: `failure ${i} counted`,
+      });
     }
     const latest = latestRun();
     expect(await latest.query(lifecycleStateQuery)).toMatchObject({ consecutiveFailures: 7, failuresCounted: 7, status: 'active' });
@@ -122,10 +165,13 @@ describe('webhook/{id} counting rules', () => {
     const burst = 40;
     await Promise.all(Array.from({ length: burst }, () => handle.signal(deliveryOutcomesSignal, { delivered: [false] })));
     const latestRun = () => worker.client.workflow.getHandle(handle.workflowId);
-    const final = await waitFor(async () => {
-      const current = await latestRun().query(lifecycleStateQuery);
-      return current.failuresCounted === burst ? current : undefined;
-    }, { what: `all ${burst} failures counted` });
+    const final = await waitFor(
+      async () => {
+        const current = await latestRun().query(lifecycleStateQuery);
+        return current.failuresCounted === burst ? current : undefined;
+      },
+      { what: `all ${burst} failures counted` },
+    );
     expect(final).toMatchObject({ status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 });
   });
 

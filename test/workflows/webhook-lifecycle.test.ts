@@ -25,8 +25,16 @@ describe('webhook/{id}', () => {
     const started = await client.workflow.start(webhookLifecycle, {
       taskQueue: suite.stack.taskQueue,
       workflowId,
-      args: [{ state: { webhookId, accountId: 'acc_test', status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 }, signalsPerRun: 5 }],
-      typedSearchAttributes: [{ key: WebhookIdKey, value: webhookId }, { key: WebhookStatusKey, value: 'active' }],
+      args: [
+        {
+          state: { webhookId, accountId: 'acc_test', status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 },
+          signalsPerRun: 5,
+        },
+      ],
+      typedSearchAttributes: [
+        { key: WebhookIdKey, value: webhookId },
+        { key: WebhookStatusKey, value: 'active' },
+      ],
     });
 
     suite.receiver.respondWith({ status: 500 });

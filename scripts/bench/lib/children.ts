@@ -32,7 +32,12 @@ interface ForkedApi {
  * started, and sampled as the group `name`. Returns its RPC and the fields of the Target
  * that every such child fills alike.
  */
-export async function forkTarget<H extends ForkedApi>(ctx: Context, name: 'baseline' | 'floor', env: Record<string, string>, startTimeoutMs?: number) {
+export async function forkTarget<H extends ForkedApi>(
+  ctx: Context,
+  name: 'baseline' | 'floor',
+  env: Record<string, string>,
+  startTimeoutMs?: number,
+) {
   const token = newInternalToken();
   const child = forkChild(name, `${name}.js`, { ...env, BENCH_TOKEN: token });
   const rpc = rpcClient<H>(child);

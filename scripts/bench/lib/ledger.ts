@@ -49,7 +49,16 @@ export interface StepInput {
   skipped?: Set<string>;
 }
 
-export function computeStep({ writes, receipts, recorded, recipients, steadyFrom, steadyMs, recordsPrunedUnseen = 0, skipped = new Set() }: StepInput) {
+export function computeStep({
+  writes,
+  receipts,
+  recorded,
+  recipients,
+  steadyFrom,
+  steadyMs,
+  recordsPrunedUnseen = 0,
+  skipped = new Set(),
+}: StepInput) {
   const n = writes.t0.length;
   /** list|cursor -> write index */
   const writeOf = new Map<string, number>();

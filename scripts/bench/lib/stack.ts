@@ -95,7 +95,19 @@ export async function terminate(child: ChildProcess, graceMs = 10_000): Promise<
 }
 
 /** A Node process of ours with its output in a log file. */
-export function spawnNode({ name, args, env, logFile, cwd }: { name: string; args: string[]; env: NodeJS.ProcessEnv; logFile: string; cwd: string }) {
+export function spawnNode({
+  name,
+  args,
+  env,
+  logFile,
+  cwd,
+}: {
+  name: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  logFile: string;
+  cwd: string;
+}) {
   const fd = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
@@ -210,7 +222,13 @@ export async function postgresPids(admin: Sql, dbName: string, excludePids: numb
     }
   };
   void loop();
-  return { get: () => pids, stop: () => { stopped = true; }, postmaster };
+  return {
+    get: () => pids,
+    stop: () => {
+      stopped = true;
+    },
+    postmaster,
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -243,7 +261,9 @@ export async function startTemporal(runDir: string): Promise<TemporalServer> {
   }
   if (pid) ownPids.add(pid);
   const stop = onStop('Temporal dev server', async () => {
-    await withTimeout(server.teardown(), 15_000, 'dev server teardown').catch((e: unknown) => console.error(`bench: ${e instanceof Error ? e.message : String(e)}`));
+    await withTimeout(server.teardown(), 15_000, 'dev server teardown').catch((e: unknown) =>
+      console.error(`bench: ${e instanceof Error ? e.message : String(e)}`),
+    );
     if (pid && alive(pid)) process.kill(pid, 'SIGKILL');
     if (pid) ownPids.delete(pid);
   });
@@ -258,6 +278,11 @@ export function useTemporal(runDir: string): Promise<TemporalServer> {
   const address = process.env.BENCH_TEMPORAL_ADDRESS;
   if (!address) return startTemporal(runDir);
   const pid = Number(process.env.BENCH_TEMPORAL_PID ?? 0);
-  return Promise.resolve({ address, pid, cmdline: pid ? readCmdline(pid) : [`(an existing server at ${address})`], cliPath: null, stop: () => Promise.resolve() });
+  return Promise.resolve({
+    address,
+    pid,
+    cmdline: pid ? readCmdline(pid) : [`(an existing server at ${address})`],
+    cliPath: null,
+    stop: () => Promise.resolve(),
+  });
 }
-

@@ -27,7 +27,12 @@ export interface StepOptions {
 
 export type StepResult = Awaited<ReturnType<typeof runStep>> & {
   /** Earlier attempts of a repeated step. */
-  discardedAttempts?: { outsideCores: number; failures: string[]; acceptMs: Record<string, number | null>; e2eMs: Record<string, number | null> }[];
+  discardedAttempts?: {
+    outsideCores: number;
+    failures: string[];
+    acceptMs: Record<string, number | null>;
+    e2eMs: Record<string, number | null>;
+  }[];
 };
 
 /**
@@ -35,7 +40,20 @@ export type StepResult = Awaited<ReturnType<typeof runStep>> & {
  * `skippedKeys`: the deliveries the service says it skipped (the webhook was paused); only
  * the hot webhook's scenario, where pauses can happen, passes it.
  */
-export async function runStep({ idle, rate, lists, recipients, webhookIds, target, ctx, prefix, durationMs, warmupMs = CONFIG.warmupMs, drainLimitMs = CONFIG.drainMs, skippedKeys = () => new Set() }: StepOptions) {
+export async function runStep({
+  idle,
+  rate,
+  lists,
+  recipients,
+  webhookIds,
+  target,
+  ctx,
+  prefix,
+  durationMs,
+  warmupMs = CONFIG.warmupMs,
+  drainLimitMs = CONFIG.drainMs,
+  skippedKeys = () => new Set(),
+}: StepOptions) {
   const totalMs = durationMs ?? warmupMs + CONFIG.steadyMs;
   const steadyMs = totalMs - warmupMs;
   const quiet = await waitForQuiet(ctx.sampler);
@@ -52,7 +70,17 @@ export async function runStep({ idle, rate, lists, recipients, webhookIds, targe
   const startAt = nowMs() + 500;
   const writes = await ctx.generator(
     'writes',
-    { baseUrl: target.baseUrl, token: target.token, lists, rate, durationMs: totalMs, startAt, writeIdPrefix: prefix, changes: CONFIG.changesPerWrite, timeoutMs: CONFIG.writeTimeoutMs },
+    {
+      baseUrl: target.baseUrl,
+      token: target.token,
+      lists,
+      rate,
+      durationMs: totalMs,
+      startAt,
+      writeIdPrefix: prefix,
+      changes: CONFIG.changesPerWrite,
+      timeoutMs: CONFIG.writeTimeoutMs,
+    },
     totalMs + CONFIG.writeTimeoutMs + 60_000,
   );
   const sentEnd = nowMs();
@@ -83,16 +111,29 @@ export async function runStep({ idle, rate, lists, recipients, webhookIds, targe
   const receipts = await receivers.take();
   let lastFailureReceiptAt: number | null = null;
   for (let j = 0; j < receipts.t.length; j++) {
-    if (receipts.status[j] !== 200 && (lastFailureReceiptAt === null || receipts.t[j] > lastFailureReceiptAt)) lastFailureReceiptAt = receipts.t[j];
+    if (receipts.status[j] !== 200 && (lastFailureReceiptAt === null || receipts.t[j] > lastFailureReceiptAt))
+      lastFailureReceiptAt = receipts.t[j];
   }
-  const figures = computeStep({ writes, receipts, recorded, recipients, steadyFrom: startAt + warmupMs, steadyMs, recordsPrunedUnseen: prunedUnseen, skipped: skippedKeys() });
+  const figures = computeStep({
+    writes,
+    receipts,
+    recorded,
+    recipients,
+    steadyFrom: startAt + warmupMs,
+    steadyMs,
+    recordsPrunedUnseen: prunedUnseen,
+    skipped: skippedKeys(),
+  });
   const sum = (names: string[]) => names.reduce((s, n) => s + (measured.groups[n]?.cpuMs ?? 0), 0);
   const deliveries = Math.max(1, figures.deliveriesTotal);
   const failures: string[] = [];
   if (!figures.ledger.balanced) failures.push('ledger does not balance');
-  if (figures.writes.accepted < figures.writes.scheduled) failures.push(`${figures.writes.scheduled - figures.writes.accepted} writes not accepted`);
-  if (!(figures.e2eMs.p99 !== null && figures.e2eMs.p99 < CONFIG.criteria.e2eP99Ms)) failures.push(`e2e p99 ${figures.e2eMs.p99} ms >= ${CONFIG.criteria.e2eP99Ms}`);
-  if (!(figures.acceptMs.p99 !== null && figures.acceptMs.p99 < CONFIG.criteria.acceptP99Ms)) failures.push(`accept p99 ${figures.acceptMs.p99} ms >= ${CONFIG.criteria.acceptP99Ms}`);
+  if (figures.writes.accepted < figures.writes.scheduled)
+    failures.push(`${figures.writes.scheduled - figures.writes.accepted} writes not accepted`);
+  if (!(figures.e2eMs.p99 !== null && figures.e2eMs.p99 < CONFIG.criteria.e2eP99Ms))
+    failures.push(`e2e p99 ${figures.e2eMs.p99} ms >= ${CONFIG.criteria.e2eP99Ms}`);
+  if (!(figures.acceptMs.p99 !== null && figures.acceptMs.p99 < CONFIG.criteria.acceptP99Ms))
+    failures.push(`accept p99 ${figures.acceptMs.p99} ms >= ${CONFIG.criteria.acceptP99Ms}`);
   return {
     rate,
     quiet,
@@ -106,7 +147,13 @@ export async function runStep({ idle, rate, lists, recipients, webhookIds, targe
       all: round(sum(target.groups) / deliveries, 3),
       service: round(sum(target.serviceGroups) / deliveries, 3),
       /** Net of the CPU the processes use with no load at all. */
-      allNetOfIdle: idle ? round((sum(target.groups) - (target.groups.reduce((s, n) => s + (idle.cpuMsPerSec[n] ?? 0), 0) * measured.wallMs) / 1000) / deliveries, 3) : null,
+      allNetOfIdle: idle
+        ? round(
+            (sum(target.groups) - (target.groups.reduce((s, n) => s + (idle.cpuMsPerSec[n] ?? 0), 0) * measured.wallMs) / 1000) /
+              deliveries,
+            3,
+          )
+        : null,
     },
     /** Deliveries/s the machine's cores could carry at this CPU cost, were nothing else running: robust to other load. */
     cpuCeilingPerSec: round((os.cpus().length * 1000) / Math.max(0.001, sum(target.groups) / deliveries)),
@@ -118,7 +165,10 @@ export async function runStep({ idle, rate, lists, recipients, webhookIds, targe
     /** TLS connections the receivers accepted during the step (new connections of the senders). */
     receiverTlsConnections: receiverCounts.connections - connectionsBefore,
     baselineMaxPostsInFlight: baselineCounts?.maxInFlight,
-    temporalLog: target.kind === 'service' ? (({ warnings, errors, byMessage }) => ({ warnings, errors, byMessage }))(scanServerLog(logAt)) : undefined,
+    temporalLog:
+      target.kind === 'service'
+        ? (({ warnings, errors, byMessage }) => ({ warnings, errors, byMessage }))(scanServerLog(logAt))
+        : undefined,
     pass: failures.length === 0,
     failures,
   };
@@ -135,7 +185,11 @@ export async function measureIdle(ctx: Context, target: Target): Promise<Idle> {
   const m = end();
   const perSec: Record<string, number> = {};
   for (const name of target.groups) perSec[name] = round(((m.groups[name]?.cpuMs ?? 0) * 1000) / m.wallMs);
-  log(`idle CPU ms/s: ${Object.entries(perSec).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  log(
+    `idle CPU ms/s: ${Object.entries(perSec)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
   return { cpuMsPerSec: perSec, otherCores: round(m.unattributedMs / m.wallMs, 2) };
 }
 
@@ -169,7 +223,11 @@ function watchOutsideLoad(sampler: ProcessSampler) {
 
 /** Largest event-loop delays (ms) of the harness's children since the last call. */
 async function loopDelays(ctx: Context, target: Target) {
-  const [receivers, generator, baseline] = await Promise.all([ctx.receivers('loopDelay'), ctx.generator('loopDelay'), target.child ? target.child.loopDelay() : Promise.resolve(undefined)]);
+  const [receivers, generator, baseline] = await Promise.all([
+    ctx.receivers('loopDelay'),
+    ctx.generator('loopDelay'),
+    target.child ? target.child.loopDelay() : Promise.resolve(undefined),
+  ]);
   return { receivers, generator, baseline };
 }
 
@@ -188,6 +246,9 @@ async function waitForQuiet(sampler: ProcessSampler): Promise<{ waitedMs: number
     if (otherCores < 0.25 || Date.now() - started >= CONFIG.quietWaitMs) break;
   }
   const waitedMs = Date.now() - started - 1000;
-  if (waitedMs > 0) log(`waited ${Math.round(waitedMs / 1000)} s for other work on the machine to calm down (now ${otherCores} cores busy outside the bench)`);
+  if (waitedMs > 0)
+    log(
+      `waited ${Math.round(waitedMs / 1000)} s for other work on the machine to calm down (now ${otherCores} cores busy outside the bench)`,
+    );
   return { waitedMs, otherCores };
 }

@@ -16,7 +16,11 @@ export const scenarios: FanoutScenario[] = [
 
 /** The plain-Node baseline as the target. */
 async function startBaseline(ctx: Context): Promise<Target> {
-  const { process: child, rpc, common } = await forkTarget<BaselineApi>(ctx, 'baseline', {
+  const {
+    process: child,
+    rpc,
+    common,
+  } = await forkTarget<BaselineApi>(ctx, 'baseline', {
     NODE_EXTRA_CA_CERTS: ctx.caFile,
     BENCH_USER_AGENT: userAgent(),
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
@@ -33,7 +37,9 @@ async function startBaseline(ctx: Context): Promise<Target> {
         recipients: webhooks.map(({ url }) => ({ webhookId: newId('wh'), url, secret: newSigningSecret(), events: ['list.changed'] })),
       }));
       await rpc('configure', { config });
-      await ctx.receivers('secrets', { entries: config.flatMap((l) => l.recipients.map((r): [string, string] => [r.webhookId, r.secret])) });
+      await ctx.receivers('secrets', {
+        entries: config.flatMap((l) => l.recipients.map((r): [string, string] => [r.webhookId, r.secret])),
+      });
       return config.map((l) => ({ listId: l.listId, webhookIds: l.recipients.map((r) => r.webhookId) }));
     },
     outcomesPoller() {
@@ -43,7 +49,13 @@ async function startBaseline(ctx: Context): Promise<Target> {
         },
         async take() {
           const o = await rpc('take');
-          return o.webhook.map((webhook, i) => ({ webhook, list: o.list[i], cursor: o.cursor[i], event: o.event[i], delivered: o.delivered[i] === 1 }));
+          return o.webhook.map((webhook, i) => ({
+            webhook,
+            list: o.list[i],
+            cursor: o.cursor[i],
+            event: o.event[i],
+            delivered: o.delivered[i] === 1,
+          }));
         },
         prunedUnseen: () => Promise.resolve(0),
         stop: () => Promise.resolve(),

@@ -10,8 +10,22 @@ import { sampleTemporal, scenarioTemporal } from '../lib/temporal';
 import { type Context, type Environment, type FanoutScenario, type ListLayout, type Target } from '../lib/types';
 
 export const scenarios: FanoutScenario[] = [
-  { id: 'floor-fanout10', kind: 'fanout', mode: 'floor', fanout: 10, title: 'Temporal floor: a bare workflow, 10 no-op activities', start: (ctx, environment) => startFloor(false, ctx, environment) },
-  { id: 'floor-local-fanout10', kind: 'fanout', mode: 'floor-local', fanout: 10, title: 'Temporal floor: a bare workflow, 10 no-op local activities', start: (ctx, environment) => startFloor(true, ctx, environment) },
+  {
+    id: 'floor-fanout10',
+    kind: 'fanout',
+    mode: 'floor',
+    fanout: 10,
+    title: 'Temporal floor: a bare workflow, 10 no-op activities',
+    start: (ctx, environment) => startFloor(false, ctx, environment),
+  },
+  {
+    id: 'floor-local-fanout10',
+    kind: 'fanout',
+    mode: 'floor-local',
+    fanout: 10,
+    title: 'Temporal floor: a bare workflow, 10 no-op local activities',
+    start: (ctx, environment) => startFloor(true, ctx, environment),
+  },
 ];
 
 /**
@@ -21,7 +35,11 @@ export const scenarios: FanoutScenario[] = [
 async function startFloor(local: boolean, ctx: Context, environment: Environment): Promise<Target> {
   const scenarioDir = fs.mkdtempSync(path.join(ctx.runDir, local ? 'floor-local-' : 'floor-'));
   const temporal = await scenarioTemporal(environment, scenarioDir);
-  const { process: child, rpc, common } = await forkTarget<FloorApi>(ctx, 'floor', { TEMPORAL_ADDRESS: temporal.address, BENCH_FLOOR_LOCAL: local ? '1' : '0' }, 120_000);
+  const {
+    process: child,
+    rpc,
+    common,
+  } = await forkTarget<FloorApi>(ctx, 'floor', { TEMPORAL_ADDRESS: temporal.address, BENCH_FLOOR_LOCAL: local ? '1' : '0' }, 120_000);
   const stopSamplingTemporal = sampleTemporal(ctx.sampler, temporal);
   /** The completions last taken, handed to the ledger first as outcomes, then as receipts. */
   let taken: Completions = { t: [], webhook: [], list: [], cursor: [], event: [] };
@@ -39,7 +57,13 @@ async function startFloor(local: boolean, ctx: Context, environment: Environment
         count: async () => (await rpc('counts')).outcomesTotal,
         async take() {
           taken = await rpc('take');
-          return taken.webhook.map((webhook, i) => ({ webhook, list: taken.list[i], cursor: taken.cursor[i], event: taken.event[i], delivered: true }));
+          return taken.webhook.map((webhook, i) => ({
+            webhook,
+            list: taken.list[i],
+            cursor: taken.cursor[i],
+            event: taken.event[i],
+            delivered: true,
+          }));
         },
         prunedUnseen: () => Promise.resolve(0),
         stop: () => Promise.resolve(),

@@ -11,7 +11,14 @@ import { type Context, type ServiceTarget, type WorkloadScenario } from '../lib/
 import { startService } from './service';
 
 export const scenarios: WorkloadScenario[] = [
-  { id: 'split-hot', kind: 'hot', mode: 'split', title: 'hot webhook, failing receiver (API + worker processes)', start: (ctx, environment) => startService('split', ctx, environment), run: runHot },
+  {
+    id: 'split-hot',
+    kind: 'hot',
+    mode: 'split',
+    title: 'hot webhook, failing receiver (API + worker processes)',
+    start: (ctx, environment) => startService('split', ctx, environment),
+    run: runHot,
+  },
 ];
 
 export type HotSummary = Awaited<ReturnType<typeof runHot>>['hot'];
@@ -56,7 +63,9 @@ async function runHot(target: ServiceTarget, ctx: Context) {
       } catch (error) {
         samples.push({ t: nowMs(), count: null, status: null, queryMs: round(nowMs() - asked), error: errorMessage(error) });
       }
-      const [row] = await target.sql<{ n: number; status: string }[]>`SELECT consecutive_failures AS n, status FROM webhooks WHERE id = ${webhookId}`;
+      const [row] = await target.sql<
+        { n: number; status: string }[]
+      >`SELECT consecutive_failures AS n, status FROM webhooks WHERE id = ${webhookId}`;
       if (row) mirror.push({ t: nowMs(), count: row.n, status: row.status });
       await stack.sleep(sending ? 200 : 20);
     }
@@ -65,7 +74,19 @@ async function runHot(target: ServiceTarget, ctx: Context) {
   let step: StepResult;
   try {
     const skippedKeys = () => pausedDeliveries(target.logFiles, webhookId, listId);
-    step = await runStep({ rate: CONFIG.hot.rate, lists: [listId], recipients, webhookIds: [webhookId], target, ctx, prefix: `${tag}-hot`, durationMs: CONFIG.hot.durationMs, warmupMs: 0, drainLimitMs: CONFIG.hot.drainMs, skippedKeys });
+    step = await runStep({
+      rate: CONFIG.hot.rate,
+      lists: [listId],
+      recipients,
+      webhookIds: [webhookId],
+      target,
+      ctx,
+      prefix: `${tag}-hot`,
+      durationMs: CONFIG.hot.durationMs,
+      warmupMs: 0,
+      drainLimitMs: CONFIG.hot.drainMs,
+      skippedKeys,
+    });
     sending = false;
     // Then until the query's answer has not changed for 3 s (at most 30 s).
     const deadline = nowMs() + 30_000;
@@ -99,7 +120,16 @@ async function runHot(target: ServiceTarget, ctx: Context) {
 
   // Histories: runs of webhook/{id} (continue-as-new), signals it received and the outcomes
   // they carried (a worker batches them), failed workflow tasks.
-  const history = { runs: 0, signalsReceived: 0, outcomesReceived: 0, workflowTaskFailed: 0, workflowTaskTimedOut: 0, continuedAsNew: 0, notCompletedListWrites: null as number | null, errors: [] as string[] };
+  const history = {
+    runs: 0,
+    signalsReceived: 0,
+    outcomesReceived: 0,
+    workflowTaskFailed: 0,
+    workflowTaskTimedOut: 0,
+    continuedAsNew: 0,
+    notCompletedListWrites: null as number | null,
+    errors: [] as string[],
+  };
   try {
     for await (const execution of client.workflow.list({ query: `WorkflowId = "webhook/${webhookId}"` })) {
       history.runs++;
@@ -139,7 +169,10 @@ async function runHot(target: ServiceTarget, ctx: Context) {
       querySamples: samples.length,
       queryErrors: samples.filter((s) => s.error).length,
       queryErrorSample: [...new Set(samples.filter((s) => s.error).map((s) => s.error))].slice(0, 3),
-      queryMs: percentiles(samples.map((s) => s.queryMs), [50, 99]),
+      queryMs: percentiles(
+        samples.map((s) => s.queryMs),
+        [50, 99],
+      ),
       reactivations,
       maxCountSeen: Math.max(0, ...samples.map((s) => s.count ?? 0)),
       signalsExpected: accepted,
@@ -167,9 +200,18 @@ function pausedDeliveries(files: { name: string; file: string }[], webhookId: st
     if (text === null) continue;
     for (const line of text.split('\n')) {
       if (!line.includes(listId) || !/"msg":"(delivery skipped|list write)"/.test(line)) continue;
-      const entry = JSON.parse(line) as { msg: string; webhookId?: string; listId?: string; cursor?: number; topic?: string; recipients?: number };
-      if (entry.msg === 'delivery skipped' && entry.webhookId === webhookId) keys.add(`${webhookId}|${listId}|${entry.cursor}|${entry.topic}`);
-      if (entry.msg === 'list write' && entry.listId === listId && entry.recipients === 0) keys.add(`${webhookId}|${listId}|${entry.cursor}|list.changed`);
+      const entry = JSON.parse(line) as {
+        msg: string;
+        webhookId?: string;
+        listId?: string;
+        cursor?: number;
+        topic?: string;
+        recipients?: number;
+      };
+      if (entry.msg === 'delivery skipped' && entry.webhookId === webhookId)
+        keys.add(`${webhookId}|${listId}|${entry.cursor}|${entry.topic}`);
+      if (entry.msg === 'list write' && entry.listId === listId && entry.recipients === 0)
+        keys.add(`${webhookId}|${listId}|${entry.cursor}|list.changed`);
     }
   }
   return keys;

@@ -9,8 +9,22 @@ import { type Account, type Context, type ServiceTarget, type WorkloadScenario }
 import { startService } from './service';
 
 export const scenarios: WorkloadScenario[] = [
-  { id: 'split-registration', kind: 'registration', mode: 'split', title: 'registration (API + worker processes)', start: (ctx, environment) => startService('split', ctx, environment), run: runRegistration },
-  { id: 'single-registration', kind: 'registration', mode: 'single', title: 'registration (one process)', start: (ctx, environment) => startService('single', ctx, environment), run: runRegistration },
+  {
+    id: 'split-registration',
+    kind: 'registration',
+    mode: 'split',
+    title: 'registration (API + worker processes)',
+    start: (ctx, environment) => startService('split', ctx, environment),
+    run: runRegistration,
+  },
+  {
+    id: 'single-registration',
+    kind: 'registration',
+    mode: 'single',
+    title: 'registration (one process)',
+    start: (ctx, environment) => startService('single', ctx, environment),
+    run: runRegistration,
+  },
 ];
 
 export type RegistrationSummary = Awaited<ReturnType<typeof runRegistration>>['registration'];
@@ -39,7 +53,10 @@ async function runRegistration(target: ServiceTarget, ctx: Context) {
   const cpuOf = (groups: string[]) => groups.reduce((s, n) => s + (measured.groups[n]?.cpuMs ?? 0), 0);
   const cpuAll = cpuOf(target.groups);
   const cpuService = cpuOf(target.serviceGroups);
-  const latency = percentiles(created.map((r) => r.doneAt - r.t0), [50, 99, 99.9]);
+  const latency = percentiles(
+    created.map((r) => r.doneAt - r.t0),
+    [50, 99, 99.9],
+  );
   log(`registration: ${created.length}/${count} created at ${rate}/s, latency p50/p99 ${latency.p50}/${latency.p99} ms`);
   return {
     steps: [],
@@ -59,7 +76,10 @@ async function runRegistration(target: ServiceTarget, ctx: Context) {
         unverified: pingsAfter.pending,
       },
       cpu: measured,
-      cpuMsPerRegistration: { all: round(cpuAll / Math.max(1, created.length), 2), service: round(cpuService / Math.max(1, created.length), 2) },
+      cpuMsPerRegistration: {
+        all: round(cpuAll / Math.max(1, created.length), 2),
+        service: round(cpuService / Math.max(1, created.length), 2),
+      },
       workerPeakRssMiB: measured.groups[target.workerGroup]?.peakRssMiB ?? null,
     },
     logs: scanLogs(target.logFiles),

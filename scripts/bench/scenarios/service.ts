@@ -9,14 +9,50 @@ import { CONFIG, DIST, ROOT, log } from '../lib/config';
 import { call, createAccount } from '../lib/http';
 import * as stack from '../lib/stack';
 import { sampleTemporal, scenarioTemporal } from '../lib/temporal';
-import { type Account, type Context, type Environment, type FanoutScenario, type ListLayout, type OutcomesPoller, type ServiceTarget } from '../lib/types';
+import {
+  type Account,
+  type Context,
+  type Environment,
+  type FanoutScenario,
+  type ListLayout,
+  type OutcomesPoller,
+  type ServiceTarget,
+} from '../lib/types';
 import { type Recorded } from '../lib/ledger';
 
 export const scenarios: FanoutScenario[] = [
-  { id: 'split-fanout10', kind: 'fanout', mode: 'split', fanout: 10, title: 'service (API + worker processes), fan-out 10', start: (ctx, environment) => startService('split', ctx, environment) },
-  { id: 'single-fanout10', kind: 'fanout', mode: 'single', fanout: 10, title: 'service (one process), fan-out 10', start: (ctx, environment) => startService('single', ctx, environment) },
-  { id: 'split-fanout1', kind: 'fanout', mode: 'split', fanout: 1, title: 'service (API + worker processes), fan-out 1', start: (ctx, environment) => startService('split', ctx, environment) },
-  { id: 'single-fanout1', kind: 'fanout', mode: 'single', fanout: 1, title: 'service (one process), fan-out 1', start: (ctx, environment) => startService('single', ctx, environment) },
+  {
+    id: 'split-fanout10',
+    kind: 'fanout',
+    mode: 'split',
+    fanout: 10,
+    title: 'service (API + worker processes), fan-out 10',
+    start: (ctx, environment) => startService('split', ctx, environment),
+  },
+  {
+    id: 'single-fanout10',
+    kind: 'fanout',
+    mode: 'single',
+    fanout: 10,
+    title: 'service (one process), fan-out 10',
+    start: (ctx, environment) => startService('single', ctx, environment),
+  },
+  {
+    id: 'split-fanout1',
+    kind: 'fanout',
+    mode: 'split',
+    fanout: 1,
+    title: 'service (API + worker processes), fan-out 1',
+    start: (ctx, environment) => startService('split', ctx, environment),
+  },
+  {
+    id: 'single-fanout1',
+    kind: 'fanout',
+    mode: 'single',
+    fanout: 1,
+    title: 'service (one process), fan-out 1',
+    start: (ctx, environment) => startService('single', ctx, environment),
+  },
 ];
 
 interface ServiceProcess {
@@ -58,7 +94,13 @@ export async function startService(mode: 'split' | 'single', ctx: Context, envir
   const processes: ServiceProcess[] = [];
   /** Starts `main.js <args>` as `name`, listening on `port`, and waits until `ready`. */
   const start = async (name: string, args: string[], port: number, what: string, ready: (logFile: string) => Promise<boolean>) => {
-    const started = stack.spawnNode({ name, args: [...nodeArgs, main, ...args], env: { ...env, PORT: String(port) }, logFile: path.join(scenarioDir, `${name}.log`), cwd: ROOT });
+    const started = stack.spawnNode({
+      name,
+      args: [...nodeArgs, main, ...args],
+      env: { ...env, PORT: String(port) },
+      logFile: path.join(scenarioDir, `${name}.log`),
+      cwd: ROOT,
+    });
     processes.push({ name, ...started });
     await stack.waitUntil(() => ready(started.logFile), { what, timeoutMs: 60_000, child: started.child, logFile: started.logFile });
   };
@@ -69,7 +111,9 @@ export async function startService(mode: 'split' | 'single', ctx: Context, envir
       for (let n = 1; n <= CONFIG.workers; n++) {
         const name = n === 1 ? 'worker' : `worker-${n}`;
         const port = n === 1 ? workerPort : await stack.freePort();
-        await start(name, ['worker'], port, `${name} start`, (logFile) => fs.promises.readFile(logFile, 'utf8').then((text) => /^Worker/m.test(text)));
+        await start(name, ['worker'], port, `${name} start`, (logFile) =>
+          fs.promises.readFile(logFile, 'utf8').then((text) => /^Worker/m.test(text)),
+        );
       }
       await start('api', ['api'], apiPort, 'API ready', apiReady);
     } else {
@@ -87,7 +131,8 @@ export async function startService(mode: 'split' | 'single', ctx: Context, envir
   // Every worker process counts in the one group `worker`.
   const groupOf = (name: string) => (name.startsWith('worker') ? 'worker' : name);
   const processGroups = [...new Set(processes.map((p) => groupOf(p.name)))];
-  for (const group of processGroups) ctx.sampler.addGroup(group, () => processes.filter((p) => groupOf(p.name) === group).map((p) => p.pid));
+  for (const group of processGroups)
+    ctx.sampler.addGroup(group, () => processes.filter((p) => groupOf(p.name) === group).map((p) => p.pid));
   const stopSamplingTemporal = sampleTemporal(ctx.sampler, temporal);
   ctx.sampler.addGroup('postgres', () => pg.get());
   const groups = [...processGroups, 'temporal', 'postgres', 'receivers', 'generator'];
@@ -114,13 +159,20 @@ export async function startService(mode: 'split' | 'single', ctx: Context, envir
         const accounts: Account[] = [];
         for (let i = 0; i < Math.ceil(webhooks.length / 5); i++) accounts.push(await createAccount(internal));
         const [owner, ...members] = accounts;
-        const put = await internal('PUT', `/internal/v3/lists/${listId}`, { ownerAccountId: owner.id, memberAccountIds: members.map((m) => m.id) });
+        const put = await internal('PUT', `/internal/v3/lists/${listId}`, {
+          ownerAccountId: owner.id,
+          memberAccountIds: members.map((m) => m.id),
+        });
         if (put.status !== 201 && put.status !== 200) throw new Error(`PUT list answered ${put.status}`);
         const webhookIds: string[] = [];
         for (const [i, { url }] of webhooks.entries()) {
           const account = accounts[Math.floor(i / 5)];
-          const registered = await call<{ id: string; secret: string }>(baseUrl, 'POST', '/v3/webhooks', account.token, { url, events: ['list.changed'] });
-          if (registered.status !== 201) throw new Error(`registering ${url} answered ${registered.status}: ${JSON.stringify(registered.body)}`);
+          const registered = await call<{ id: string; secret: string }>(baseUrl, 'POST', '/v3/webhooks', account.token, {
+            url,
+            events: ['list.changed'],
+          });
+          if (registered.status !== 201)
+            throw new Error(`registering ${url} answered ${registered.status}: ${JSON.stringify(registered.body)}`);
           webhookIds.push(registered.body.id);
           await ctx.receivers('secrets', { entries: [[registered.body.id, registered.body.secret]] });
           account.webhooks = [...(account.webhooks ?? []), registered.body.id];
@@ -153,9 +205,12 @@ function deliveryLogPoller(sql: postgres.Sql, webhookIds: string[]): OutcomesPol
   let stopped = false;
   let loggedAtStart = 0;
   let seenCount = 0;
-  const logged = async () => Number((await sql<{ n: string }[]>`SELECT coalesce(sum(deliveries_logged), 0) AS n FROM webhooks WHERE id = ANY(${webhookIds})`)[0].n);
+  const logged = async () =>
+    Number((await sql<{ n: string }[]>`SELECT coalesce(sum(deliveries_logged), 0) AS n FROM webhooks WHERE id = ANY(${webhookIds})`)[0].n);
   const poll = async () => {
-    const fresh = await sql<{ id: string; webhook_id: string; list_id: string; cursor: string; event: string; outcome: string; attempted_at: Date }[]>`
+    const fresh = await sql<
+      { id: string; webhook_id: string; list_id: string; cursor: string; event: string; outcome: string; attempted_at: Date }[]
+    >`
       SELECT id, webhook_id, list_id, cursor, event, outcome, attempted_at FROM deliveries
       WHERE webhook_id = ANY(${webhookIds}) AND kind = 'event'
         AND attempted_at > ${new Date(Math.max(watermark.getTime() - 2000, startedAt.getTime()))}`;
@@ -164,7 +219,13 @@ function deliveryLogPoller(sql: postgres.Sql, webhookIds: string[]): OutcomesPol
       if (seen.has(row.id)) continue;
       seen.add(row.id);
       seenCount++;
-      rows.push({ webhook: row.webhook_id, list: row.list_id, cursor: Number(row.cursor), event: row.event, delivered: row.outcome === 'delivered' });
+      rows.push({
+        webhook: row.webhook_id,
+        list: row.list_id,
+        cursor: Number(row.cursor),
+        event: row.event,
+        delivered: row.outcome === 'delivered',
+      });
     }
   };
   const ready = (async () => {

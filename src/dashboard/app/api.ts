@@ -87,7 +87,12 @@ export function createApi(token: string, onUnauthorized: () => void) {
     if (response.ok) return payload as T;
     if (response.status === 401) onUnauthorized();
     const error = payload?.error;
-    throw new ApiRequestError(response.status, error?.code ?? 'UNKNOWN', error?.message ?? `The service answered ${response.status}.`, error?.details);
+    throw new ApiRequestError(
+      response.status,
+      error?.code ?? 'UNKNOWN',
+      error?.message ?? `The service answered ${response.status}.`,
+      error?.details,
+    );
   }
 
   const webhook = (id: string) => `/webhooks/${encodeURIComponent(id)}`;
@@ -98,9 +103,12 @@ export function createApi(token: string, onUnauthorized: () => void) {
     updateWebhook: (id: string, body: Partial<Subscription> & { status?: WebhookStatus }) => request<Webhook>('PATCH', webhook(id), body),
     deleteWebhook: (id: string) => request<undefined>('DELETE', webhook(id)),
     ping: (id: string) => request<DeliveryResult>('POST', `${webhook(id)}/pings`),
-    rotateSecret: (id: string, secret?: string) => request<{ secret: string }>('POST', `${webhook(id)}/secret`, secret ? { secret } : undefined),
+    rotateSecret: (id: string, secret?: string) =>
+      request<{ secret: string }>('POST', `${webhook(id)}/secret`, secret ? { secret } : undefined),
     listDeliveries: (id: string, filters: LogFilters, before: string | null) => {
-      const query = new URLSearchParams(Object.entries({ ...filters, before }).filter((entry): entry is [string, string] => Boolean(entry[1])));
+      const query = new URLSearchParams(
+        Object.entries({ ...filters, before }).filter((entry): entry is [string, string] => Boolean(entry[1])),
+      );
       return request<DeliveryPage>('GET', `${webhook(id)}/deliveries?${query}`);
     },
     redeliver: (id: string, deliveryId: string) =>

@@ -18,10 +18,13 @@ export function DeliveryLog({ api, webhookId, version, onLogged }: { api: Api; w
   const [pages, setPages] = useState<(string | null)[]>([null]);
   const before = pages[pages.length - 1];
   const log = useLoad(() => api.listDeliveries(webhookId, filters, before), [api, webhookId, filters, before, version]);
-  const redeliver = useAction((deliveryId: string) => api.redeliver(webhookId, deliveryId), () => {
-    setPages([null]);
-    onLogged();
-  });
+  const redeliver = useAction(
+    (deliveryId: string) => api.redeliver(webhookId, deliveryId),
+    () => {
+      setPages([null]);
+      onLogged();
+    },
+  );
 
   const filter = (name: keyof LogFilters, value: string) => {
     setFilters({ ...filters, [name]: value || undefined });
@@ -48,11 +51,17 @@ export function DeliveryLog({ api, webhookId, version, onLogged }: { api: Api; w
       <button type="button" class="secondary" onClick={log.reload} disabled={log.loading}>
         Refresh
       </button>
-      {redeliver.result && <Status>Redelivered as {redeliver.result.deliveryId}: {describeResult(redeliver.result)}</Status>}
+      {redeliver.result && (
+        <Status>
+          Redelivered as {redeliver.result.deliveryId}: {describeResult(redeliver.result)}
+        </Status>
+      )}
       <ErrorText error={redeliver.error} />
       {log.loading && <Loading what="the delivery log" />}
       <ErrorText error={log.error} />
-      {log.data?.data.length === 0 && <p class="empty">{Object.values(filters).some(Boolean) ? 'No delivery matches these filters.' : 'Nothing delivered yet.'}</p>}
+      {log.data?.data.length === 0 && (
+        <p class="empty">{Object.values(filters).some(Boolean) ? 'No delivery matches these filters.' : 'Nothing delivered yet.'}</p>
+      )}
       {log.data && log.data.data.length > 0 && (
         <table class="deliveries">
           <caption class="visually-hidden">Deliveries, newest first</caption>

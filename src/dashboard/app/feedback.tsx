@@ -46,7 +46,9 @@ export function Status({ children }: { children: ComponentChildren }) {
 /** What one attempt got, in words: "Delivered: HTTP 200 in 12 ms". */
 export function describeResult(result: DeliveryResult): string {
   const status = result.statusCode === null ? '' : `HTTP ${result.statusCode} `;
-  return result.delivered ? `Delivered: ${status}in ${result.durationMs} ms` : `Failed: ${result.error ?? 'error'} ${status ? `(${status.trim()}) ` : ''}after ${result.durationMs} ms`;
+  return result.delivered
+    ? `Delivered: ${status}in ${result.durationMs} ms`
+    : `Failed: ${result.error ?? 'error'} ${status ? `(${status.trim()}) ` : ''}after ${result.durationMs} ms`;
 }
 
 /** ISO time as "2026-11-22 18:30:05 UTC". */

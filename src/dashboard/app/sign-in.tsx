@@ -22,7 +22,11 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
   return (
     <main class="sign-in">
       <h1>Webhooks dashboard</h1>
-      {notice && <p class="notice" role="status">{notice}</p>}
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
       <form onSubmit={(event) => void submit(event)} method="post" action="#" autoComplete="off">
         <TextField
           id="token"

@@ -7,17 +7,36 @@ import { TextField } from './text-field';
 /** The list filter as typed: ids separated by commas, spaces or new lines. */
 export const parseListIds = (text: string): string[] => text.split(/[\s,]+/).filter(Boolean);
 
-export function SubscriptionFields({ idPrefix, value, onChange, error }: { idPrefix: string; value: { events: Topic[]; listIds: string }; onChange: (value: { events: Topic[]; listIds: string }) => void; error: unknown }) {
+export function SubscriptionFields({
+  idPrefix,
+  value,
+  onChange,
+  error,
+}: {
+  idPrefix: string;
+  value: { events: Topic[]; listIds: string };
+  onChange: (value: { events: Topic[]; listIds: string }) => void;
+  error: unknown;
+}) {
   const eventsError = errorOf(error, 'events');
   const toggle = (topic: Topic, checked: boolean) =>
-    onChange({ ...value, events: checked ? TOPICS.filter((t) => t === topic || value.events.includes(t)) : value.events.filter((t) => t !== topic) });
+    onChange({
+      ...value,
+      events: checked ? TOPICS.filter((t) => t === topic || value.events.includes(t)) : value.events.filter((t) => t !== topic),
+    });
   return (
     <>
       <fieldset aria-describedby={eventsError ? `${idPrefix}-events-error` : undefined}>
         <legend>Topics</legend>
         {TOPICS.map((topic) => (
           <label class="check" key={topic}>
-            <input type="checkbox" name="events" value={topic} checked={value.events.includes(topic)} onChange={(event) => toggle(topic, event.currentTarget.checked)} />
+            <input
+              type="checkbox"
+              name="events"
+              value={topic}
+              checked={value.events.includes(topic)}
+              onChange={(event) => toggle(topic, event.currentTarget.checked)}
+            />
             {topic}
           </label>
         ))}
@@ -37,4 +56,7 @@ export function SubscriptionFields({ idPrefix, value, onChange, error }: { idPre
 }
 
 /** The form's value as the API takes it. */
-export const toSubscription = (value: { events: Topic[]; listIds: string }): Subscription => ({ events: value.events, listIds: parseListIds(value.listIds) });
+export const toSubscription = (value: { events: Topic[]; listIds: string }): Subscription => ({
+  events: value.events,
+  listIds: parseListIds(value.listIds),
+});

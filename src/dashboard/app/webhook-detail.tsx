@@ -81,7 +81,11 @@ function StatusControl({ api, webhook, onChanged }: ActionProps & { onChanged: (
   return (
     <div class="action">
       <h2>Deliveries</h2>
-      <p>{webhook.status === 'active' ? 'Events are delivered as lists change.' : 'Nothing is delivered while paused. Reactivating resets the failure count to 0.'}</p>
+      <p>
+        {webhook.status === 'active'
+          ? 'Events are delivered as lists change.'
+          : 'Nothing is delivered while paused. Reactivating resets the failure count to 0.'}
+      </p>
       <button type="button" disabled={change.busy} onClick={() => change.run()}>
         {webhook.status === 'active' ? 'Pause deliveries' : 'Reactivate'}
       </button>
@@ -108,11 +112,23 @@ function Ping({ api, webhook, onLogged }: ActionProps & { onLogged: () => void }
 function RotateSecret({ api, webhook, onRotated }: ActionProps & { onRotated: () => void }) {
   const [confirming, setConfirming] = useState(false);
   const [own, setOwn] = useState('');
-  const rotate = useAction(() => api.rotateSecret(webhook.id, own.trim() || undefined), () => {
-    setConfirming(false);
-    setOwn('');
-  });
-  if (rotate.result) return <SecretOnce secret={rotate.result.secret} onDone={() => { rotate.reset(); onRotated(); }} />;
+  const rotate = useAction(
+    () => api.rotateSecret(webhook.id, own.trim() || undefined),
+    () => {
+      setConfirming(false);
+      setOwn('');
+    },
+  );
+  if (rotate.result)
+    return (
+      <SecretOnce
+        secret={rotate.result.secret}
+        onDone={() => {
+          rotate.reset();
+          onRotated();
+        }}
+      />
+    );
   return (
     <div class="action">
       <h2>Signing secret</h2>
@@ -122,7 +138,15 @@ function RotateSecret({ api, webhook, onRotated }: ActionProps & { onRotated: ()
           Rotate the secret
         </button>
       ) : (
-        <form class="confirm" onSubmit={(event) => { event.preventDefault(); rotate.run(); }} method="post" action="#">
+        <form
+          class="confirm"
+          onSubmit={(event) => {
+            event.preventDefault();
+            rotate.run();
+          }}
+          method="post"
+          action="#"
+        >
           <TextField
             id="own-secret"
             label="Your own new secret (optional)"
@@ -138,7 +162,14 @@ function RotateSecret({ api, webhook, onRotated }: ActionProps & { onRotated: ()
             <button type="submit" disabled={rotate.busy}>
               Rotate now
             </button>
-            <button type="button" class="secondary" onClick={() => { setConfirming(false); rotate.reset(); }}>
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => {
+                setConfirming(false);
+                rotate.reset();
+              }}
+            >
               Cancel
             </button>
           </div>
@@ -180,7 +211,16 @@ function EditSubscription({ api, webhook, onSaved }: ActionProps & { onSaved: (w
   const [value, setValue] = useState({ events: webhook.events, listIds: webhook.listIds.join(', ') });
   const save = useAction(() => api.updateWebhook(webhook.id, toSubscription(value)), onSaved);
   return (
-    <form class="subscription" onSubmit={(event) => { event.preventDefault(); save.run(); }} method="post" action="#" noValidate>
+    <form
+      class="subscription"
+      onSubmit={(event) => {
+        event.preventDefault();
+        save.run();
+      }}
+      method="post"
+      action="#"
+      noValidate
+    >
       <h2>Topics and lists</h2>
       <SubscriptionFields idPrefix="edit" value={value} onChange={setValue} error={save.error} />
       <ErrorText error={errorOf(save.error, null, ['events', 'listIds'])} />

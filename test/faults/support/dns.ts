@@ -29,7 +29,10 @@ export function createTestDns(initial: Record<string, string[]> = {}): TestDns {
       queues.set(name, [addresses]);
     },
     sequence(name, answers) {
-      queues.set(name, answers.map((answer) => [...answer]));
+      queues.set(
+        name,
+        answers.map((answer) => [...answer]),
+      );
     },
     callsFor: (name) => calls.filter((call) => call === name).length,
   };

@@ -61,7 +61,9 @@ export function formatTotals(rows: Row[]): string {
     (passed < rows.length ? ` (${rows.length - passed} NOT passed)` : '') +
     `; writes accepted ${sum((row) => row.writesAccepted)}, lost ${lost}` +
     `; 5xx seen ${fiveXx}; peak RSS under hostile receivers ${peak}`;
-  const alarms = [lost > 0 ? `${lost} accepted writes LOST (must be 0)` : '', fiveXx > 0 ? `${fiveXx} 5xx answers (must be 0)` : ''].filter(Boolean);
+  const alarms = [lost > 0 ? `${lost} accepted writes LOST (must be 0)` : '', fiveXx > 0 ? `${fiveXx} 5xx answers (must be 0)` : ''].filter(
+    Boolean,
+  );
   return alarms.length > 0 ? `${totals}\n!! ${alarms.join('; ')}` : totals;
 }
 

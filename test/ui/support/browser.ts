@@ -12,9 +12,20 @@ export async function launchChromium(): Promise<Browser> {
     return await chromium.launch({
       executablePath: CHROMIUM,
       // Root in a sandbox of its own, and no network beyond loopback.
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   } catch (error) {
-    throw new Error(`This test needs Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH): ${(error as Error).message}`, { cause: error });
+    throw new Error(
+      `This test needs Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH): ${(error as Error).message}`,
+      { cause: error },
+    );
   }
 }

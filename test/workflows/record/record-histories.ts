@@ -15,7 +15,14 @@ import { createLogger } from '../../../src/logger';
 import { metrics } from '../../../src/metrics';
 import { createHttpSender } from '../../../src/delivery/sender';
 import { createAddressPolicy } from '../../../src/delivery/url-policy';
-import { TOPICS, lifecycleWorkflowId, listWriteBatchWorkflowId, redeliveryWorkflowId, registrationWorkflowId, type ListWriteDeliveries } from '../../../src/types';
+import {
+  TOPICS,
+  lifecycleWorkflowId,
+  listWriteBatchWorkflowId,
+  redeliveryWorkflowId,
+  registrationWorkflowId,
+  type ListWriteDeliveries,
+} from '../../../src/types';
 import { deliverListWrite, pruneRecords, webhookLifecycle } from '../../../workflows';
 import { ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/temporal/search-attributes';
 import type { Receiver } from '../../support/receiver';
@@ -50,14 +57,18 @@ async function registrationWorkflowIds(accountId: string): Promise<string[]> {
 }
 
 async function pingWorkflowId(webhookId: string): Promise<string> {
-  return waitFor(async () => {
-    for await (const execution of stack.service.client.workflow.list({ query: `WorkflowType = 'pingWebhook' AND WebhookId = '${webhookId}'` })) {
-      return execution.workflowId;
-    }
-    return undefined;
-  }, { what: `the ping workflow of ${webhookId}` });
+  return waitFor(
+    async () => {
+      for await (const execution of stack.service.client.workflow.list({
+        query: `WorkflowType = 'pingWebhook' AND WebhookId = '${webhookId}'`,
+      })) {
+        return execution.workflowId;
+      }
+      return undefined;
+    },
+    { what: `the ping workflow of ${webhookId}` },
+  );
 }
-
 
 async function setWebhookStatus(token: string, webhookId: string, status: 'active' | 'paused') {
   const response = await stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token, body: { status } });
@@ -80,9 +91,15 @@ describe(`recording workflow histories of release ${release}`, () => {
   it('registerWebhook: created, updated, unreachable', async () => {
     const account = await stack.createAccount();
     await stack.registerWebhook(account.token, receiver.urlFor('/registered'));
-    const update = await stack.request('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor('/registered'), events: ['item.added'] } });
+    const update = await stack.request('POST', '/v3/webhooks', {
+      token: account.token,
+      body: { url: receiver.urlFor('/registered'), events: ['item.added'] },
+    });
     expect(update.status).toBe(200);
-    const unreachable = await stack.request('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor('/fail/registration') } });
+    const unreachable = await stack.request('POST', '/v3/webhooks', {
+      token: account.token,
+      body: { url: receiver.urlFor('/fail/registration') },
+    });
     expect(unreachable.status).toBe(422);
     const [created, updated, refused] = await registrationWorkflowIds(account.id);
     await save('registration-created', created);
@@ -92,9 +109,13 @@ describe(`recording workflow histories of release ${release}`, () => {
 
   it('pingWebhook: delivered and failed', async () => {
     const account = await stack.createAccount();
-    for (const [name, url] of [['ping-delivered', '/pinged'], ['ping-failed', '/pinged-then-fail']] as const) {
+    for (const [name, url] of [
+      ['ping-delivered', '/pinged'],
+      ['ping-failed', '/pinged-then-fail'],
+    ] as const) {
       const webhook = await stack.registerWebhook(account.token, receiver.urlFor(url));
-      if (name === 'ping-failed') receiver.respondWith((request) => (request.path.startsWith('/fail') || request.path === url ? { status: 500 } : {}));
+      if (name === 'ping-failed')
+        receiver.respondWith((request) => (request.path.startsWith('/fail') || request.path === url ? { status: 500 } : {}));
       const response = await stack.request('POST', `/v3/webhooks/${webhook.id}/pings`, { token: account.token });
       expect(response.body.delivered).toBe(name === 'ping-delivered');
       await save(name, await pingWorkflowId(webhook.id));
@@ -107,8 +128,11 @@ describe(`recording workflow histories of release ${release}`, () => {
     await stack.reportWrite(listId, 'to-redeliver');
     const [logged] = (await stack.request('GET', `/v3/webhooks/${webhookId}/deliveries`, { token: owner.token })).body.data;
     for (const name of ['redelivery-delivered', 'redelivery-failed'] as const) {
-      if (name === 'redelivery-failed') receiver.respondWith((request) => (request.path.startsWith('/fail') || request.path === '/redelivered' ? { status: 500 } : {}));
-      const response = await stack.request('POST', `/v3/webhooks/${webhookId}/deliveries/${logged.id}/redeliveries`, { token: owner.token });
+      if (name === 'redelivery-failed')
+        receiver.respondWith((request) => (request.path.startsWith('/fail') || request.path === '/redelivered' ? { status: 500 } : {}));
+      const response = await stack.request('POST', `/v3/webhooks/${webhookId}/deliveries/${logged.id}/redeliveries`, {
+        token: owner.token,
+      });
       expect(response.body.delivered).toBe(name === 'redelivery-delivered');
       await save(name, redeliveryWorkflowId(webhookId, response.body.deliveryId));
     }
@@ -131,7 +155,10 @@ describe(`recording workflow histories of release ${release}`, () => {
     await setWebhookStatus(owner.token, webhookId, 'paused');
     const skipped = await startWrite(stack.taskQueue, 'skipped', {
       listId,
-      recipients: [{ webhookId, topics: ['list.changed'] }, { webhookId: 'wh_000000000000000000000000', topics: ['item.added'] }],
+      recipients: [
+        { webhookId, topics: ['list.changed'] },
+        { webhookId: 'wh_000000000000000000000000', topics: ['item.added'] },
+      ],
       deliveryTimeoutMs: 3000,
     });
     await skipped.result();
@@ -146,8 +173,16 @@ describe(`recording workflow histories of release ${release}`, () => {
 
   it('deliverListWrite in child batches (0.2.0 on), and deliverListWriteBatch', async () => {
     const { listId } = await stack.setUpListWebhook(receiver.urlFor('/batched'));
-    const gone = Array.from({ length: 3 }, (_, i) => ({ webhookId: `wh_batched${String(i).padStart(17, '0')}`, topics: ['item.added' as const, 'list.changed' as const] }));
-    const batched = await startWrite(stack.taskQueue, 'batched', { listId, recipients: gone, deliveryTimeoutMs: 3000, deliveriesPerBatch: 4 });
+    const gone = Array.from({ length: 3 }, (_, i) => ({
+      webhookId: `wh_batched${String(i).padStart(17, '0')}`,
+      topics: ['item.added' as const, 'list.changed' as const],
+    }));
+    const batched = await startWrite(stack.taskQueue, 'batched', {
+      listId,
+      recipients: gone,
+      deliveryTimeoutMs: 3000,
+      deliveriesPerBatch: 4,
+    });
     await batched.result();
     await save('list-write-child-batches', batched.workflowId);
     await save('list-write-batch', listWriteBatchWorkflowId(listId, 'batched', 1));
@@ -164,7 +199,13 @@ describe(`recording workflow histories of release ${release}`, () => {
     const taskQueue = `${stack.taskQueue}-lost`;
     const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
     const http = createHttpSender({ timeoutMs: 1000, policy: createAddressPolicy([]), userAgent: 'recorder' });
-    const activities = createActivities({ sql: stack.service.sql, http, logger: createLogger('silent'), metrics, client: stack.service.client });
+    const activities = createActivities({
+      sql: stack.service.sql,
+      http,
+      logger: createLogger('silent'),
+      metrics,
+      client: stack.service.client,
+    });
     // A worker that never finishes a delivery, as if it had died mid-POST: the activity
     // times out and the workflow records the delivery as our own failure.
     const worker = await Worker.create({
@@ -175,7 +216,11 @@ describe(`recording workflow histories of release ${release}`, () => {
       shutdownGraceTime: '100 ms',
     });
     await worker.runUntil(async () => {
-      const lost = await startWrite(taskQueue, 'lost', { listId, recipients: [{ webhookId, topics: ['list.changed'] }], deliveryTimeoutMs: 100 });
+      const lost = await startWrite(taskQueue, 'lost', {
+        listId,
+        recipients: [{ webhookId, topics: ['list.changed'] }],
+        deliveryTimeoutMs: 100,
+      });
       await lost.result();
       await save('list-write-internal-failure', lost.workflowId);
     });
@@ -188,7 +233,12 @@ describe(`recording workflow histories of release ${release}`, () => {
   it('webhookLifecycle: counting and resets, still open', async () => {
     const { owner, webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/counting'));
     // Each write's outcome, and the count it leaves.
-    const steps = [[false, 1], [false, 2], [true, 0], [false, 1]] as const;
+    const steps = [
+      [false, 1],
+      [false, 2],
+      [true, 0],
+      [false, 1],
+    ] as const;
     for (const [i, [delivered, count]] of steps.entries()) {
       receiver.respondWith((request) => (request.path === '/counting' && !delivered ? { status: 500 } : {}));
       await stack.reportWrite(listId, `count-${i}`);
@@ -223,8 +273,16 @@ describe(`recording workflow histories of release ${release}`, () => {
     const started = await client.workflow.start(webhookLifecycle, {
       taskQueue: stack.taskQueue,
       workflowId,
-      args: [{ state: { webhookId, accountId: owner.id, status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 }, signalsPerRun: 3 }],
-      typedSearchAttributes: [{ key: WebhookIdKey, value: webhookId }, { key: WebhookStatusKey, value: 'active' }],
+      args: [
+        {
+          state: { webhookId, accountId: owner.id, status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 },
+          signalsPerRun: 3,
+        },
+      ],
+      typedSearchAttributes: [
+        { key: WebhookIdKey, value: webhookId },
+        { key: WebhookStatusKey, value: 'active' },
+      ],
     });
     receiver.respondWith((request) => (request.path === '/continuing' ? { status: 500 } : {}));
     for (let i = 0; i < 5; i++) await stack.reportWrite(listId, `continue-${i}`);
