@@ -33,8 +33,9 @@ export default tseslint.config(
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: at run time it may import only
-    // the workflow API, other workflow files and the pure modules named here; anything else
-    // (activities, the database, Node) only as a type.
+    // the workflow API, other workflow files and the contract (src/contract/: what crosses
+    // into workflows, replay-sensitive); anything else (activities, the database, Node) only
+    // as a type.
     files: ['workflows/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
@@ -42,10 +43,29 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!@temporalio/workflow$|\\./[\\w-]+$|\\.\\./src/types$|\\.\\./src/temporal/(search-attributes|webhook-messages)$)',
+              regex: '^(?!@temporalio/workflow$|\\./[\\w-]+$|\\.\\./src/contract/[\\w-]+$)',
               allowTypeImports: true,
               message:
-                'Workflow code may import at run time only @temporalio/workflow, other workflow files, src/types, src/temporal/search-attributes and src/temporal/webhook-messages; import anything else with `import type`.',
+                'Workflow code may import at run time only @temporalio/workflow, other workflow files and src/contract/; import anything else with `import type`.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The contract is bundled into the workflows' sandbox: at run time it may import only
+    // Temporal's message and search-attribute definitions and itself.
+    files: ['src/contract/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!@temporalio/(workflow|common)$|\\./[\\w-]+$)',
+              allowTypeImports: true,
+              message: 'The contract may import at run time only @temporalio/workflow, @temporalio/common and its own files.',
             },
           ],
         },

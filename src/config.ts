@@ -1,7 +1,7 @@
 // Configuration is read from the environment once, at start, into one typed object.
 // A missing or malformed value stops start-up with one line naming it.
 import ipaddr from 'ipaddr.js';
-import { DEFAULT_DELIVERIES_PER_BATCH } from './types';
+import { DEFAULT_DELIVERIES_PER_BATCH } from './contract/rules';
 
 export interface Config {
   port: number;

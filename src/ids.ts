@@ -1,25 +1,16 @@
-import { createHash, randomBytes } from 'node:crypto';
+// The service's ids: how they are made and what they look like, in one place. Pure (the
+// dashboard's types and the JSON schemas read the form too).
+type IdPrefix = 'acc' | 'wh' | 'dlv' | 'reg';
 
-/** Random, non-sequential ids such as `wh_5f0c…` (96 bits). */
-export function newId(prefix: 'acc' | 'wh' | 'dlv' | 'reg'): string {
-  return `${prefix}_${randomBytes(12).toString('hex')}`;
+const ID_BYTES = 12;
+
+/** Random, non-sequential ids such as `wh_5f0c…` (96 bits, in hex). */
+export function newId(prefix: IdPrefix): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(ID_BYTES));
+  return `${prefix}_${Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')}`;
 }
 
-/** An API token: 256 random bits, shown once and stored only as its hash. */
-export function newToken(): string {
-  return `tok_${randomBytes(32).toString('base64url')}`;
-}
-
-/** Tokens carry 256 bits of entropy, so a fast unsalted hash is enough to store them. */
-export function hashToken(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
-}
-
-/** The internal API's token when none is configured: 256 random bits. */
-export function newInternalToken(): string {
-  return `int_${randomBytes(32).toString('base64url')}`;
-}
-
-export function newSigningSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`;
+/** The form of every id `newId(prefix)` makes, as a JSON schema pattern or a RegExp source. */
+export function idPattern(prefix: IdPrefix): string {
+  return `^${prefix}_[0-9a-f]{${ID_BYTES * 2}}$`;
 }

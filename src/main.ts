@@ -7,7 +7,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config';
-import { newInternalToken } from './ids';
+import { newInternalToken } from './secrets';
 import { startEmbeddedPostgres } from './db/embedded';
 import { createLogger, type Logger } from './logger';
 import { startPart, startService } from './service';

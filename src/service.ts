@@ -16,7 +16,7 @@ import { metrics } from './metrics';
 import { createWorkflows } from './temporal/client';
 import { ensureRetentionSchedule } from './temporal/retention-schedule';
 import { createWorker } from './temporal/worker';
-import { TASK_QUEUE } from './types';
+import { TASK_QUEUE } from './contract/workflows';
 
 export const USER_AGENT = `svc-webhooks/${version}`;
 

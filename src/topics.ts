@@ -1,4 +1,7 @@
-import { TOPICS, type Topic } from './types';
+// The topics a webhook subscribes to, and the changes of a write that fire them.
+export const TOPICS = ['list.changed', 'item.added', 'item.removed', 'item.checked', 'list.members.changed'] as const;
+export type Topic = (typeof TOPICS)[number];
+export const DEFAULT_TOPICS: Topic[] = ['list.changed'];
 
 export const CHANGE_TYPES = [
   'item.added',

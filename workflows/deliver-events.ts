@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure, patched, proxyActivities, TemporalFailure } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { DELIVERY_FAILED, type ListEvent, type PlannedDelivery } from '../src/types';
+import { DELIVERY_FAILED } from '../src/contract/rules';
+import type { ListEvent, PlannedDelivery } from '../src/contract/payloads';
 import { oneAttempt } from './one-attempt';
 
 const { recordInternalFailure } = proxyActivities<Activities>({

@@ -1,4 +1,4 @@
-import type { ListWriteBatch } from '../src/types';
+import type { ListWriteBatch } from '../src/contract/payloads';
 import { deliverEvents } from './deliver-events';
 
 /**

@@ -1,12 +1,8 @@
 import { executeChild, patched, uuid4 } from '@temporalio/workflow';
-import { ListIdKey } from '../src/temporal/search-attributes';
-import {
-  DEFAULT_DELIVERIES_PER_BATCH,
-  listWriteBatchWorkflowId,
-  type ListEvent,
-  type ListWriteDeliveries,
-  type PlannedDelivery,
-} from '../src/types';
+import { ListIdKey } from '../src/contract/search-attributes';
+import { DEFAULT_DELIVERIES_PER_BATCH } from '../src/contract/rules';
+import { listWriteBatchWorkflowId } from '../src/contract/workflows';
+import type { ListEvent, ListWriteDeliveries, PlannedDelivery } from '../src/contract/payloads';
 import { deliverEvents } from './deliver-events';
 import { deliverListWriteBatch } from './deliver-list-write-batch';
 

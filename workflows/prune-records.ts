@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { Pruned } from '../src/db/retention';
+import type { PruneRequest, Pruned } from '../src/contract/payloads';
 
 const { pruneRecords: prune } = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
@@ -11,6 +11,6 @@ const { pruneRecords: prune } = proxyActivities<Activities>({
  * Started every hour by the schedule `prune-records/{taskQueue}`: deletes the writes and
  * registrations older than the retention window. Its result, in the Web UI, says how many.
  */
-export async function pruneRecords({ retentionDays }: { retentionDays: number }): Promise<Pruned> {
+export async function pruneRecords({ retentionDays }: PruneRequest): Promise<Pruned> {
   return prune(retentionDays);
 }

@@ -1,6 +1,6 @@
 import { patched, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { RegistrationInput, RegistrationResult } from '../src/types';
+import type { RegistrationInput, RegistrationResult } from '../src/contract/payloads';
 import { oneAttempt } from './one-attempt';
 
 /**

@@ -11,9 +11,10 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { WebhookStatusKey } from '../src/temporal/search-attributes';
-import { deleteWebhookUpdate, deliveryOutcomesSignal, lifecycleStateQuery, setStatusUpdate } from '../src/temporal/webhook-messages';
-import { MAX_CONSECUTIVE_FAILURES, type WebhookLifecycleInput, type WebhookLifecycleState } from '../src/types';
+import { WebhookStatusKey } from '../src/contract/search-attributes';
+import { deleteWebhookUpdate, deliveryOutcomesSignal, lifecycleStateQuery, setStatusUpdate } from '../src/contract/messages';
+import { MAX_CONSECUTIVE_FAILURES } from '../src/contract/rules';
+import type { WebhookLifecycleInput, WebhookLifecycleState } from '../src/contract/payloads';
 
 /**
  * Runs are kept short. A worker that lost this workflow from its cache (a restart, or a

@@ -6,7 +6,7 @@ import type { Logger } from '../logger';
 import type { Workflows } from '../temporal/client';
 import { metricsText, registry } from '../metrics';
 import { apiErrors } from './errors';
-import { INTERNAL_BODY_LIMIT_BYTES, PUBLIC_BODY_LIMIT_BYTES } from './limits';
+import { INTERNAL_BODY_LIMIT_BYTES, PUBLIC_BODY_LIMIT_BYTES } from '../limits';
 import { buildOpenApiDocument } from './openapi';
 import { authenticateAccount, authenticateInternal, errorEnvelope, jsonBody, requestLog, type ApiState } from './middleware';
 import { internalRoutes } from './routes/internal';

@@ -1,10 +1,11 @@
 // The OpenAPI 3.1 document of both APIs, built from the JSON schemas that validate
-// requests (src/api/schemas.ts): one source of truth. Served at GET /v3/openapi.json.
+// requests (src/api/schemas.ts) and those of the objects it answers with (src/objects.ts):
+// one source of truth. Served at GET /v3/openapi.json.
 import { version } from '../../package.json';
 import { DELIVERY_LOG_KEPT } from '../db/deliveries';
-import { MAX_WEBHOOKS_PER_ACCOUNT } from '../types';
+import { byteSize, INTERNAL_BODY_LIMIT_BYTES, MAX_WEBHOOKS_PER_ACCOUNT, PUBLIC_BODY_LIMIT_BYTES } from '../limits';
+import * as objects from '../objects';
 import type { ErrorCode } from './errors';
-import { INTERNAL_BODY_LIMIT_BYTES, PUBLIC_BODY_LIMIT_BYTES, byteSize } from './limits';
 import * as schemas from './schemas';
 
 type Schema = Record<string, unknown>;
@@ -13,29 +14,29 @@ const json = (schema: Schema) => ({ 'application/json': { schema } });
 const ref = (name: keyof typeof components) => ({ $ref: `#/components/schemas/${name}` });
 
 const components = {
-  Webhook: schemas.webhookObject,
-  CreatedWebhook: schemas.createdWebhookObject,
-  WebhookList: schemas.webhookList,
-  PingResult: schemas.pingResult,
-  CreatedAccount: schemas.createdAccount,
-  List: schemas.listObject,
-  Health: schemas.healthStatus,
+  Webhook: objects.webhookObject,
+  CreatedWebhook: objects.createdWebhookObject,
+  WebhookList: objects.webhookList,
+  PingResult: objects.deliveryResultObject,
+  CreatedAccount: objects.createdAccount,
+  List: objects.listObject,
+  Health: objects.healthStatus,
   RegisterWebhookBody: schemas.registerWebhookBody,
   UpdateWebhookBody: schemas.updateWebhookBody,
   EmptyBody: schemas.emptyBody,
   CreateAccountBody: schemas.createAccountBody,
   PutListBody: schemas.putListBody,
   ListWriteBody: schemas.listWriteBody,
-  WriteAccepted: schemas.writeAccepted,
-  DeliveryPage: schemas.deliveryPage,
-  RedeliveryResult: schemas.redeliveryResult,
+  WriteAccepted: objects.writeAccepted,
+  DeliveryPage: objects.deliveryPage,
+  RedeliveryResult: objects.redeliveryResult,
   RotateSecretBody: schemas.rotateSecretBody,
-  RotatedSecret: schemas.rotatedSecret,
+  RotatedSecret: objects.rotatedSecret,
 } as const;
 
 /** An error response: the envelope, with `code` limited to what this status means here. */
 function errors(description: string, codes: ErrorCode[]) {
-  const envelope = schemas.errorEnvelope;
+  const envelope = objects.errorEnvelope;
   return {
     description: `${description}: ${codes.join(', ')}`,
     content: json({

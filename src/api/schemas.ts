@@ -1,19 +1,17 @@
-// JSON schemas (draft 2020-12, the dialect of OpenAPI 3.1) of every request and response.
-// Requests are validated with them, compiled once by one ajv instance; the OpenAPI
-// document is built from the same objects.
+// JSON schemas (draft 2020-12, the dialect of OpenAPI 3.1) of every request, and the types
+// derived from them. Requests are validated with them, compiled once by one ajv instance;
+// the OpenAPI document is built from the same objects, with the responses' (src/objects.ts).
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import type { FromSchema } from 'json-schema-to-ts';
-import { CHANGE_TYPES } from '../topics';
-import { MAX_LIST_IDS, TOPICS } from '../types';
+import { MAX_CHANGES_PER_WRITE, MAX_LIST_IDS, MAX_LIST_MEMBERS } from '../limits';
+import { deliveryIdSchema, deliveryKindSchema, deliveryOutcomeSchema, topicSchema } from '../objects';
+import { CHANGE_TYPES, TOPICS } from '../topics';
 import { apiErrors, type ValidationIssue } from './errors';
-import { MAX_CHANGES_PER_WRITE, MAX_LIST_MEMBERS } from './limits';
 
 const ajv = new Ajv2020({ allErrors: false, strict: true });
 
 const id = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' } as const;
-const timestamp = { type: 'string', format: 'date-time' } as const;
-const topic = { type: 'string', enum: [...TOPICS] } as const;
-const events = { type: 'array', minItems: 1, maxItems: TOPICS.length, uniqueItems: true, items: topic } as const;
+const events = { type: 'array', minItems: 1, maxItems: TOPICS.length, uniqueItems: true, items: topicSchema } as const;
 const listIds = { type: 'array', maxItems: MAX_LIST_IDS, uniqueItems: true, items: id } as const;
 
 // ---- requests ----
@@ -110,139 +108,20 @@ export const rotateSecretBody = {
 } as const;
 export type RotateSecretBody = FromSchema<typeof rotateSecretBody>;
 
-const deliveryKind = { enum: ['event', 'ping', 'redelivery'] } as const;
-const deliveryOutcome = { enum: ['delivered', 'failed'] } as const;
-const deliveryId = { type: 'string', pattern: '^dlv_[0-9a-f]{24}$' } as const;
-
 export const deliveriesQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
     limit: { type: 'string', pattern: '^(100|[1-9][0-9]?)$', description: '1 to 100, default 20' },
-    before: { ...deliveryId, description: 'The `next` of the previous page' },
-    outcome: { type: 'string', ...deliveryOutcome, description: 'Only attempts with this outcome' },
-    kind: { type: 'string', ...deliveryKind, description: 'Only event deliveries, pings or redeliveries' },
+    before: { ...deliveryIdSchema, description: 'The `next` of the previous page' },
+    outcome: { type: 'string', ...deliveryOutcomeSchema, description: 'Only attempts with this outcome' },
+    kind: { type: 'string', ...deliveryKindSchema, description: 'Only event deliveries, pings or redeliveries' },
     event: { type: 'string', enum: [...TOPICS, 'ping'], description: 'Only attempts of this topic, or pings' },
   },
 } as const;
 export type DeliveriesQuery = FromSchema<typeof deliveriesQuery>;
 
 export const idParameter = id;
-
-// ---- responses (documentation and contract tests) ----
-
-/** A response object: exactly these properties, each always present. */
-function responseObject<const P extends Record<string, object>>(properties: P) {
-  return { type: 'object', additionalProperties: false, required: Object.keys(properties) as (keyof P & string)[], properties } as const;
-}
-
-const deliveryError = { enum: ['timeout', 'redirect', 'non_2xx', 'connection', 'tls', 'blocked_address', 'internal', null] } as const;
-
-export const webhookObject = responseObject({
-  id: { type: 'string', pattern: '^wh_[0-9a-f]{24}$' },
-  url: { type: 'string' },
-  events: { type: 'array', items: topic },
-  listIds: { type: 'array', items: { type: 'string' } },
-  status: { type: 'string', enum: ['active', 'paused'] },
-  pausedReason: { enum: ['auto_failures', 'manual', null] },
-  consecutiveFailures: { type: 'integer', minimum: 0 },
-  createdAt: timestamp,
-  updatedAt: timestamp,
-});
-
-export const createdWebhookObject = responseObject({
-  ...webhookObject.properties,
-  secret: { type: 'string', pattern: '^whsec_', description: 'The signing secret; shown in this response only' },
-});
-
-export const webhookList = responseObject({ data: { type: 'array', items: webhookObject } });
-
-export const pingResult = responseObject({
-  delivered: { type: 'boolean' },
-  statusCode: { type: ['integer', 'null'] },
-  durationMs: { type: 'integer', minimum: 0 },
-  error: deliveryError,
-});
-
-export const redeliveryResult = responseObject({
-  deliveryId: { ...deliveryId, description: "The redelivery's own id (its SVC-Delivery header)" },
-  ...pingResult.properties,
-});
-
-export const rotatedSecret = responseObject({
-  secret: { type: 'string', pattern: '^whsec_', description: 'The new signing secret; shown in this response only' },
-});
-
-export const createdAccount = responseObject({
-  id: { type: 'string', pattern: '^acc_' },
-  token: { type: 'string', description: "The account's API token; shown in this response only" },
-});
-
-export const listObject = responseObject({
-  id: { type: 'string' },
-  ownerAccountId: { type: 'string' },
-  memberAccountIds: { type: 'array', items: { type: 'string' } },
-  cursor: { type: 'integer', minimum: 0 },
-});
-
-export const writeAccepted = responseObject({
-  writeId: { type: 'string' },
-  listId: { type: 'string' },
-  cursor: { type: 'integer', minimum: 1 },
-  topics: { type: 'array', items: topic },
-});
-
-export const deliveryPage = responseObject({
-  data: {
-    type: 'array',
-    items: responseObject({
-      id: deliveryId,
-      event: { type: 'string' },
-      listId: { type: ['string', 'null'] },
-      cursor: { type: ['integer', 'null'] },
-      at: { type: ['string', 'null'], format: 'date-time' },
-      kind: deliveryKind,
-      redeliveryOf: { type: ['string', 'null'], description: 'The delivery a redelivery repeats; null for the others' },
-      outcome: deliveryOutcome,
-      statusCode: { type: ['integer', 'null'] },
-      error: deliveryError,
-      durationMs: { type: 'integer', minimum: 0 },
-      attemptedAt: timestamp,
-    }),
-  },
-  next: { type: ['string', 'null'], description: 'Pass as `before` for the next page; null on the last' },
-});
-
-export const errorEnvelope = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['code', 'message'],
-      properties: {
-        code: { type: 'string' },
-        message: { type: 'string' },
-        details: {
-          type: 'array',
-          items: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['path', 'message'],
-            properties: { path: { type: 'string' }, message: { type: 'string' } },
-          },
-        },
-        invalidListIds: { type: 'array', items: { type: 'string' } },
-        reason: { type: 'string' },
-        statusCode: { type: 'integer' },
-      },
-    },
-  },
-} as const;
-
-export const healthStatus = responseObject({ status: { type: 'string' } });
 
 // ---- validation ----
 

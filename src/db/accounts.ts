@@ -1,4 +1,5 @@
-import { hashToken, newId, newToken } from '../ids';
+import { hashToken, newToken } from '../secrets';
+import { newId } from '../ids';
 import type { Db, Sql } from './sql';
 
 export async function createAccount(sql: Sql, name: string): Promise<{ id: string; token: string }> {

@@ -1,6 +1,66 @@
-import type { DeliveryKind, DeliveryResult } from '../types';
+// The delivery log and the claims beside it: every attempt a worker makes (event deliveries,
+// pings, redeliveries) is logged here, and every event delivery's one attempt is claimed
+// here before its POST.
+import type { DeliveryKind, DeliveryLogEntry, DeliveryResult, WebhookStatus } from '../objects';
 import type { Db } from './sql';
 
+// ---- where a delivery goes, and the claim of its one attempt ----
+
+/** Where and how to sign a delivery to the webhook, and whether it is active; null once it is deleted. */
+export async function findDeliveryTarget(sql: Db, webhookId: string): Promise<DeliveryTarget | null> {
+  const [row] = await sql<DeliveryTarget[]>`SELECT url, secret, status FROM webhooks WHERE id = ${webhookId}`;
+  return row ?? null;
+}
+
+export interface DeliveryTarget {
+  url: string;
+  secret: string;
+  status: WebhookStatus;
+}
+
+/** One event delivery's attempt, to be claimed before its POST. */
+export interface DeliveryClaim {
+  webhookId: string;
+  deliveryId: string;
+}
+
+/** Where to send a claimed delivery; `claimed` false: nothing may be sent. */
+export type ClaimedTarget = DeliveryTarget & { claimed: boolean };
+
+/**
+ * The targets of event deliveries and, for each whose webhook is active, the claim of its
+ * one attempt, in one statement however many. `claimed` is false when the webhook is not
+ * active (nothing is claimed) or when an earlier run of the same delivery already claimed
+ * it, in an earlier call or earlier in this one: then nothing may be sent. Null for a
+ * delivery whose webhook is deleted.
+ */
+export async function claimDeliveries(sql: Db, claims: readonly DeliveryClaim[]): Promise<(ClaimedTarget | null)[]> {
+  const wanted = claims.map(({ webhookId, deliveryId }) => ({ webhook_id: webhookId, delivery_id: deliveryId }));
+  const rows = await sql<(ClaimedTarget & { deliveryId: string })[]>`
+    WITH wanted AS (
+      SELECT DISTINCT webhook_id, delivery_id FROM jsonb_to_recordset(${sql.json(wanted)}) AS c(webhook_id text, delivery_id text)
+    ), target AS (
+      SELECT wanted.delivery_id, w.url, w.secret, w.status FROM wanted JOIN webhooks w ON w.id = wanted.webhook_id
+    ), claim AS (
+      INSERT INTO delivery_claims (delivery_id) SELECT delivery_id FROM target WHERE status = 'active'
+      ON CONFLICT (delivery_id) DO NOTHING
+      RETURNING delivery_id
+    )
+    SELECT target.delivery_id AS "deliveryId", url, secret, status, claim.delivery_id IS NOT NULL AS claimed
+    FROM target LEFT JOIN claim ON claim.delivery_id = target.delivery_id`;
+  const byDelivery = new Map(rows.map(({ deliveryId, ...target }) => [deliveryId, target]));
+  return claims.map(({ deliveryId }) => {
+    const target = byDelivery.get(deliveryId);
+    if (target === undefined) return null;
+    // Only the first ask of a delivery may send; a later one in this call finds it taken.
+    byDelivery.set(deliveryId, { ...target, claimed: false });
+    return target;
+  });
+}
+
+// ---- the log ----
+
+/** One attempt, as a worker logs it. */
 export interface DeliveryRecord {
   id: string;
   webhookId: string;
@@ -12,22 +72,6 @@ export interface DeliveryRecord {
   /** The id a redelivery repeats; absent for the others. */
   redeliveryOf?: string;
   result: DeliveryResult;
-}
-
-/** What GET /v3/webhooks/{id}/deliveries shows of one attempt. */
-export interface DeliveryLogEntry {
-  id: string;
-  event: string;
-  listId: string | null;
-  cursor: number | null;
-  at: string | null;
-  kind: DeliveryKind;
-  redeliveryOf: string | null;
-  outcome: 'delivered' | 'failed';
-  statusCode: number | null;
-  error: string | null;
-  durationMs: number;
-  attemptedAt: string;
 }
 
 /** The log keeps at least this many attempts per webhook; older ones are pruned. */
@@ -118,7 +162,7 @@ interface DeliveryLogRow {
   redelivery_of: string | null;
   outcome: DeliveryLogEntry['outcome'];
   status_code: number | null;
-  error: string | null;
+  error: DeliveryLogEntry['error'];
   duration_ms: number;
   attempted_at: Date;
 }

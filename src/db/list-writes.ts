@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { topicsOfWrite, type ChangeType } from '../topics';
-import { TOPICS, type ListWrite, type Recipient, type Topic } from '../types';
+import { TOPICS, type Topic } from '../topics';
+import type { ListWrite, Recipient } from '../contract/payloads';
 import type { Sql } from './sql';
 
 export interface Change {

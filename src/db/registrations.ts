@@ -1,7 +1,9 @@
 // A registration in flight: the webhook's id and secret kept before its ping, then the
 // webhook stored (or the registration marked unreachable) once the ping is answered.
-import { newId, newSigningSecret } from '../ids';
-import { MAX_WEBHOOKS_PER_ACCOUNT, type RegistrationInput, type RegistrationResult } from '../types';
+import { newId } from '../ids';
+import { newSigningSecret } from '../secrets';
+import { MAX_WEBHOOKS_PER_ACCOUNT } from '../limits';
+import type { RegistrationInput, RegistrationResult } from '../contract/payloads';
 import { findListIdsNotOwned } from './lists';
 import type { Db, Sql } from './sql';
 import { WEBHOOK_COLUMNS, countWebhooks, findWebhook, findWebhookByUrl, toWebhook, type WebhookRow } from './webhooks';

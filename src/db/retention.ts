@@ -1,13 +1,8 @@
+import type { Pruned } from '../contract/payloads';
 import type { Sql } from './sql';
 
 /** Rows deleted per statement: short transactions, so writes and registrations never wait long. */
 const BATCH = 1000;
-
-export interface Pruned {
-  listWrites: number;
-  registrations: number;
-  deliveryClaims: number;
-}
 
 /**
  * Deletes the writes and registrations recorded more than `retentionDays` ago. A write's

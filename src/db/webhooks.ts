@@ -1,4 +1,6 @@
-import type { Topic, Webhook, WebhookLifecycleState, WebhookStatus } from '../types';
+import type { Topic } from '../topics';
+import type { Webhook } from '../objects';
+import type { WebhookLifecycleState } from '../contract/payloads';
 import type { Db } from './sql';
 
 export interface WebhookRow {
@@ -67,58 +69,6 @@ export async function countWebhooks(sql: Db, accountId: string): Promise<number>
 export async function getWebhookSecret(sql: Db, webhookId: string): Promise<string | null> {
   const [row] = await sql<{ secret: string }[]>`SELECT secret FROM webhooks WHERE id = ${webhookId}`;
   return row?.secret ?? null;
-}
-
-/** Where and how to sign a delivery to the webhook, and whether it is active; null once it is deleted. */
-export async function findDeliveryTarget(sql: Db, webhookId: string): Promise<DeliveryTarget | null> {
-  const [row] = await sql<DeliveryTarget[]>`SELECT url, secret, status FROM webhooks WHERE id = ${webhookId}`;
-  return row ?? null;
-}
-
-export interface DeliveryTarget {
-  url: string;
-  secret: string;
-  status: WebhookStatus;
-}
-
-/** One event delivery's attempt, to be claimed before its POST. */
-export interface DeliveryClaim {
-  webhookId: string;
-  deliveryId: string;
-}
-
-/** Where to send a claimed delivery; `claimed` false: nothing may be sent. */
-export type ClaimedTarget = DeliveryTarget & { claimed: boolean };
-
-/**
- * The targets of event deliveries and, for each whose webhook is active, the claim of its
- * one attempt, in one statement however many. `claimed` is false when the webhook is not
- * active (nothing is claimed) or when an earlier run of the same delivery already claimed
- * it, in an earlier call or earlier in this one: then nothing may be sent. Null for a
- * delivery whose webhook is deleted.
- */
-export async function claimDeliveries(sql: Db, claims: readonly DeliveryClaim[]): Promise<(ClaimedTarget | null)[]> {
-  const wanted = claims.map(({ webhookId, deliveryId }) => ({ webhook_id: webhookId, delivery_id: deliveryId }));
-  const rows = await sql<(ClaimedTarget & { deliveryId: string })[]>`
-    WITH wanted AS (
-      SELECT DISTINCT webhook_id, delivery_id FROM jsonb_to_recordset(${sql.json(wanted)}) AS c(webhook_id text, delivery_id text)
-    ), target AS (
-      SELECT wanted.delivery_id, w.url, w.secret, w.status FROM wanted JOIN webhooks w ON w.id = wanted.webhook_id
-    ), claim AS (
-      INSERT INTO delivery_claims (delivery_id) SELECT delivery_id FROM target WHERE status = 'active'
-      ON CONFLICT (delivery_id) DO NOTHING
-      RETURNING delivery_id
-    )
-    SELECT target.delivery_id AS "deliveryId", url, secret, status, claim.delivery_id IS NOT NULL AS claimed
-    FROM target LEFT JOIN claim ON claim.delivery_id = target.delivery_id`;
-  const byDelivery = new Map(rows.map(({ deliveryId, ...target }) => [deliveryId, target]));
-  return claims.map(({ deliveryId }) => {
-    const target = byDelivery.get(deliveryId);
-    if (target === undefined) return null;
-    // Only the first ask of a delivery may send; a later one in this call finds it taken.
-    byDelivery.set(deliveryId, { ...target, claimed: false });
-    return target;
-  });
 }
 
 /** PATCH of events and listIds; the status belongs to the per-webhook workflow. */

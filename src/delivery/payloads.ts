@@ -1,5 +1,5 @@
 // The exact bodies sent to receivers. Key order is part of the contract.
-import type { Topic } from '../types';
+import type { Topic } from '../topics';
 
 export function pingPayload(webhookId: string, at: Date = new Date()): string {
   return JSON.stringify({ event: 'ping', webhookId, at: at.toISOString() });

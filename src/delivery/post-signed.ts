@@ -1,4 +1,4 @@
-import type { DeliveryResult } from '../types';
+import type { DeliveryResult } from '../objects';
 import type { HttpSender } from './sender';
 import { signPayload } from './signing';
 

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import tls from 'node:tls';
 import { Agent, buildConnector, request } from 'undici';
-import type { DeliveryError, DeliveryResult } from '../types';
+import type { DeliveryError, DeliveryResult } from '../objects';
 import {
   type AddressPolicy,
   type Resolver,

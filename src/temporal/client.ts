@@ -6,26 +6,28 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { BackingServiceError } from '../errors';
+import { deleteWebhookUpdate, setStatusUpdate } from '../contract/messages';
+import type {
+  DeliveryResult,
+  ListWrite,
+  Recipient,
+  Redelivery,
+  RegistrationInput,
+  RegistrationResult,
+  WebhookLifecycleState,
+  WebhookStatus,
+} from '../contract/payloads';
+import { AccountIdKey, ListIdKey, WebhookIdKey } from '../contract/search-attributes';
 import {
   lifecycleWorkflowId,
   listWriteWorkflowId,
   pingWorkflowId,
   redeliveryWorkflowId,
   registrationWorkflowId,
-  type DeliveryResult,
-  type Redelivery,
-  type ListWrite,
-  type Recipient,
-  type RegistrationInput,
-  type RegistrationResult,
-  type WebhookLifecycleState,
-  type WebhookStatus,
-} from '../types';
-import type { deliverListWrite, pingWebhook, redeliverEvent, registerWebhook } from '../../workflows';
-import { deleteWebhookUpdate, setStatusUpdate } from './webhook-messages';
+  type WorkflowTypes,
+} from '../contract/workflows';
+import { BackingServiceError } from '../errors';
 import { newId } from '../ids';
-import { AccountIdKey, ListIdKey, WebhookIdKey } from './search-attributes';
 
 /**
  * The workflows the API starts or talks to, behind plain functions so routes need not know
@@ -80,7 +82,7 @@ export function createWorkflows(
   return {
     registerWebhook: (input) =>
       ourFailure(
-        client.workflow.execute<typeof registerWebhook>('registerWebhook', {
+        client.workflow.execute<WorkflowTypes['registerWebhook']>('registerWebhook', {
           taskQueue,
           workflowId: registrationWorkflowId(input.accountId, input.registrationId),
           args: [input],
@@ -94,7 +96,7 @@ export function createWorkflows(
       ),
     pingWebhook: (accountId, webhookId) =>
       ourFailure(
-        client.workflow.execute<typeof pingWebhook>('pingWebhook', {
+        client.workflow.execute<WorkflowTypes['pingWebhook']>('pingWebhook', {
           ...onDemand(accountId, webhookId),
           workflowId: pingWorkflowId(webhookId, newId('dlv')),
           args: [{ webhookId, deliveryTimeoutMs }],
@@ -102,7 +104,7 @@ export function createWorkflows(
       ),
     redeliverEvent: (accountId, redelivery) =>
       ourFailure(
-        client.workflow.execute<typeof redeliverEvent>('redeliverEvent', {
+        client.workflow.execute<WorkflowTypes['redeliverEvent']>('redeliverEvent', {
           ...onDemand(accountId, redelivery.webhookId),
           workflowId: redeliveryWorkflowId(redelivery.webhookId, redelivery.deliveryId),
           args: [{ redelivery, deliveryTimeoutMs }],
@@ -113,7 +115,7 @@ export function createWorkflows(
         // Fail fast while Temporal is down (the upstream gets 503 and retries) instead of
         // riding out the client's own retries.
         await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-          client.workflow.start<typeof deliverListWrite>('deliverListWrite', {
+          client.workflow.start<WorkflowTypes['deliverListWrite']>('deliverListWrite', {
             taskQueue,
             workflowId: listWriteWorkflowId(write.listId, write.writeId),
             args: [{ write, recipients, deliveryTimeoutMs, deliveriesPerBatch }],

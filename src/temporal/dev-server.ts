@@ -3,7 +3,7 @@ import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { SEARCH_ATTRIBUTE_KEYS } from './search-attributes';
+import { SEARCH_ATTRIBUTE_KEYS } from '../contract/search-attributes';
 
 const run = promisify(execFile);
 type Env = Record<string, string | undefined>;

@@ -5,8 +5,7 @@ import {
   type ScheduleOptions,
   type ScheduleOptionsStartWorkflowAction,
 } from '@temporalio/client';
-import type { pruneRecords } from '../../workflows';
-import { retentionScheduleId } from '../types';
+import { retentionScheduleId, type WorkflowTypes } from '../contract/workflows';
 
 /**
  * Creates the schedule that prunes old writes and registrations every hour, or brings an
@@ -20,7 +19,7 @@ export async function ensureRetentionSchedule(client: Client, taskQueue: string,
     spec: { intervals: [{ every: '1 hour' }] },
     action: { type: 'startWorkflow', workflowType: 'pruneRecords', workflowId: scheduleId, taskQueue, args: [{ retentionDays }] },
     policies: { overlap: ScheduleOverlapPolicy.SKIP },
-  } satisfies ScheduleOptions<ScheduleOptionsStartWorkflowAction<typeof pruneRecords>>;
+  } satisfies ScheduleOptions<ScheduleOptionsStartWorkflowAction<WorkflowTypes['pruneRecords']>>;
   try {
     await client.schedule.create(options);
   } catch (error) {

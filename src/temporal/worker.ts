@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { type NativeConnection, Worker } from '@temporalio/worker';
-import type { Activities } from '../../activities';
 
 export interface WorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  activities: Activities;
+  /** The activities, made by the composition root (src/service.ts) from their dependencies. */
+  activities: object;
   /** Deliveries under way at shutdown may run this long before they are given up as `internal`. */
   deliveryTimeoutMs: number;
 }

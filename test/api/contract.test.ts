@@ -8,7 +8,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorEnvelope } from '../../src/api/schemas';
+import { errorEnvelope } from '../../src/objects';
 import { createSql } from '../../src/db/sql';
 import { startResettingServer, type DeadServer } from '../support/dead-server';
 import type { Receiver } from '../support/receiver';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { byteSize } from '../../src/api/limits';
+import { byteSize } from '../../src/limits';
 
 describe('byteSize', () => {
   it('states a limit as the OpenAPI document gives it', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/delivery/signing';
-import { deliveryOutcomesSignal, lifecycleStateQuery } from '../../workflows';
+import { deliveryOutcomesSignal, lifecycleStateQuery } from '../../src/contract/messages';
 import { useStackWithReceiver } from '../support/stack';
 
 const suite = useStackWithReceiver();

@@ -1,7 +1,8 @@
 // An owner's manual tools: redeliver one logged delivery, and rotate the signing secret.
 import { describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/delivery/signing';
-import { TOPICS, lifecycleWorkflowId, redeliveryWorkflowId } from '../../src/types';
+import { TOPICS } from '../../src/topics';
+import { lifecycleWorkflowId, redeliveryWorkflowId } from '../../src/contract/workflows';
 import type { ReceivedRequest } from '../support/receiver';
 import { useStackWithReceiver } from '../support/stack';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/delivery/signing';
-import { lifecycleStateQuery } from '../../workflows';
+import { lifecycleStateQuery } from '../../src/contract/messages';
 import { useStackWithReceiver } from '../support/stack';
 import { freePort } from '../support/ports';
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { MAX_CONSECUTIVE_FAILURES } from '../../src/types';
+import { MAX_CONSECUTIVE_FAILURES } from '../../src/contract/rules';
 import { freePort } from '../support/ports';
 import { ids, prepareServiceProcesses, startPart, type PartProcess, type ServiceProcesses, type WriteAnswer } from '../support/processes';
 import { waitFor } from '../support/wait';

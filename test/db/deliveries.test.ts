@@ -1,9 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/db/accounts';
-import { DELIVERY_LOG_KEPT, DELIVERY_LOG_PRUNE_EVERY, recordDeliveries, type DeliveryRecord } from '../../src/db/deliveries';
-import { claimDeliveries, mirrorWebhookState } from '../../src/db/webhooks';
+import {
+  claimDeliveries,
+  DELIVERY_LOG_KEPT,
+  DELIVERY_LOG_PRUNE_EVERY,
+  recordDeliveries,
+  type DeliveryRecord,
+} from '../../src/db/deliveries';
+import { mirrorWebhookState } from '../../src/db/webhooks';
 import { newId } from '../../src/ids';
-import type { DeliveryError } from '../../src/types';
+import type { DeliveryError } from '../../src/objects';
 import { useMigratedDatabase } from '../support/database';
 import { attemptRecord, insertWebhook } from '../support/webhook-rows';
 

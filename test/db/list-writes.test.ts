@@ -5,7 +5,7 @@ import { recordListWrite, type Change } from '../../src/db/list-writes';
 import { putList } from '../../src/db/lists';
 import { beginRegistration, storeRegisteredWebhook } from '../../src/db/registrations';
 import { newId } from '../../src/ids';
-import type { Topic } from '../../src/types';
+import type { Topic } from '../../src/topics';
 import { useMigratedDatabase } from '../support/database';
 
 const database = useMigratedDatabase({ connections: 8 });

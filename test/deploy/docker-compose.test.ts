@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config';
-import { SEARCH_ATTRIBUTE_KEYS } from '../../src/temporal/search-attributes';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../src/contract/search-attributes';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');

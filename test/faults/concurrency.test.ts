@@ -5,8 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_CONSECUTIVE_FAILURES, MAX_WEBHOOKS_PER_ACCOUNT, lifecycleWorkflowId } from '../../src/types';
-import { lifecycleStateQuery } from '../../workflows';
+import { MAX_CONSECUTIVE_FAILURES } from '../../src/contract/rules';
+import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../src/limits';
+import { lifecycleWorkflowId } from '../../src/contract/workflows';
+import { lifecycleStateQuery } from '../../src/contract/messages';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type ApiResponse, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpSender, type HttpSender } from '../../src/delivery/sender';
 import { signPayload } from '../../src/delivery/signing';
 import { createAddressPolicy, type AddressPolicy, type Resolver } from '../../src/delivery/url-policy';
-import type { DeliveryError } from '../../src/types';
+import type { DeliveryError } from '../../src/objects';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
 import { createSelfSignedCert, issueServerCert, type Pem } from '../support/tls';

@@ -4,13 +4,10 @@
 // write nears Temporal's limits.
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  DEFAULT_DELIVERIES_PER_BATCH,
-  listWriteBatchWorkflowId,
-  listWriteWorkflowId,
-  MAX_WEBHOOKS_PER_ACCOUNT,
-  TOPICS,
-} from '../../src/types';
+import { DEFAULT_DELIVERIES_PER_BATCH } from '../../src/contract/rules';
+import { listWriteBatchWorkflowId, listWriteWorkflowId } from '../../src/contract/workflows';
+import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../src/limits';
+import { TOPICS } from '../../src/topics';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
 import { recordScenario } from './support/scenarios';

@@ -11,7 +11,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded';
 import { findTemporalCli, startDevServer } from '../../src/temporal/dev-server';
-import { listWriteWorkflowId, registrationWorkflowId } from '../../src/types';
+import { listWriteWorkflowId, registrationWorkflowId } from '../../src/contract/workflows';
 import { freePort } from '../support/ports';
 import { ids, prepareServiceProcesses, startPart, type PartProcess, type ServiceProcesses } from '../support/processes';
 import { waitFor } from '../support/wait';

@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createSql, type Sql } from '../../src/db/sql';
-import { listWriteWorkflowId } from '../../src/types';
+import { listWriteWorkflowId } from '../../src/contract/workflows';
 import { freePort } from './ports';
 import { startReceiver, type Receiver } from './receiver';
 import { requestTo, type RequestFunction } from './stack';

@@ -1,7 +1,8 @@
 import type { DeliveryRecord } from '../../src/db/deliveries';
 import type { Db } from '../../src/db/sql';
-import { newId, newSigningSecret } from '../../src/ids';
-import type { DeliveryError } from '../../src/types';
+import { newId } from '../../src/ids';
+import { newSigningSecret } from '../../src/secrets';
+import type { DeliveryError } from '../../src/objects';
 
 /**
  * A webhook row written straight into the table, for what needs one without a registration

@@ -3,8 +3,8 @@
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { lifecycleWorkflowId, listWriteWorkflowId, redeliveryWorkflowId } from '../../src/types';
-import { lifecycleStateQuery } from '../../workflows';
+import { lifecycleWorkflowId, listWriteWorkflowId, redeliveryWorkflowId } from '../../src/contract/workflows';
+import { lifecycleStateQuery } from '../../src/contract/messages';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
 import { SCREENSHOTS, launchChromium } from './support/browser';

@@ -4,15 +4,10 @@
 // a worker lost mid-delivery so the activity times out) is recorded as `internal`.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  DELIVERY_FAILED,
-  TOPICS,
-  type DeliveryResult,
-  type EventDeliveryOutcome,
-  type ListEvent,
-  type PlannedDelivery,
-  type Recipient,
-} from '../../src/types';
+import { DELIVERY_FAILED } from '../../src/contract/rules';
+import { TOPICS } from '../../src/topics';
+import type { DeliveryResult } from '../../src/objects';
+import type { EventDeliveryOutcome, ListEvent, PlannedDelivery, Recipient } from '../../src/contract/payloads';
 import { deliverListWrite } from '../../workflows';
 import { startWorkflowWorker, type WorkflowWorker } from './support/worker';
 

@@ -1,7 +1,8 @@
 // A write larger than one batch, on the whole stack: delivered in full by child workflows,
 // each delivery once; a small write starts none. The batch size is lowered by configuration.
 import { expect, it } from 'vitest';
-import { listWriteBatchWorkflowId, listWriteWorkflowId, TOPICS } from '../../src/types';
+import { listWriteBatchWorkflowId, listWriteWorkflowId } from '../../src/contract/workflows';
+import { TOPICS } from '../../src/topics';
 import { useStackWithReceiver } from '../support/stack';
 
 const DELIVERIES_PER_BATCH = 3;

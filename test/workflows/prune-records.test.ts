@@ -2,7 +2,7 @@
 // registrations (and delivery claims) past RETENTION_DAYS; a writeId repeated after that is a new write.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ensureRetentionSchedule } from '../../src/temporal/retention-schedule';
-import { listWriteWorkflowId, retentionScheduleId } from '../../src/types';
+import { listWriteWorkflowId, retentionScheduleId } from '../../src/contract/workflows';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';

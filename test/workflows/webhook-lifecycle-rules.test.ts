@@ -4,8 +4,10 @@
 import { randomBytes } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WebhookLifecycleState, WebhookStatus } from '../../src/types';
-import { deleteWebhookUpdate, deliveryOutcomesSignal, lifecycleStateQuery, setStatusUpdate, webhookLifecycle } from '../../workflows';
+import type { WebhookLifecycleState } from '../../src/contract/payloads';
+import type { WebhookStatus } from '../../src/objects';
+import { deleteWebhookUpdate, deliveryOutcomesSignal, lifecycleStateQuery, setStatusUpdate } from '../../src/contract/messages';
+import { webhookLifecycle } from '../../workflows';
 import { waitFor } from '../support/wait';
 import { startWorkflowWorker, type WorkflowWorker } from './support/worker';
 

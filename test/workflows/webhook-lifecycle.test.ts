@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { WebhookIdKey, WebhookStatusKey } from '../../src/temporal/search-attributes';
-import { lifecycleStateQuery, webhookLifecycle } from '../../workflows';
+import { WebhookIdKey, WebhookStatusKey } from '../../src/contract/search-attributes';
+import { lifecycleStateQuery } from '../../src/contract/messages';
+import { webhookLifecycle } from '../../workflows';
 import { useStackWithReceiver } from '../support/stack';
 import { waitFor } from '../support/wait';
 

@@ -1,7 +1,7 @@
 // The harness's children: scripts of the compiled bench forked with an IPC channel.
 import path from 'node:path';
 import { fork, type ChildProcess } from 'node:child_process';
-import { newInternalToken } from '../../../src/ids';
+import { newInternalToken } from '../../../src/secrets';
 import { BENCH_DIR } from './config';
 import { rpcClient, type LoopDelay, type Rpc } from './ipc';
 import * as stack from './stack';

@@ -3,7 +3,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type BaselineApi } from '../baseline';
-import { newId, newSigningSecret } from '../../../src/ids';
+import { newId } from '../../../src/ids';
+import { newSigningSecret } from '../../../src/secrets';
 import { forkTarget } from '../lib/children';
 import { CONFIG, ROOT } from '../lib/config';
 import * as stack from '../lib/stack';

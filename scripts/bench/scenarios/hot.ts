@@ -40,7 +40,7 @@ async function runHot(target: ServiceTarget, ctx: Context) {
 
   const { Client, Connection } = await import('@temporalio/client');
   const { outcomesSignalled } = await import('../../../src/temporal/lifecycle-client.js');
-  const { lifecycleStateQuery } = await import('../../../workflows/index.js');
+  const { lifecycleStateQuery } = await import('../../../src/contract/messages.js');
   const connection = await Connection.connect({ address: target.temporal.address });
   const client = new Client({ connection, namespace: 'default' });
   const handle = client.workflow.getHandle(`webhook/${webhookId}`);

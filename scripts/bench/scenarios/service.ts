@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
-import { newInternalToken } from '../../../src/ids';
+import { newInternalToken } from '../../../src/secrets';
 import { CONFIG, DIST, ROOT, log } from '../lib/config';
 import { call, createAccount } from '../lib/http';
 import * as stack from '../lib/stack';

@@ -14,9 +14,12 @@ import {
   replaceWebhookSecret,
   updateSubscription,
 } from '../../db/webhooks';
-import { newId, newSigningSecret } from '../../ids';
+import { idPattern, newId } from '../../ids';
+import { newSigningSecret } from '../../secrets';
 import type { Workflows } from '../../temporal/client';
-import { DEFAULT_TOPICS, MAX_WEBHOOKS_PER_ACCOUNT, type Topic, type Webhook } from '../../types';
+import { DEFAULT_TOPICS, type Topic } from '../../topics';
+import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../limits';
+import type { Webhook } from '../../objects';
 import { UrlNotAllowedError } from '../../delivery/url-policy';
 import { metrics } from '../../metrics';
 import { ApiError, apiErrors } from '../errors';
@@ -172,10 +175,8 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
 }
 
 const DEFAULT_PAGE_SIZE = 20;
-/** The form of every webhook id (newId('wh')). */
-const WEBHOOK_ID = /^wh_[0-9a-f]{24}$/;
-/** The form of every delivery id (newId('dlv')). */
-const DELIVERY_ID = /^dlv_[0-9a-f]{24}$/;
+const WEBHOOK_ID = new RegExp(idPattern('wh'));
+const DELIVERY_ID = new RegExp(idPattern('dlv'));
 
 /** Counts a registration refused before its workflow (and not for want of a backing service), then rethrows. */
 function countAs(outcome: 'url_not_allowed' | 'invalid_list_ids') {

@@ -1,15 +1,17 @@
 // The dashboard's one way out: the public /v3 API, with the signed-in account's token.
 // The token lives in sessionStorage only: never in a URL, a cookie or localStorage.
-import type { DeliveryLogEntry } from '../../db/deliveries';
-import type { DeliveryResult, Topic, Webhook, WebhookStatus } from '../../types';
+import type {
+  CreatedWebhook,
+  DeliveryLogEntry,
+  DeliveryPage,
+  DeliveryResult,
+  RedeliveryResult,
+  Webhook,
+  WebhookStatus,
+} from '../../objects';
+import type { Topic } from '../../topics';
 
-export type { DeliveryLogEntry, DeliveryResult, Topic, Webhook };
-export type CreatedWebhook = Webhook & { secret: string };
-export type RedeliveryResult = DeliveryResult & { deliveryId: string };
-export interface DeliveryPage {
-  data: DeliveryLogEntry[];
-  next: string | null;
-}
+export type { CreatedWebhook, DeliveryLogEntry, DeliveryPage, DeliveryResult, RedeliveryResult, Topic, Webhook };
 export interface LogFilters {
   outcome?: string;
   kind?: string;

@@ -1,6 +1,6 @@
 // A webhook's delivery log, newest first: filters, paging, and redelivery of an entry.
 import { useState } from 'preact/hooks';
-import { TOPICS } from '../../types';
+import { TOPICS } from '../../topics';
 import type { Api, DeliveryLogEntry, LogFilters } from './api';
 import { ErrorText, Loading, Status, describeResult, formatTime } from './feedback';
 import { useAction } from './use-action';

@@ -1,5 +1,5 @@
 // The topics and list filter of a webhook: the fields registration and editing share.
-import { TOPICS, type Topic } from '../../types';
+import { TOPICS, type Topic } from '../../topics';
 import type { Subscription } from './api';
 import { ErrorText, errorOf } from './feedback';
 import { TextField } from './text-field';

@@ -15,16 +15,16 @@ import { createLogger } from '../../../src/logger';
 import { metrics } from '../../../src/metrics';
 import { createHttpSender } from '../../../src/delivery/sender';
 import { createAddressPolicy } from '../../../src/delivery/url-policy';
+import { TOPICS } from '../../../src/topics';
 import {
-  TOPICS,
   lifecycleWorkflowId,
   listWriteBatchWorkflowId,
   redeliveryWorkflowId,
   registrationWorkflowId,
-  type ListWriteDeliveries,
-} from '../../../src/types';
+} from '../../../src/contract/workflows';
+import type { ListWriteDeliveries } from '../../../src/contract/payloads';
 import { deliverListWrite, pruneRecords, webhookLifecycle } from '../../../workflows';
-import { ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/temporal/search-attributes';
+import { ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/contract/search-attributes';
 import type { Receiver } from '../../support/receiver';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { waitFor } from '../../support/wait';

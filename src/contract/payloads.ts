@@ -1,34 +1,13 @@
-// Types shared by the API (Temporal client), workflows and activities.
-// Workflows import this file, so it must stay free of runtime dependencies.
-// Nothing here may ever carry a signing secret: these values travel through Temporal.
+// REPLAY-SENSITIVE: what crosses into workflows (src/contract/). Every value here travels
+// through Temporal as a workflow's or an activity's input or result, and is kept in
+// histories: a running workflow and the workers of the release before must still read it.
+// Add optional fields only; never rename, remove or retype one. No signing secret, ever.
+import type { DeliveryResult, PausedReason, Webhook, WebhookStatus } from '../objects';
+import type { Topic } from '../topics';
 
-export const TOPICS = ['list.changed', 'item.added', 'item.removed', 'item.checked', 'list.members.changed'] as const;
-export type Topic = (typeof TOPICS)[number];
-export const DEFAULT_TOPICS: Topic[] = ['list.changed'];
-
-export type WebhookStatus = 'active' | 'paused';
-export type PausedReason = 'auto_failures' | 'manual';
-
-/** Why an outbound POST (event delivery or ping) did not succeed. */
-export type DeliveryError =
-  | 'timeout'
-  | 'redirect'
-  | 'non_2xx'
-  | 'connection'
-  | 'tls'
-  | 'blocked_address'
-  /** Our own failure (for example a worker lost mid-delivery); never counted against the receiver. */
-  | 'internal';
-
-/** The failure type of a delivery activity whose receiver did not answer 2xx; its details hold the DeliveryResult. */
-export const DELIVERY_FAILED = 'DeliveryFailed';
-
-export interface DeliveryResult {
-  delivered: boolean;
-  statusCode: number | null;
-  durationMs: number;
-  error: DeliveryError | null;
-}
+/** The API's own objects that a workflow carries: a registration returns the webhook, a ping its result. */
+export type { DeliveryResult, DeliveryError, Webhook, WebhookStatus, PausedReason } from '../objects';
+export type { Topic } from '../topics';
 
 /** Input of the registration workflow: the validated, normalised request, already begun (see beginRegistration). */
 export interface RegistrationInput {
@@ -41,18 +20,6 @@ export interface RegistrationInput {
   listIds: string[];
   /** The HTTP deadline of the ping; the activity's own timeout sits a little above it. */
   deliveryTimeoutMs: number;
-}
-
-export interface Webhook {
-  id: string;
-  url: string;
-  events: Topic[];
-  listIds: string[];
-  status: WebhookStatus;
-  pausedReason: PausedReason | null;
-  consecutiveFailures: number;
-  createdAt: string;
-  updatedAt: string;
 }
 
 export type RegistrationResult =
@@ -102,22 +69,6 @@ export interface ListWrite {
 /** What an event body says of its write. */
 export type ListEvent = Pick<ListWrite, 'listId' | 'cursor' | 'at'>;
 
-/** What the delivery log holds: event deliveries, pings, and an owner's redeliveries. */
-export type DeliveryKind = 'event' | 'ping' | 'redelivery';
-
-/**
- * Input of `redelivery/{webhookId}/{deliveryId}`: a logged event sent again, its body
- * rebuilt byte for byte from the log, under a new delivery id.
- */
-export interface Redelivery {
-  webhookId: string;
-  deliveryId: string;
-  /** The logged delivery (or redelivery) it repeats. */
-  redeliveryOf: string;
-  topic: Topic;
-  event: ListEvent;
-}
-
 /** A webhook a write goes to, and the topics of the write it subscribes to. */
 export interface Recipient {
   webhookId: string;
@@ -151,20 +102,39 @@ export interface PlannedDelivery {
 /** What a delivery attempt came to: `skipped` when the webhook was paused or deleted since the write was accepted. */
 export type EventDeliveryOutcome = DeliveryResult | { skipped: true };
 
-export const TASK_QUEUE = 'webhooks';
+/** Input of `ping/{webhookId}/{pingId}`. */
+export interface PingRequest {
+  webhookId: string;
+  deliveryTimeoutMs: number;
+}
 
-/** Workflow ids, as operators search for them in the Temporal Web UI. */
-export const lifecycleWorkflowId = (webhookId: string) => `webhook/${webhookId}`;
-export const registrationWorkflowId = (accountId: string, registrationId: string) => `registration/${accountId}/${registrationId}`;
-export const pingWorkflowId = (webhookId: string, pingId: string) => `ping/${webhookId}/${pingId}`;
-export const redeliveryWorkflowId = (webhookId: string, deliveryId: string) => `redelivery/${webhookId}/${deliveryId}`;
-export const listWriteWorkflowId = (listId: string, writeId: string) => `list-write/${listId}/${writeId}`;
-/** One pruning schedule per task queue (that is, per deployment); its workflows' ids start the same. */
-export const retentionScheduleId = (taskQueue: string) => `prune-records/${taskQueue}`;
-export const listWriteBatchWorkflowId = (listId: string, writeId: string, batch: number) =>
-  `${listWriteWorkflowId(listId, writeId)}/batch/${batch}`;
+/**
+ * A logged event sent again, its body rebuilt byte for byte from the log, under a new
+ * delivery id.
+ */
+export interface Redelivery {
+  webhookId: string;
+  deliveryId: string;
+  /** The logged delivery (or redelivery) it repeats. */
+  redeliveryOf: string;
+  topic: Topic;
+  event: ListEvent;
+}
 
-export const DEFAULT_DELIVERIES_PER_BATCH = 500;
-export const MAX_CONSECUTIVE_FAILURES = 20;
-export const MAX_WEBHOOKS_PER_ACCOUNT = 5;
-export const MAX_LIST_IDS = 50;
+/** Input of `redelivery/{webhookId}/{deliveryId}`. */
+export interface RedeliveryRequest {
+  redelivery: Redelivery;
+  deliveryTimeoutMs: number;
+}
+
+/** Input of `prune-records/{taskQueue}/…`, started by its schedule. */
+export interface PruneRequest {
+  retentionDays: number;
+}
+
+/** How many rows a pruning deleted: the result of `pruneRecords`, shown in the Web UI. */
+export interface Pruned {
+  listWrites: number;
+  registrations: number;
+  deliveryClaims: number;
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createOutcomeSignals } from '../../src/temporal/lifecycle-client';
-import { lifecycleStateQuery } from '../../workflows';
+import { createOutcomeSignals } from '../../src/delivery/bookkeeping';
+import { lifecycleStateQuery } from '../../src/contract/messages';
 import { useStackWithReceiver } from '../support/stack';
 
 const suite = useStackWithReceiver();

@@ -1,5 +1,9 @@
-// The API's size limits: enforced by the body parser and the JSON schemas, and stated by the
-// OpenAPI document, all from here.
+// The service's limits: enforced by the body parser, the JSON schemas and the registration,
+// and stated by the OpenAPI document, all from here.
+/** Webhooks one account may register. */
+export const MAX_WEBHOOKS_PER_ACCOUNT = 5;
+/** Lists one webhook may be restricted to. */
+export const MAX_LIST_IDS = 50;
 export const PUBLIC_BODY_LIMIT_BYTES = 64 * 1024;
 export const INTERNAL_BODY_LIMIT_BYTES = 1024 * 1024;
 /** Members a list may name (internal API). */

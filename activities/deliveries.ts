@@ -1,0 +1,156 @@
+// The delivery activities: each one signed POST, claimed, logged and counted through the
+// worker's delivery bookkeeping (src/delivery/bookkeeping.ts).
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailureCategory } from '@temporalio/common';
+import type { EventDeliveryOutcome, ListEvent, PlannedDelivery, Redelivery } from '../src/contract/payloads';
+import { DELIVERY_FAILED, WEBHOOK_GONE } from '../src/contract/rules';
+import { findDeliveryTarget, type DeliveryRecord } from '../src/db/deliveries';
+import type { DeliveryBookkeeping } from '../src/delivery/bookkeeping';
+import { eventPayload, pingPayload } from '../src/delivery/payloads';
+import { postSigned } from '../src/delivery/post-signed';
+import { newId } from '../src/ids';
+import type { DeliveryResult } from '../src/objects';
+import type { ActivityDependencies } from './dependencies';
+
+/** The fields that name an event delivery in the logs. */
+function describe(delivery: PlannedDelivery, event: ListEvent) {
+  return {
+    deliveryId: delivery.deliveryId,
+    webhookId: delivery.webhookId,
+    workflowId: Context.current().info.workflowExecution?.workflowId,
+    topic: delivery.topic,
+    listId: event.listId,
+    cursor: event.cursor,
+  };
+}
+
+/**
+ * A failed event delivery, already logged and told: the receiver's failure or one of ours,
+ * as `result.error` says. The SDK logs it at DEBUG, not as a worker warning.
+ */
+function deliveryFailed(delivery: PlannedDelivery, result: DeliveryResult, detail: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: DELIVERY_FAILED,
+    message: `delivery ${delivery.deliveryId} to ${delivery.webhookId} failed: ${result.error}${detail}`,
+    nonRetryable: true,
+    category: ApplicationFailureCategory.BENIGN,
+    details: [result],
+  });
+}
+
+export function createDeliveryActivities({ sql, http, logger, metrics }: ActivityDependencies, bookkeeping: DeliveryBookkeeping) {
+  /** One log line, metrics and a log row per event delivery attempt. */
+  async function recordEventAttempt(
+    delivery: PlannedDelivery,
+    event: ListEvent,
+    result: DeliveryResult,
+  ): Promise<{ failuresToReset: boolean }> {
+    const outcome = result.delivered ? 'delivered' : 'failed';
+    metrics.deliveries.inc({ topic: delivery.topic, outcome, error: result.error ?? 'none' });
+    if (result.error !== 'internal') metrics.deliveryDuration.observe({ outcome }, result.durationMs / 1000);
+    logger.info({
+      msg: 'delivery',
+      ...describe(delivery, event),
+      outcome,
+      statusCode: result.statusCode,
+      error: result.error,
+      durationMs: result.durationMs,
+    });
+    return bookkeeping.record({
+      id: delivery.deliveryId,
+      webhookId: delivery.webhookId,
+      kind: 'event',
+      event: delivery.topic,
+      listId: event.listId,
+      cursor: event.cursor,
+      at: event.at,
+      result,
+    });
+  }
+
+  /** A ping or redelivery an owner asked for: one signed attempt, counted in metrics and logged, never against the webhook. */
+  async function sendOnDemand(
+    delivery: Omit<DeliveryRecord, 'result'> & { kind: 'ping' | 'redelivery' },
+    body: string,
+  ): Promise<DeliveryResult> {
+    const { id: deliveryId, webhookId, kind } = delivery;
+    const target = await findDeliveryTarget(sql, webhookId);
+    if (target === null) throw ApplicationFailure.nonRetryable(`webhook ${webhookId} no longer exists`, WEBHOOK_GONE);
+    const result = await postSigned(http, { url: target.url, webhookId, deliveryId, event: delivery.event, body }, target.secret);
+    (kind === 'ping' ? metrics.pings : metrics.redeliveries).inc({
+      outcome: result.delivered ? 'delivered' : 'failed',
+      error: result.error ?? 'none',
+    });
+    logger.info({
+      msg: kind,
+      deliveryId,
+      webhookId,
+      redeliveryOf: delivery.redeliveryOf,
+      statusCode: result.statusCode,
+      error: result.error,
+      durationMs: result.durationMs,
+    });
+    await bookkeeping.record({ ...delivery, result });
+    return result;
+  }
+
+  return {
+    /** POST /v3/webhooks/{id}/pings: one signed ping, logged, never counted. */
+    sendPing(webhookId: string): Promise<DeliveryResult> {
+      const ping = { id: newId('dlv'), webhookId, kind: 'ping', event: 'ping', listId: null, cursor: null, at: null } as const;
+      return sendOnDemand(ping, pingPayload(webhookId));
+    },
+
+    /**
+     * POST /v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries: the logged event's body
+     * again, byte for byte, signed with the current secret; logged, never counted. It goes
+     * to a paused webhook too: its owner asked for it.
+     */
+    redeliverEvent({ webhookId, deliveryId, redeliveryOf, topic, event }: Redelivery): Promise<DeliveryResult> {
+      const redelivery = { id: deliveryId, webhookId, kind: 'redelivery', event: topic, ...event, redeliveryOf } as const;
+      return sendOnDemand(redelivery, eventPayload(topic, event.listId, event.cursor, event.at));
+    },
+
+    /**
+     * One event delivery: a single attempt (the workflow never retries it), claimed in
+     * PostgreSQL before the POST, logged, and told to `webhook/{id}` when it can change the
+     * count. One that gets no 2xx fails the activity with its class, so the Temporal UI
+     * shows it.
+     */
+    async deliverEvent({ delivery, event }: { delivery: PlannedDelivery; event: ListEvent }): Promise<EventDeliveryOutcome> {
+      const target = await bookkeeping.claim({ webhookId: delivery.webhookId, deliveryId: delivery.deliveryId });
+      // Paused or deleted since the write was accepted: nothing is sent, nothing counted.
+      if (target === null || target.status !== 'active') {
+        const reason = target === null ? 'deleted' : 'paused';
+        metrics.deliveriesSkipped.inc({ reason });
+        logger.info({ msg: 'delivery skipped', reason, ...describe(delivery, event) });
+        return { skipped: true };
+      }
+      // Run again after its workflow task was retried (a worker died before this attempt's
+      // result was recorded): the first run may have sent it, so this one sends nothing.
+      // Logged as `internal` unless the first run logged its own outcome.
+      if (!target.claimed) {
+        const result: DeliveryResult = { delivered: false, statusCode: null, durationMs: 0, error: 'internal' };
+        await recordEventAttempt(delivery, event, result);
+        throw deliveryFailed(delivery, result, ' (already attempted by an earlier run: nothing sent)');
+      }
+      const body = eventPayload(delivery.topic, event.listId, event.cursor, event.at);
+      const message = { url: target.url, webhookId: delivery.webhookId, deliveryId: delivery.deliveryId, event: delivery.topic, body };
+      const result = await postSigned(http, message, target.secret);
+      // Read as the attempt is logged, after the POST: a failure reported before then is
+      // one this success comes after, and so resets. A success that resets nothing would
+      // only wake the webhook's workflow for nothing.
+      const { failuresToReset } = await recordEventAttempt(delivery, event, result);
+      if (!result.delivered || failuresToReset) {
+        await bookkeeping.tellOutcome(delivery.webhookId, result.delivered);
+      }
+      if (!result.delivered) throw deliveryFailed(delivery, result, result.statusCode === null ? '' : ` (HTTP ${result.statusCode})`);
+      return result;
+    },
+
+    /** A delivery whose attempt was lost on our side (a worker died mid-way): logged as `internal`. */
+    async recordInternalFailure({ delivery, event }: { delivery: PlannedDelivery; event: ListEvent }): Promise<void> {
+      await recordEventAttempt(delivery, event, { delivered: false, statusCode: null, durationMs: 0, error: 'internal' });
+    },
+  };
+}

@@ -1,0 +1,44 @@
+// REPLAY-SENSITIVE: what crosses into workflows (src/contract/). The workflow types the
+// service starts, their ids and task queue: a running workflow keeps its type and id, and
+// operators search the Temporal Web UI by these ids. Change a name or an id's form only with
+// a migration of the open runs.
+import type {
+  ListWriteBatch,
+  ListWriteDeliveries,
+  PingRequest,
+  PruneRequest,
+  Pruned,
+  RedeliveryRequest,
+  RegistrationInput,
+  RegistrationResult,
+  WebhookLifecycleInput,
+  DeliveryResult,
+} from './payloads';
+
+export const TASK_QUEUE = 'webhooks';
+
+/**
+ * Each workflow type by its name, as the client starts it: the signatures the functions in
+ * workflows/ implement (test/workflows/contract.test.ts checks that they do), so the client
+ * needs no workflow code.
+ */
+export interface WorkflowTypes {
+  registerWebhook: (input: RegistrationInput) => Promise<RegistrationResult>;
+  pingWebhook: (request: PingRequest) => Promise<DeliveryResult>;
+  redeliverEvent: (request: RedeliveryRequest) => Promise<DeliveryResult>;
+  webhookLifecycle: (input: WebhookLifecycleInput) => Promise<void>;
+  deliverListWrite: (input: ListWriteDeliveries) => Promise<void>;
+  deliverListWriteBatch: (batch: ListWriteBatch) => Promise<void>;
+  pruneRecords: (request: PruneRequest) => Promise<Pruned>;
+}
+
+/** Workflow ids, as operators search for them in the Temporal Web UI. */
+export const lifecycleWorkflowId = (webhookId: string) => `webhook/${webhookId}`;
+export const registrationWorkflowId = (accountId: string, registrationId: string) => `registration/${accountId}/${registrationId}`;
+export const pingWorkflowId = (webhookId: string, pingId: string) => `ping/${webhookId}/${pingId}`;
+export const redeliveryWorkflowId = (webhookId: string, deliveryId: string) => `redelivery/${webhookId}/${deliveryId}`;
+export const listWriteWorkflowId = (listId: string, writeId: string) => `list-write/${listId}/${writeId}`;
+export const listWriteBatchWorkflowId = (listId: string, writeId: string, batch: number) =>
+  `${listWriteWorkflowId(listId, writeId)}/batch/${batch}`;
+/** One pruning schedule per task queue (that is, per deployment); its workflows' ids start the same. */
+export const retentionScheduleId = (taskQueue: string) => `prune-records/${taskQueue}`;

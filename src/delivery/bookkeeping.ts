@@ -1,0 +1,124 @@
+// A worker's delivery bookkeeping: the claims and log rows of the deliveries it runs, and
+// the outcomes it tells each webhook's `webhook/{id}`, each gathered across the deliveries
+// under way in this process. A write's deliveries start together, so their claims (and many
+// of their log rows) reach PostgreSQL in one round trip rather than one each; and a webhook
+// failing fast gets a few signals a second rather than one per delivery.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import DataLoader from 'dataloader';
+import { claimDeliveries, recordDeliveries, type ClaimedTarget, type DeliveryClaim, type DeliveryRecord } from '../db/deliveries';
+import type { Sql } from '../db/sql';
+import { signalDeliveryOutcomes } from '../temporal/lifecycle-client';
+
+export interface DeliveryBatcher {
+  /** See `claimDeliveries`. */
+  claim: (claim: DeliveryClaim) => Promise<ClaimedTarget | null>;
+  /** See `recordDeliveries`. */
+  record: (delivery: DeliveryRecord) => Promise<{ failuresToReset: boolean }>;
+}
+
+export interface OutcomeSignals {
+  /** Settles once the signal carrying this outcome has been accepted by Temporal. */
+  tell: (webhookId: string, delivered: boolean) => Promise<void>;
+}
+
+export type DeliveryBookkeeping = DeliveryBatcher & { tellOutcome: OutcomeSignals['tell'] };
+
+/** One per worker process: what its delivery activities claim, log and tell. */
+export function createDeliveryBookkeeping(sql: Sql, client: Client): DeliveryBookkeeping {
+  const batcher = createDeliveryBatcher(sql);
+  const outcomes = createOutcomeSignals(client);
+  return { claim: batcher.claim, record: batcher.record, tellOutcome: outcomes.tell };
+}
+
+/** The claims and log rows of this process's deliveries, gathered into batches of one statement each. */
+export function createDeliveryBatcher(sql: Sql): DeliveryBatcher {
+  const claims = batchedOneAtATime((batch: readonly DeliveryClaim[]) => claimDeliveries(sql, batch));
+  const records = batchedOneAtATime((batch: readonly DeliveryRecord[]) => recordDeliveries(sql, batch));
+  return {
+    claim: (claim) => claims.load(claim),
+    record: (delivery) => records.load(delivery),
+  };
+}
+
+/**
+ * A loader whose statements run one at a time: a batch is sent at the end of the event
+ * loop's turn in which its first call came, or once the statement before it has answered,
+ * whichever is later. Idle, a call waits for nothing more than the end of its turn; busy,
+ * the calls that come while a statement runs go together in the next one (a group commit)
+ * instead of queueing a statement each.
+ */
+function batchedOneAtATime<K, V>(run: (batch: readonly K[]) => Promise<V[]>): DataLoader<K, V> {
+  let previous: Promise<unknown> = Promise.resolve();
+  return new DataLoader<K, V>(
+    (batch) => {
+      const statement = run(batch);
+      previous = statement.catch(() => {});
+      return statement;
+    },
+    {
+      cache: false, // every call is work to do, never an answer to reuse
+      maxBatchSize: 500,
+      batchScheduleFn: (send) => void previous.then(() => setImmediate(send)),
+    },
+  );
+}
+
+/**
+ * The least time between two signals to one webhook from this process. Outcomes that come
+ * meanwhile wait and go together in the next signal, so a webhook failing 50 deliveries a
+ * second gets about ten signals a second: its workflow keeps up, and finds the quiet
+ * workflow task it needs to continue-as-new (Temporal refuses one while signals wait).
+ * A lone outcome goes at once.
+ */
+const OUTCOME_SIGNAL_SPACING_MS = 100;
+
+interface PendingOutcomes {
+  delivered: boolean[];
+  /** Settles each `tell` of `delivered`, one for one. */
+  settlers: { resolve: () => void; reject: (error: unknown) => void }[];
+}
+
+/**
+ * Tells `webhook/{id}` of delivery outcomes, batched per webhook as
+ * `OUTCOME_SIGNAL_SPACING_MS` says and in the order they were told. Each promise settles
+ * when the signal carrying its outcome has been accepted by Temporal, so a delivery is done
+ * only once its outcome is durable.
+ */
+export function createOutcomeSignals(client: Client): OutcomeSignals {
+  const pending = new Map<string, PendingOutcomes>();
+
+  async function sendBatches(webhookId: string, batch: PendingOutcomes): Promise<void> {
+    await Promise.resolve(); // outcomes told in the same turn join the first signal
+    while (batch.delivered.length > 0) {
+      const delivered = batch.delivered.splice(0);
+      const settlers = batch.settlers.splice(0);
+      const sentAt = performance.now();
+      try {
+        await signalDeliveryOutcomes(client, webhookId, delivered);
+        for (const { resolve } of settlers) resolve();
+      } catch (error) {
+        for (const { reject } of settlers) reject(error);
+      }
+      const untilNext = sentAt + OUTCOME_SIGNAL_SPACING_MS - performance.now();
+      if (untilNext > 0) await sleep(untilNext);
+    }
+    pending.delete(webhookId);
+  }
+
+  return {
+    tell(webhookId, delivered) {
+      let batch = pending.get(webhookId);
+      if (batch === undefined) {
+        batch = { delivered: [], settlers: [] };
+        pending.set(webhookId, batch);
+        void sendBatches(webhookId, batch);
+      }
+      const joined = batch;
+      return new Promise((resolve, reject) => {
+        joined.delivered.push(delivered);
+        joined.settlers.push({ resolve, reject });
+      });
+    },
+  };
+}

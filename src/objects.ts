@@ -1,0 +1,138 @@
+// The objects the API answers with, as JSON schemas (draft 2020-12, the dialect of OpenAPI
+// 3.1), and their TypeScript types derived from them: each shape is defined once, here. The
+// OpenAPI document and the contract tests read the schemas; the routes, the database modules,
+// the workflows' payloads and the dashboard use the types.
+import type { FromSchema } from 'json-schema-to-ts';
+import { idPattern } from './ids';
+import { TOPICS } from './topics';
+
+/** A response object: exactly these properties, each always present. */
+function responseObject<const P extends Record<string, object>>(properties: P) {
+  return { type: 'object', additionalProperties: false, required: Object.keys(properties) as (keyof P & string)[], properties } as const;
+}
+
+const timestamp = { type: 'string', format: 'date-time' } as const;
+export const topicSchema = { type: 'string', enum: TOPICS } as const;
+export const deliveryIdSchema = { type: 'string', pattern: idPattern('dlv') } as const;
+export const deliveryKindSchema = { enum: ['event', 'ping', 'redelivery'] } as const;
+export const deliveryOutcomeSchema = { enum: ['delivered', 'failed'] } as const;
+
+export const webhookObject = responseObject({
+  id: { type: 'string', pattern: idPattern('wh') },
+  url: { type: 'string' },
+  events: { type: 'array', items: topicSchema },
+  listIds: { type: 'array', items: { type: 'string' } },
+  status: { type: 'string', enum: ['active', 'paused'] },
+  pausedReason: { enum: ['auto_failures', 'manual', null] },
+  consecutiveFailures: { type: 'integer', minimum: 0 },
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+export type Webhook = FromSchema<typeof webhookObject>;
+export type WebhookStatus = Webhook['status'];
+export type PausedReason = NonNullable<Webhook['pausedReason']>;
+
+export const createdWebhookObject = responseObject({
+  ...webhookObject.properties,
+  secret: { type: 'string', pattern: '^whsec_', description: 'The signing secret; shown in this response only' },
+});
+export type CreatedWebhook = FromSchema<typeof createdWebhookObject>;
+
+export const webhookList = responseObject({ data: { type: 'array', items: webhookObject } });
+
+/** Why an outbound POST (event delivery or ping) did not succeed; `internal` is our own failure, never the receiver's. */
+const deliveryErrorSchema = { enum: ['timeout', 'redirect', 'non_2xx', 'connection', 'tls', 'blocked_address', 'internal', null] } as const;
+
+/** One POST's result: a ping's answer, and what a delivery's attempt came to. */
+export const deliveryResultObject = responseObject({
+  delivered: { type: 'boolean' },
+  statusCode: { type: ['integer', 'null'] },
+  durationMs: { type: 'integer', minimum: 0 },
+  error: deliveryErrorSchema,
+});
+export type DeliveryResult = FromSchema<typeof deliveryResultObject>;
+export type DeliveryError = NonNullable<DeliveryResult['error']>;
+
+export const redeliveryResult = responseObject({
+  deliveryId: { ...deliveryIdSchema, description: "The redelivery's own id (its SVC-Delivery header)" },
+  ...deliveryResultObject.properties,
+});
+export type RedeliveryResult = FromSchema<typeof redeliveryResult>;
+
+export const rotatedSecret = responseObject({
+  secret: { type: 'string', pattern: '^whsec_', description: 'The new signing secret; shown in this response only' },
+});
+
+export const createdAccount = responseObject({
+  id: { type: 'string', pattern: '^acc_' },
+  token: { type: 'string', description: "The account's API token; shown in this response only" },
+});
+
+export const listObject = responseObject({
+  id: { type: 'string' },
+  ownerAccountId: { type: 'string' },
+  memberAccountIds: { type: 'array', items: { type: 'string' } },
+  cursor: { type: 'integer', minimum: 0 },
+});
+
+export const writeAccepted = responseObject({
+  writeId: { type: 'string' },
+  listId: { type: 'string' },
+  cursor: { type: 'integer', minimum: 1 },
+  topics: { type: 'array', items: topicSchema },
+});
+
+export const deliveryLogEntry = responseObject({
+  id: deliveryIdSchema,
+  event: { type: 'string' },
+  listId: { type: ['string', 'null'] },
+  cursor: { type: ['integer', 'null'] },
+  at: { type: ['string', 'null'], format: 'date-time' },
+  kind: deliveryKindSchema,
+  redeliveryOf: { type: ['string', 'null'], description: 'The delivery a redelivery repeats; null for the others' },
+  outcome: deliveryOutcomeSchema,
+  statusCode: { type: ['integer', 'null'] },
+  error: deliveryErrorSchema,
+  durationMs: { type: 'integer', minimum: 0 },
+  attemptedAt: timestamp,
+});
+export type DeliveryLogEntry = FromSchema<typeof deliveryLogEntry>;
+/** What the delivery log holds: event deliveries, pings, and an owner's redeliveries. */
+export type DeliveryKind = DeliveryLogEntry['kind'];
+
+export const deliveryPage = responseObject({
+  data: { type: 'array', items: deliveryLogEntry },
+  next: { type: ['string', 'null'], description: 'Pass as `before` for the next page; null on the last' },
+});
+export type DeliveryPage = FromSchema<typeof deliveryPage>;
+
+export const errorEnvelope = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string' },
+        message: { type: 'string' },
+        details: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['path', 'message'],
+            properties: { path: { type: 'string' }, message: { type: 'string' } },
+          },
+        },
+        invalidListIds: { type: 'array', items: { type: 'string' } },
+        reason: { type: 'string' },
+        statusCode: { type: 'integer' },
+      },
+    },
+  },
+} as const;
+
+export const healthStatus = responseObject({ status: { type: 'string' } });
