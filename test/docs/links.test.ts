@@ -1,5 +1,5 @@
-// The README and docs/ stand on their own: every link resolves inside the repository (the
-// file, and the heading an anchor names), and none leads out of it.
+// The README, the changelog and docs/ stand on their own: every link resolves inside the
+// repository (the file, and the heading an anchor names), and none leads out of it.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 const pages = [
   'README.md',
+  'CHANGELOG.md',
   ...readdirSync(path.join(root, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .map((name) => `docs/${name}`),
