@@ -4,7 +4,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ApplicationFailureCategory } from '@temporalio/common';
 import type { EventDeliveryOutcome, ListEvent, PlannedDelivery, Redelivery } from '../src/contract/payloads';
 import { DELIVERY_FAILED, WEBHOOK_GONE } from '../src/contract/rules';
-import { findDeliveryTarget, type DeliveryRecord } from '../src/db/deliveries';
+import { findDeliveryTarget, type DeliveryRecord, type DeliveryTarget } from '../src/db/deliveries';
 import type { DeliveryBookkeeping } from '../src/delivery/bookkeeping';
 import { eventPayload, pingPayload } from '../src/delivery/payloads';
 import { postSigned } from '../src/delivery/post-signed';
@@ -28,7 +28,11 @@ function describe(delivery: PlannedDelivery, event: ListEvent) {
  * A failed event delivery, already logged and told: the receiver's failure or one of ours,
  * as `result.error` says. The SDK logs it at DEBUG, not as a worker warning.
  */
-function deliveryFailed(delivery: PlannedDelivery, result: DeliveryResult, detail: string): ApplicationFailure {
+export function deliveryFailed(
+  delivery: Pick<PlannedDelivery, 'deliveryId' | 'webhookId'>,
+  result: DeliveryResult,
+  detail: string,
+): ApplicationFailure {
   return ApplicationFailure.create({
     type: DELIVERY_FAILED,
     message: `delivery ${delivery.deliveryId} to ${delivery.webhookId} failed: ${result.error}${detail}`,
@@ -36,6 +40,36 @@ function deliveryFailed(delivery: PlannedDelivery, result: DeliveryResult, detai
     category: ApplicationFailureCategory.BENIGN,
     details: [result],
   });
+}
+
+/** A ping or a redelivery: sent because an owner asked, never counted against the webhook. */
+export type OnDemandDelivery = Omit<DeliveryRecord, 'result'> & { kind: 'ping' | 'redelivery' };
+
+/** A ping or redelivery an owner asked for, to `target`: one signed attempt, counted in metrics and logged, never against the webhook. */
+export async function sendOnDemandTo(
+  { http, logger, metrics }: Pick<ActivityDependencies, 'http' | 'logger' | 'metrics'>,
+  bookkeeping: Pick<DeliveryBookkeeping, 'record'>,
+  target: DeliveryTarget,
+  delivery: OnDemandDelivery,
+  body: string,
+): Promise<DeliveryResult> {
+  const { id: deliveryId, webhookId, kind } = delivery;
+  const result = await postSigned(http, { url: target.url, webhookId, deliveryId, event: delivery.event, body }, target.secret);
+  (kind === 'ping' ? metrics.pings : metrics.redeliveries).inc({
+    outcome: result.delivered ? 'delivered' : 'failed',
+    error: result.error ?? 'none',
+  });
+  logger.info({
+    msg: kind,
+    deliveryId,
+    webhookId,
+    redeliveryOf: delivery.redeliveryOf,
+    statusCode: result.statusCode,
+    error: result.error,
+    durationMs: result.durationMs,
+  });
+  await bookkeeping.record({ ...delivery, result });
+  return result;
 }
 
 export function createDeliveryActivities({ sql, http, logger, metrics }: ActivityDependencies, bookkeeping: DeliveryBookkeeping) {
@@ -68,30 +102,11 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
     });
   }
 
-  /** A ping or redelivery an owner asked for: one signed attempt, counted in metrics and logged, never against the webhook. */
-  async function sendOnDemand(
-    delivery: Omit<DeliveryRecord, 'result'> & { kind: 'ping' | 'redelivery' },
-    body: string,
-  ): Promise<DeliveryResult> {
-    const { id: deliveryId, webhookId, kind } = delivery;
-    const target = await findDeliveryTarget(sql, webhookId);
-    if (target === null) throw ApplicationFailure.nonRetryable(`webhook ${webhookId} no longer exists`, WEBHOOK_GONE);
-    const result = await postSigned(http, { url: target.url, webhookId, deliveryId, event: delivery.event, body }, target.secret);
-    (kind === 'ping' ? metrics.pings : metrics.redeliveries).inc({
-      outcome: result.delivered ? 'delivered' : 'failed',
-      error: result.error ?? 'none',
-    });
-    logger.info({
-      msg: kind,
-      deliveryId,
-      webhookId,
-      redeliveryOf: delivery.redeliveryOf,
-      statusCode: result.statusCode,
-      error: result.error,
-      durationMs: result.durationMs,
-    });
-    await bookkeeping.record({ ...delivery, result });
-    return result;
+  /** A ping or redelivery an owner asked for, to the webhook as it is now. */
+  async function sendOnDemand(delivery: OnDemandDelivery, body: string): Promise<DeliveryResult> {
+    const target = await findDeliveryTarget(sql, delivery.webhookId);
+    if (target === null) throw ApplicationFailure.nonRetryable(`webhook ${delivery.webhookId} no longer exists`, WEBHOOK_GONE);
+    return sendOnDemandTo({ http, logger, metrics }, bookkeeping, target, delivery, body);
   }
 
   return {

@@ -4,6 +4,7 @@
 import { createDeliveryBookkeeping } from '../src/delivery/bookkeeping';
 import { createDeliveryActivities } from './deliveries';
 import type { ActivityDependencies } from './dependencies';
+import { createRecoveryActivities } from './recoveries';
 import { createRegistrationActivities } from './registration';
 import { createRetentionActivities } from './retention';
 import { createWebhookStateActivities } from './webhook-state';
@@ -11,9 +12,11 @@ import { createWebhookStateActivities } from './webhook-state';
 export type { ActivityDependencies } from './dependencies';
 
 export function createActivities(dependencies: ActivityDependencies) {
+  const bookkeeping = createDeliveryBookkeeping(dependencies.sql, dependencies.client);
   return {
     ...createRegistrationActivities(dependencies),
-    ...createDeliveryActivities(dependencies, createDeliveryBookkeeping(dependencies.sql, dependencies.client)),
+    ...createDeliveryActivities(dependencies, bookkeeping),
+    ...createRecoveryActivities(dependencies, bookkeeping),
     ...createWebhookStateActivities(dependencies),
     ...createRetentionActivities(dependencies),
   };

@@ -17,6 +17,8 @@ export interface Config {
   deliveriesPerBatch: number;
   /** Writes and registrations older than this are pruned (every hour, by a Temporal Schedule). */
   retentionDays: number;
+  /** The most sends a second of one recovery (POST /v3/webhooks/{id}/recoveries). */
+  recoveryRatePerSecond: number;
   allowedCidrs: string[];
   dataDir: string;
   logLevel: string;
@@ -77,6 +79,7 @@ export function loadConfig(env: Env = process.env): Config {
     deliveryTimeoutMs: integer(env, 'DELIVERY_TIMEOUT_MS', 10_000, 100, 120_000),
     deliveriesPerBatch: integer(env, 'DELIVERIES_PER_BATCH', DEFAULT_DELIVERIES_PER_BATCH, 1, 1000),
     retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),
+    recoveryRatePerSecond: integer(env, 'RECOVERY_RATE_PER_SECOND', 10, 1, 1000),
     allowedCidrs: cidrList(env, 'WEBHOOK_ALLOWED_CIDRS'),
     dataDir: optional(env, 'DATA_DIR') ?? '.data',
     logLevel: optional(env, 'LOG_LEVEL') ?? 'info',

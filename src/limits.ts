@@ -10,6 +10,8 @@ export const INTERNAL_BODY_LIMIT_BYTES = 1024 * 1024;
 export const MAX_LIST_MEMBERS = 1000;
 /** Changes one reported write may hold (internal API). */
 export const MAX_CHANGES_PER_WRITE = 1000;
+/** Recoveries GET /v3/webhooks/{id}/recoveries answers: the newest. */
+export const RECOVERIES_LISTED = 100;
 
 /** A byte count as a person reads it: 65536 → "64 KiB", 1048576 → "1 MiB". */
 export function byteSize(bytes: number): string {

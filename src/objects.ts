@@ -106,6 +106,31 @@ export const deliveryPage = responseObject({
 });
 export type DeliveryPage = FromSchema<typeof deliveryPage>;
 
+export const recoveryStatusSchema = { enum: ['running', 'completed', 'stopped', 'cancelled'] } as const;
+export const recoveryStoppedReasonSchema = { enum: ['receiver_failing', 'webhook_paused', 'webhook_deleted', null] } as const;
+const count = { type: 'integer', minimum: 0 } as const;
+
+/** A recovery: the failed and skipped event deliveries of a window, sent again (POST /v3/webhooks/{id}/recoveries). */
+export const recoveryObject = responseObject({
+  id: { type: 'string', pattern: idPattern('rcv') },
+  webhookId: { type: 'string', pattern: idPattern('wh') },
+  since: timestamp,
+  until: timestamp,
+  status: recoveryStatusSchema,
+  stoppedReason: { ...recoveryStoppedReasonSchema, description: 'Why a `stopped` recovery stopped; null otherwise' },
+  total: { ...count, description: 'Deliveries in its set, fixed when it started' },
+  sent: { ...count, description: 'Sends begun; those under way are counted in neither delivered nor failed yet' },
+  delivered: count,
+  failed: { ...count, description: 'Sends that got no 2xx, or were lost on our side (`internal`)' },
+  createdAt: timestamp,
+  finishedAt: { type: ['string', 'null'], format: 'date-time' },
+});
+export type Recovery = FromSchema<typeof recoveryObject>;
+export type RecoveryStatus = Recovery['status'];
+export type RecoveryStoppedReason = NonNullable<Recovery['stoppedReason']>;
+
+export const recoveryList = responseObject({ data: { type: 'array', items: recoveryObject } });
+
 export const errorEnvelope = {
   type: 'object',
   additionalProperties: false,
@@ -130,6 +155,7 @@ export const errorEnvelope = {
         invalidListIds: { type: 'array', items: { type: 'string' } },
         reason: { type: 'string' },
         statusCode: { type: 'integer' },
+        recoveryId: { type: 'string', description: 'RECOVERY_IN_PROGRESS: the recovery under way' },
       },
     },
   },

@@ -137,6 +137,7 @@ async function runApi(
       taskQueue: options.taskQueue ?? TASK_QUEUE,
       deliveryTimeoutMs: config.deliveryTimeoutMs,
       deliveriesPerBatch: config.deliveriesPerBatch,
+      recoveryRatePerSecond: config.recoveryRatePerSecond,
       eagerStart,
     }),
     logger: options.logger,

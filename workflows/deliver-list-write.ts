@@ -1,9 +1,10 @@
-import { executeChild, patched, uuid4 } from '@temporalio/workflow';
+import { executeChild, patched } from '@temporalio/workflow';
 import { ListIdKey } from '../src/contract/search-attributes';
 import { DEFAULT_DELIVERIES_PER_BATCH } from '../src/contract/rules';
 import { listWriteBatchWorkflowId } from '../src/contract/workflows';
 import type { ListEvent, ListWriteDeliveries, PlannedDelivery } from '../src/contract/payloads';
 import { deliverEvents } from './deliver-events';
+import { newDeliveryId } from './delivery-ids';
 import { deliverListWriteBatch } from './deliver-list-write-batch';
 
 /** Patch id (0.2.0): a write larger than one batch is delivered by child workflows. */
@@ -29,7 +30,7 @@ export async function deliverListWrite({
   deliveriesPerBatch = DEFAULT_DELIVERIES_PER_BATCH,
 }: ListWriteDeliveries): Promise<void> {
   const planned: PlannedDelivery[] = recipients.flatMap(({ webhookId, topics }) =>
-    topics.map((topic) => ({ deliveryId: deliveryId(), webhookId, topic })),
+    topics.map((topic) => ({ deliveryId: newDeliveryId(), webhookId, topic })),
   );
   const event: ListEvent = { listId: write.listId, cursor: write.cursor, at: write.at };
   if (planned.length <= deliveriesPerBatch || !patched(CHILD_BATCHES)) {
@@ -50,9 +51,4 @@ export async function deliverListWrite({
       ),
     );
   }
-}
-
-/** In the form of the service's other ids (`dlv_` and 24 hex digits), from the workflow's replay-safe random. */
-function deliveryId(): string {
-  return `dlv_${uuid4().replace(/-/g, '').slice(0, 24)}`;
 }

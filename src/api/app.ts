@@ -10,6 +10,7 @@ import { INTERNAL_BODY_LIMIT_BYTES, PUBLIC_BODY_LIMIT_BYTES } from '../limits';
 import { buildOpenApiDocument } from './openapi';
 import { authenticateAccount, authenticateInternal, errorEnvelope, jsonBody, requestLog, type ApiState } from './middleware';
 import { internalRoutes } from './routes/internal';
+import { recoveryRoutes } from './routes/recoveries';
 import { webhookRoutes } from './routes/webhooks';
 
 export interface AppDependencies {
@@ -45,6 +46,8 @@ export function createRouters(deps: AppDependencies): Router<ApiState>[] {
   publicApi.use(authenticateAccount(deps.sql));
   const webhooks = webhookRoutes({ ...deps, body: jsonBody(PUBLIC_BODY_LIMIT_BYTES) });
   publicApi.use(webhooks.routes(), webhooks.allowedMethods());
+  const recoveries = recoveryRoutes({ ...deps, body: jsonBody(PUBLIC_BODY_LIMIT_BYTES) });
+  publicApi.use(recoveries.routes(), recoveries.allowedMethods());
 
   const internalApi = new Router<ApiState>({ prefix: '/internal/v3' });
   internalApi.use(authenticateInternal(deps.internalApiToken));

@@ -12,6 +12,9 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'DELIVERY_NOT_FOUND'
   | 'NOT_REDELIVERABLE'
+  | 'RECOVERY_NOT_FOUND'
+  | 'RECOVERY_IN_PROGRESS'
+  | 'WEBHOOK_PAUSED'
   | 'METHOD_NOT_ALLOWED'
   | 'WEBHOOK_LIMIT_EXCEEDED'
   | 'WRITE_ID_REUSED'
@@ -55,6 +58,10 @@ export const apiErrors = {
   notFound: () => new ApiError(404, 'NOT_FOUND', 'No such route.'),
   deliveryNotFound: () => new ApiError(404, 'DELIVERY_NOT_FOUND', "No such delivery in this webhook's log."),
   notRedeliverable: () => new ApiError(409, 'NOT_REDELIVERABLE', 'A ping cannot be redelivered; send a new ping instead.'),
+  recoveryNotFound: () => new ApiError(404, 'RECOVERY_NOT_FOUND', 'No such recovery of this webhook.'),
+  recoveryInProgress: (recoveryId: string) =>
+    new ApiError(409, 'RECOVERY_IN_PROGRESS', 'A recovery of this webhook is under way: wait for it to end, or cancel it.', { recoveryId }),
+  webhookPaused: () => new ApiError(409, 'WEBHOOK_PAUSED', 'The webhook is paused: reactivate it before recovering its deliveries.'),
   methodNotAllowed: () => new ApiError(405, 'METHOD_NOT_ALLOWED', 'This route does not accept that method.'),
   webhookLimitExceeded: (limit: number) => new ApiError(409, 'WEBHOOK_LIMIT_EXCEEDED', `An account may have at most ${limit} webhooks.`),
   writeIdReused: () => new ApiError(409, 'WRITE_ID_REUSED', 'This writeId was already used for this list with a different body.'),

@@ -3,7 +3,7 @@
 // one source of truth. Served at GET /v3/openapi.json.
 import { version } from '../../package.json';
 import { DELIVERY_LOG_KEPT } from '../db/deliveries';
-import { byteSize, INTERNAL_BODY_LIMIT_BYTES, MAX_WEBHOOKS_PER_ACCOUNT, PUBLIC_BODY_LIMIT_BYTES } from '../limits';
+import { byteSize, INTERNAL_BODY_LIMIT_BYTES, MAX_WEBHOOKS_PER_ACCOUNT, PUBLIC_BODY_LIMIT_BYTES, RECOVERIES_LISTED } from '../limits';
 import * as objects from '../objects';
 import type { ErrorCode } from './errors';
 import * as schemas from './schemas';
@@ -32,6 +32,9 @@ const components = {
   RedeliveryResult: objects.redeliveryResult,
   RotateSecretBody: schemas.rotateSecretBody,
   RotatedSecret: objects.rotatedSecret,
+  CreateRecoveryBody: schemas.createRecoveryBody,
+  Recovery: objects.recoveryObject,
+  RecoveryList: objects.recoveryList,
 } as const;
 
 /** An error response: the envelope, with `code` limited to what this status means here. */
@@ -93,6 +96,10 @@ const body = (name: keyof typeof components, required = true) => ({ required, co
 
 const webhookId = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Webhook id (wh_...)' };
 const listId = { name: 'listId', in: 'path', required: true, schema: schemas.idParameter };
+const recoveryId = { name: 'recoveryId', in: 'path', required: true, schema: { type: 'string' }, description: 'Recovery id (rcv_...)' };
+const recoveryNotFound = {
+  404: errors("Unknown webhook or recovery, or another's", ['WEBHOOK_NOT_FOUND', 'RECOVERY_NOT_FOUND']),
+};
 
 const account = [{ accountToken: [] }];
 const internal = [{ internalToken: [] }];
@@ -236,6 +243,58 @@ export function buildOpenApiDocument() {
           security: account,
           requestBody: body('RotateSecretBody', false),
           responses: actionOnWebhook(ok('The new secret, shown this once', ref('RotatedSecret'))),
+        },
+      },
+      '/v3/webhooks/{id}/recoveries': {
+        parameters: [webhookId],
+        post: {
+          operationId: 'createRecovery',
+          summary: 'Send again every event delivery of a window that failed or was skipped, as a background task',
+          description:
+            'Every event delivery of the webhook logged in [since, until) whose outcome is failed (internal included) or ' +
+            'skipped, unless a redelivery of the same event was delivered since: fixed when it starts (total), sent oldest ' +
+            'first as redeliveries (the same body byte for byte, the current secret, a new SVC-Delivery id, one attempt, ' +
+            'never counted against the webhook), at most RECOVERY_RATE_PER_SECOND a second. It stops after 5 failed sends ' +
+            'in a row (receiver_failing), or when the webhook is paused or deleted. One at a time per webhook.',
+          security: account,
+          requestBody: body('CreateRecoveryBody'),
+          responses: withToken(
+            {
+              202: {
+                ...ok('Started; poll it at its Location', ref('Recovery')),
+                headers: { Location: { required: true, schema: { type: 'string' } } },
+              },
+              400: errors('Invalid request, since not before until, or until in the future', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
+              ...webhookNotFound,
+              409: errors('Another recovery of the webhook is under way (its id in recoveryId), or the webhook is paused', [
+                'RECOVERY_IN_PROGRESS',
+                'WEBHOOK_PAUSED',
+              ]),
+            },
+            PUBLIC_BODY_LIMIT_BYTES,
+          ),
+        },
+        get: {
+          operationId: 'listRecoveries',
+          summary: `The webhook's recoveries, newest first (at most the ${RECOVERIES_LISTED} newest)`,
+          security: account,
+          responses: withToken({ 200: ok('The recoveries', ref('RecoveryList')), ...webhookNotFound }),
+        },
+      },
+      '/v3/webhooks/{id}/recoveries/{recoveryId}': {
+        parameters: [webhookId, recoveryId],
+        get: {
+          operationId: 'getRecovery',
+          summary: 'A recovery and its progress',
+          security: account,
+          responses: withToken({ 200: ok('The recovery', ref('Recovery')), ...recoveryNotFound }),
+        },
+        delete: {
+          operationId: 'cancelRecovery',
+          summary: 'Cancel a recovery: no further send starts',
+          description: 'Answers the recovery: cancelled, or as it ended if it had already ended. Sends under way finish and are counted.',
+          security: account,
+          responses: withToken({ 200: ok('The recovery', ref('Recovery')), ...recoveryNotFound }),
         },
       },
       '/v3/openapi.json': {

@@ -13,6 +13,11 @@ const ajv = new Ajv2020({ allErrors: false, strict: true });
 const id = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' } as const;
 const events = { type: 'array', minItems: 1, maxItems: TOPICS.length, uniqueItems: true, items: topicSchema } as const;
 const listIds = { type: 'array', maxItems: MAX_LIST_IDS, uniqueItems: true, items: id } as const;
+const isoTime = {
+  type: 'string',
+  maxLength: 40,
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$',
+} as const;
 
 // ---- requests ----
 
@@ -71,12 +76,7 @@ export const listWriteBody = {
   required: ['writeId', 'changes'],
   properties: {
     writeId: { ...id, description: 'Unique per list: a repeat with the same body is answered again, never delivered twice' },
-    at: {
-      type: 'string',
-      maxLength: 40,
-      pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$',
-      description: 'ISO 8601 time of the write; default now',
-    },
+    at: { ...isoTime, description: 'ISO 8601 time of the write; default now' },
     changes: {
       type: 'array',
       minItems: 1,
@@ -108,6 +108,17 @@ export const rotateSecretBody = {
 } as const;
 export type RotateSecretBody = FromSchema<typeof rotateSecretBody>;
 
+export const createRecoveryBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['since'],
+  properties: {
+    since: { ...isoTime, description: 'ISO 8601 time: deliveries logged at or after it are recovered' },
+    until: { ...isoTime, description: 'ISO 8601 time, not in the future: deliveries logged before it; default now' },
+  },
+} as const;
+export type CreateRecoveryBody = FromSchema<typeof createRecoveryBody>;
+
 export const deliveriesQuery = {
   type: 'object',
   additionalProperties: false,
@@ -133,6 +144,7 @@ export const validators = {
   putListBody: ajv.compile<PutListBody>(putListBody),
   listWriteBody: ajv.compile<ListWriteBody>(listWriteBody),
   rotateSecretBody: ajv.compile<RotateSecretBody>(rotateSecretBody),
+  createRecoveryBody: ajv.compile<CreateRecoveryBody>(createRecoveryBody),
   deliveriesQuery: ajv.compile<DeliveriesQuery>(deliveriesQuery),
   id: ajv.compile<string>(idParameter),
 };

@@ -1,8 +1,9 @@
 // REPLAY-SENSITIVE: what crosses into workflows (src/contract/). The messages of
-// `webhook/{id}`: the API and the delivery activities send them, the workflow handles them.
-// Their names are kept in histories: never rename one.
+// `webhook/{id}` and of `recovery/{webhookId}/{recoveryId}`: the API and the delivery
+// activities send them, the workflows handle them. Their names are kept in histories: never
+// rename one.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { DeliveryOutcomes, WebhookLifecycleState, WebhookStatus } from './payloads';
+import type { DeliveryOutcomes, RecoveryState, WebhookLifecycleState, WebhookStatus } from './payloads';
 
 export const lifecycleStateQuery = defineQuery<WebhookLifecycleState>('state');
 /** Outcomes of event deliveries, in the order they happened (a worker batches those of one webhook: src/delivery/bookkeeping.ts). */
@@ -11,3 +12,8 @@ export const deliveryOutcomesSignal = defineSignal<[DeliveryOutcomes]>('delivery
 export const setStatusUpdate = defineUpdate<WebhookLifecycleState, [WebhookStatus]>('setStatus');
 /** DELETE: removes the webhook and ends this workflow. */
 export const deleteWebhookUpdate = defineUpdate<void>('deleteWebhook');
+
+/** A recovery's progress, as its workflow counts it (the API reads the same from PostgreSQL). */
+export const recoveryProgressQuery = defineQuery<RecoveryState>('progress');
+/** DELETE …/recoveries/{id}: no further send starts; those under way finish. */
+export const cancelRecoverySignal = defineSignal('cancel');

@@ -2,11 +2,19 @@
 // through Temporal as a workflow's or an activity's input or result, and is kept in
 // histories: a running workflow and the workers of the release before must still read it.
 // Add optional fields only; never rename, remove or retype one. No signing secret, ever.
-import type { DeliveryResult, PausedReason, Webhook, WebhookStatus } from '../objects';
+import type { DeliveryResult, PausedReason, RecoveryStatus, RecoveryStoppedReason, Webhook, WebhookStatus } from '../objects';
 import type { Topic } from '../topics';
 
 /** The API's own objects that a workflow carries: a registration returns the webhook, a ping its result. */
-export type { DeliveryResult, DeliveryError, Webhook, WebhookStatus, PausedReason } from '../objects';
+export type {
+  DeliveryResult,
+  DeliveryError,
+  Webhook,
+  WebhookStatus,
+  PausedReason,
+  RecoveryStatus,
+  RecoveryStoppedReason,
+} from '../objects';
 export type { Topic } from '../topics';
 
 /** Input of the registration workflow: the validated, normalised request, already begun (see beginRegistration). */
@@ -137,4 +145,66 @@ export interface Pruned {
   listWrites: number;
   registrations: number;
   deliveryClaims: number;
+  /** Finished recoveries (absent before recoveries existed). */
+  recoveries?: number;
 }
+
+/**
+ * Input of `recovery/{webhookId}/{recoveryId}`. Its set is fixed in PostgreSQL when it starts
+ * (`recovery_items`, positions 1..total), so no delivery travels through Temporal.
+ */
+export interface RecoveryInput {
+  recoveryId: string;
+  webhookId: string;
+  total: number;
+  /** RECOVERY_RATE_PER_SECOND when the recovery started. */
+  ratePerSecond: number;
+  /** The HTTP deadline of each send; the activity's own timeout sits a little above it. */
+  deliveryTimeoutMs: number;
+  /** Where the previous run left off (continue-as-new); absent on the first run. */
+  progress?: RecoveryProgress;
+  /** Continue-as-new after this many sends; tests lower it. */
+  sendsPerRun?: number;
+}
+
+/** How far a recovery has got, carried across continue-as-new. */
+export interface RecoveryProgress {
+  /** The position of the next send (1-based). */
+  next: number;
+  sent: number;
+  delivered: number;
+  failed: number;
+  /** The receiver's failures since its last 2xx (our own, `internal`, left out). */
+  failedInARow: number;
+  /** Workflow time (epoch ms) before which the next group of sends may not start. */
+  nextGroupAt: number;
+}
+
+/** A recovery as its workflow sees it: the `progress` query's answer, and the workflow's result. */
+export interface RecoveryState extends RecoveryProgress {
+  recoveryId: string;
+  webhookId: string;
+  total: number;
+  status: RecoveryStatus;
+  stoppedReason: RecoveryStoppedReason | null;
+}
+
+/** One send of a recovery: the item at `position` of its set, under the redelivery id fixed for it. */
+export interface RecoverySend {
+  recoveryId: string;
+  webhookId: string;
+  position: number;
+  deliveryId: string;
+}
+
+/**
+ * What a send of a recovery came to. `sent`: what the receiver answered (a 2xx; the activity
+ * fails with DELIVERY_FAILED otherwise). `settled`: an earlier attempt of this item had claimed
+ * it, and this is the outcome recorded for it. `notSent`: nothing was sent, because the
+ * webhook is paused or deleted, the recovery was cancelled, or (`unclaimed`, for a lost send
+ * only) no attempt ever claimed the item.
+ */
+export type RecoverySendOutcome =
+  | { sent: DeliveryResult }
+  | { settled: 'delivered' | 'failed' | 'internal' }
+  | { notSent: 'webhook_paused' | 'webhook_deleted' | 'cancelled' | 'unclaimed' };

@@ -16,3 +16,6 @@ export const DELIVERY_FAILED = 'DeliveryFailed';
 
 /** The failure type of a ping or redelivery whose webhook was deleted meanwhile. */
 export const WEBHOOK_GONE = 'WebhookGone';
+
+/** A recovery stops after this many failed sends in a row (`receiver_failing`). */
+export const RECOVERY_FAILED_SENDS_TO_STOP = 5;

@@ -8,6 +8,8 @@ import type {
   PingRequest,
   PruneRequest,
   Pruned,
+  RecoveryInput,
+  RecoveryState,
   RedeliveryRequest,
   RegistrationInput,
   RegistrationResult,
@@ -30,6 +32,7 @@ export interface WorkflowTypes {
   deliverListWrite: (input: ListWriteDeliveries) => Promise<void>;
   deliverListWriteBatch: (batch: ListWriteBatch) => Promise<void>;
   pruneRecords: (request: PruneRequest) => Promise<Pruned>;
+  recoverDeliveries: (input: RecoveryInput) => Promise<RecoveryState>;
 }
 
 /** Workflow ids, as operators search for them in the Temporal Web UI. */
@@ -37,6 +40,7 @@ export const lifecycleWorkflowId = (webhookId: string) => `webhook/${webhookId}`
 export const registrationWorkflowId = (accountId: string, registrationId: string) => `registration/${accountId}/${registrationId}`;
 export const pingWorkflowId = (webhookId: string, pingId: string) => `ping/${webhookId}/${pingId}`;
 export const redeliveryWorkflowId = (webhookId: string, deliveryId: string) => `redelivery/${webhookId}/${deliveryId}`;
+export const recoveryWorkflowId = (webhookId: string, recoveryId: string) => `recovery/${webhookId}/${recoveryId}`;
 export const listWriteWorkflowId = (listId: string, writeId: string) => `list-write/${listId}/${writeId}`;
 export const listWriteBatchWorkflowId = (listId: string, writeId: string, batch: number) =>
   `${listWriteWorkflowId(listId, writeId)}/batch/${batch}`;

@@ -6,7 +6,7 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { deleteWebhookUpdate, setStatusUpdate } from '../contract/messages';
+import { cancelRecoverySignal, deleteWebhookUpdate, setStatusUpdate } from '../contract/messages';
 import type {
   DeliveryResult,
   ListWrite,
@@ -22,6 +22,7 @@ import {
   lifecycleWorkflowId,
   listWriteWorkflowId,
   pingWorkflowId,
+  recoveryWorkflowId,
   redeliveryWorkflowId,
   registrationWorkflowId,
   type WorkflowTypes,
@@ -44,6 +45,15 @@ export interface Workflows {
    * A write just recorded may reuse the id of a closed one whose row was pruned.
    */
   startListWrite(write: ListWrite, recipients: Recipient[], { repeated }: { repeated: boolean }): Promise<void>;
+  /**
+   * Starts a recovery's workflow, at RECOVERY_RATE_PER_SECOND; the API calls it inside the
+   * transaction that records the recovery, so that none is recorded without its workflow.
+   */
+  startRecovery(accountId: string, recovery: { recoveryId: string; webhookId: string; total: number }): Promise<void>;
+  /** Tells a recovery's workflow to start no further send; one that has ended has nothing to stop. */
+  cancelRecovery(webhookId: string, recoveryId: string): Promise<void>;
+  /** Whether a recovery's workflow is running (false: it has ended, or never started). */
+  isRecoveryRunning(webhookId: string, recoveryId: string): Promise<boolean>;
   /** Removes the webhook through its workflow, which then ends; false when no such workflow runs. */
   deleteWebhook(webhookId: string): Promise<boolean>;
   /** Resolves when the Temporal frontend answers; for /readyz. */
@@ -56,6 +66,7 @@ export interface WorkflowsOptions {
   taskQueue: string;
   deliveryTimeoutMs: number;
   deliveriesPerBatch: number;
+  recoveryRatePerSecond: number;
   /**
    * A worker of this task queue runs in this process on the client's own NativeConnection,
    * so Temporal may hand it a new workflow's first task directly.
@@ -65,11 +76,12 @@ export interface WorkflowsOptions {
 
 export function createWorkflows(
   client: Client,
-  { taskQueue, deliveryTimeoutMs, deliveriesPerBatch, eagerStart = false }: WorkflowsOptions,
+  { taskQueue, deliveryTimeoutMs, deliveriesPerBatch, recoveryRatePerSecond, eagerStart = false }: WorkflowsOptions,
 ): Workflows {
   // A workflow that answers an HTTP request: one that cannot finish soon never will.
   const workflowExecutionTimeout = '2 minutes';
   const lifecycle = (webhookId: string) => client.workflow.getHandle(lifecycleWorkflowId(webhookId));
+  const recovery = (webhookId: string, recoveryId: string) => client.workflow.getHandle(recoveryWorkflowId(webhookId, recoveryId));
   /** What a ping and a redelivery, each one attempt an owner waits on, start with. */
   const onDemand = (accountId: string, webhookId: string) => ({
     taskQueue,
@@ -128,6 +140,34 @@ export function createWorkflows(
         );
       } catch (error) {
         if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      }
+    },
+    startRecovery: async (accountId, { recoveryId, webhookId, total }) => {
+      await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+        client.workflow.start<WorkflowTypes['recoverDeliveries']>('recoverDeliveries', {
+          taskQueue,
+          workflowId: recoveryWorkflowId(webhookId, recoveryId),
+          args: [{ recoveryId, webhookId, total, ratePerSecond: recoveryRatePerSecond, deliveryTimeoutMs }],
+          typedSearchAttributes: [
+            { key: AccountIdKey, value: accountId },
+            { key: WebhookIdKey, value: webhookId },
+          ],
+        }),
+      );
+    },
+    cancelRecovery: async (webhookId, recoveryId) => {
+      try {
+        await recovery(webhookId, recoveryId).signal(cancelRecoverySignal);
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+      }
+    },
+    isRecoveryRunning: async (webhookId, recoveryId) => {
+      try {
+        return (await recovery(webhookId, recoveryId).describe()).status.name === 'RUNNING';
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return false;
+        throw error;
       }
     },
     setWebhookStatus: (webhookId, status) => ourFailure(lifecycle(webhookId).executeUpdate(setStatusUpdate, { args: [status] })),

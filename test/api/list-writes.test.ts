@@ -205,7 +205,12 @@ describe('a write while Temporal is unreachable', () => {
     const temporalDown = await startResettingServer();
     const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${temporalDown.port}`, connectTimeout: '1s' }) });
     const api = await suite.stack.startApiWith({
-      workflows: createWorkflows(deadTemporal, { taskQueue: suite.stack.taskQueue, deliveryTimeoutMs: 3000, deliveriesPerBatch: 500 }),
+      workflows: createWorkflows(deadTemporal, {
+        taskQueue: suite.stack.taskQueue,
+        deliveryTimeoutMs: 3000,
+        deliveriesPerBatch: 500,
+        recoveryRatePerSecond: 10,
+      }),
     });
     const body = JSON.stringify({ writeId: 'during-outage', changes: [{ type: 'item.added' }] });
     try {

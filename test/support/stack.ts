@@ -217,6 +217,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
           taskQueue,
           deliveryTimeoutMs: config.deliveryTimeoutMs,
           deliveriesPerBatch: config.deliveriesPerBatch,
+          recoveryRatePerSecond: config.recoveryRatePerSecond,
         }),
         logger: createLogger('silent'),
         internalApiToken,

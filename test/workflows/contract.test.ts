@@ -15,6 +15,7 @@ const contractTypes: Record<keyof WorkflowTypes, true> = {
   deliverListWrite: true,
   deliverListWriteBatch: true,
   pruneRecords: true,
+  recoverDeliveries: true,
 };
 
 describe('the workflow contract', () => {

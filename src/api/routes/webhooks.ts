@@ -40,15 +40,7 @@ export interface WebhookRoutesDeps {
 export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, body: jsonBody }: WebhookRoutesDeps): Router<ApiState> {
   const router = new Router<ApiState>();
 
-  /** The caller's webhook named in the path; another account's is as unknown as a missing one. */
-  async function ownWebhook(ctx: ApiContext & { params: Record<string, string> }): Promise<Webhook> {
-    // Something that cannot be an id is as unknown as a missing one; it never reaches
-    // PostgreSQL, which refuses some strings outright (a NUL character: a 500 otherwise).
-    const id = ctx.params.id;
-    const webhook = WEBHOOK_ID.test(id) ? await findWebhook(sql, ctx.state.accountId!, id) : null;
-    if (!webhook) throw apiErrors.webhookNotFound();
-    return webhook;
-  }
+  const ownWebhook = (ctx: PathContext) => findOwnWebhook(sql, ctx);
 
   async function assertListsOwned(accountId: string, listIds: string[]): Promise<void> {
     const invalidListIds = await findListIdsNotOwned(sql, accountId, listIds);
@@ -172,6 +164,19 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
   });
 
   return router;
+}
+
+/** The context of a route whose path names things by id. */
+export type PathContext = ApiContext & { params: Record<string, string> };
+
+/** The caller's webhook named in the path; another account's is as unknown as a missing one. */
+export async function findOwnWebhook(sql: Sql, ctx: PathContext): Promise<Webhook> {
+  // Something that cannot be an id is as unknown as a missing one; it never reaches
+  // PostgreSQL, which refuses some strings outright (a NUL character: a 500 otherwise).
+  const id = ctx.params.id;
+  const webhook = WEBHOOK_ID.test(id) ? await findWebhook(sql, ctx.state.accountId!, id) : null;
+  if (!webhook) throw apiErrors.webhookNotFound();
+  return webhook;
 }
 
 const DEFAULT_PAGE_SIZE = 20;

@@ -1,0 +1,88 @@
+// The activities of `recovery/{webhookId}/{recoveryId}`: each send claimed in PostgreSQL before
+// its POST and sent as a redelivery; the recovery's progress kept in its row as it goes.
+import { ApplicationFailure } from '@temporalio/activity';
+import type { RecoverySend, RecoverySendOutcome, RecoveryStatus, RecoveryStoppedReason } from '../src/contract/payloads';
+import { claimRecoverySend, recordRecoverySend, recoveryExists, settleRecovery, settleRecoverySend } from '../src/db/recoveries';
+import type { DeliveryBookkeeping } from '../src/delivery/bookkeeping';
+import { eventPayload } from '../src/delivery/payloads';
+import type { Topic } from '../src/topics';
+import { deliveryFailed, sendOnDemandTo } from './deliveries';
+import type { ActivityDependencies } from './dependencies';
+
+/** The failure type of `awaitRecoveryRecorded` while the API's transaction has not committed. */
+const RECOVERY_NOT_RECORDED = 'RecoveryNotRecorded';
+
+export function createRecoveryActivities(dependencies: ActivityDependencies, bookkeeping: DeliveryBookkeeping) {
+  const { sql, logger, metrics } = dependencies;
+
+  /**
+   * What a send that did not come back came to: the outcome logged under its redelivery id, or
+   * `internal` (logged as such) when its attempt was lost before that. `unclaimed`: no attempt
+   * ever claimed it, so nothing was sent and it may be sent now, unless `giveUp`.
+   */
+  async function settleLostRecoverySend(send: RecoverySend, { giveUp }: { giveUp: boolean }): Promise<RecoverySendOutcome> {
+    const settled = await settleRecoverySend(sql, { ...send, giveUp });
+    // Its set is deleted with its webhook.
+    if (settled.state === 'gone') return { notSent: 'webhook_deleted' };
+    if (settled.state === 'unclaimed') return { notSent: 'unclaimed' };
+    if (settled.unlogged) {
+      const { item, redeliveryId } = settled;
+      const result = { delivered: false, statusCode: null, durationMs: 0, error: 'internal' } as const;
+      metrics.redeliveries.inc({ outcome: 'failed', error: 'internal' });
+      logger.info({
+        msg: 'redelivery',
+        deliveryId: redeliveryId,
+        webhookId: send.webhookId,
+        redeliveryOf: item.redeliveryOf,
+        error: 'internal',
+      });
+      await bookkeeping.record({ id: redeliveryId, webhookId: send.webhookId, kind: 'redelivery', ...item, result });
+    }
+    return { settled: settled.outcome };
+  }
+
+  return {
+    /**
+     * The API starts a recovery's workflow inside the transaction that records it, so that no
+     * recovery is recorded without its workflow: this waits for the commit (retried by the
+     * workflow), and fails for good if it never comes (the API died before it).
+     */
+    async awaitRecoveryRecorded(recoveryId: string): Promise<void> {
+      if (!(await recoveryExists(sql, recoveryId))) {
+        throw ApplicationFailure.retryable(`recovery ${recoveryId} is not recorded (yet)`, RECOVERY_NOT_RECORDED);
+      }
+    },
+
+    /**
+     * One send of a recovery: the item at `position` claimed (or found claimed, or refused),
+     * then sent as a redelivery of the logged event, the same body byte for byte, signed with
+     * the current secret, logged and never counted against the webhook. A send that gets no
+     * 2xx fails the activity with its class, so the Temporal UI shows it.
+     */
+    async sendRecoveryItem(send: RecoverySend): Promise<RecoverySendOutcome> {
+      const claim = await claimRecoverySend(sql, send);
+      if (!claim.claimed) {
+        // Claimed before by an attempt that did not come back: what it came to, counted once.
+        if (claim.because === 'attempted_before') return settleLostRecoverySend(send, { giveUp: false });
+        return { notSent: claim.because };
+      }
+      const { item } = claim;
+      const topic = item.event as Topic; // an event's log entry holds the topic it was delivered on
+      const redelivery = { id: send.deliveryId, webhookId: send.webhookId, kind: 'redelivery', ...item, event: topic } as const;
+      const body = eventPayload(topic, item.listId, item.cursor, item.at);
+      const result = await sendOnDemandTo(dependencies, bookkeeping, claim.target, redelivery, body);
+      await recordRecoverySend(sql, { ...send, outcome: result.delivered ? 'delivered' : 'failed' });
+      if (!result.delivered) throw deliveryFailed(send, result, result.statusCode === null ? '' : ` (HTTP ${result.statusCode})`);
+      return { sent: result };
+    },
+
+    /** A send whose activity did not come back (its worker was lost). */
+    settleLostRecoverySend,
+
+    /** The recovery's end, as its workflow decided: its row says so, and its webhook may start another. */
+    async settleRecovery(recoveryId: string, end: { status: RecoveryStatus; stoppedReason: RecoveryStoppedReason | null }): Promise<void> {
+      await settleRecovery(sql, recoveryId, end);
+      logger.info({ msg: 'recovery settled', recoveryId, ...end });
+    },
+  };
+}

@@ -1,0 +1,302 @@
+// Recoveries: the row each keeps (its request, progress and end), and its set, fixed in
+// `recovery_items` when it starts. Each item is also the claim of its one send.
+import type { Recovery, RecoveryStatus, RecoveryStoppedReason } from '../objects';
+import type { DeliveryTarget } from './deliveries';
+import type { Db } from './sql';
+
+interface RecoveryRow {
+  id: string;
+  webhook_id: string;
+  since: Date;
+  until: Date;
+  status: RecoveryStatus;
+  stopped_reason: RecoveryStoppedReason | null;
+  total: number;
+  sent: number;
+  delivered: number;
+  failed: number;
+  created_at: Date;
+  finished_at: Date | null;
+}
+
+const COLUMNS = [
+  'id',
+  'webhook_id',
+  'since',
+  'until',
+  'status',
+  'stopped_reason',
+  'total',
+  'sent',
+  'delivered',
+  'failed',
+  'created_at',
+  'finished_at',
+];
+
+function toRecovery(row: RecoveryRow): Recovery {
+  return {
+    id: row.id,
+    webhookId: row.webhook_id,
+    since: row.since.toISOString(),
+    until: row.until.toISOString(),
+    status: row.status,
+    stoppedReason: row.stopped_reason,
+    total: row.total,
+    sent: row.sent,
+    delivered: row.delivered,
+    failed: row.failed,
+    createdAt: row.created_at.toISOString(),
+    finishedAt: row.finished_at?.toISOString() ?? null,
+  };
+}
+
+/** What POST …/recoveries asks for; `until` absent: now, as PostgreSQL's clock says. */
+export interface RecoveryRequest {
+  id: string;
+  webhookId: string;
+  since: string;
+  until?: string;
+}
+
+/**
+ * Records a recovery and fixes its set, in one statement: every event delivery of the webhook
+ * logged in [since, until) that failed (`internal` included) or was skipped, unless a
+ * redelivery of the same event (topic, list, cursor) was delivered since, numbered oldest
+ * first. Null, recording nothing, when the webhook has a recovery not yet settled: the
+ * unique index decides, so two API processes cannot both start one.
+ */
+export async function recordRecovery(tx: Db, request: RecoveryRequest): Promise<Recovery | null> {
+  const [row] = await tx<RecoveryRow[]>`
+    WITH span AS (
+      SELECT ${request.since}::timestamptz AS since, coalesce(${request.until ?? null}::timestamptz, now()) AS until
+    ), chosen AS (
+      SELECT d.id, d.event, d.list_id, d.cursor, d.at, d.attempted_at
+      FROM deliveries d, span w
+      WHERE d.webhook_id = ${request.webhookId} AND d.kind = 'event' AND d.outcome IN ('failed', 'skipped')
+        AND d.attempted_at >= w.since AND d.attempted_at < w.until
+        AND NOT EXISTS (
+          SELECT 1 FROM deliveries r
+          WHERE r.webhook_id = d.webhook_id AND r.kind = 'redelivery' AND r.outcome = 'delivered'
+            AND r.event = d.event AND r.list_id = d.list_id AND r.cursor = d.cursor)
+    ), recovery AS (
+      INSERT INTO recoveries (id, webhook_id, since, until, total)
+      SELECT ${request.id}, ${request.webhookId}, w.since, w.until, (SELECT count(*) FROM chosen) FROM span w
+      ON CONFLICT (webhook_id) WHERE settled_at IS NULL DO NOTHING
+      RETURNING *
+    ), items AS (
+      INSERT INTO recovery_items (recovery_id, position, redelivery_of, event, list_id, cursor, at)
+      SELECT recovery.id, row_number() OVER (ORDER BY chosen.attempted_at, chosen.id), chosen.id, chosen.event, chosen.list_id,
+             chosen.cursor, chosen.at
+      FROM chosen, recovery
+    )
+    SELECT * FROM recovery`;
+  return row ? toRecovery(row) : null;
+}
+
+/** The webhook's recovery that is not yet settled (running, or cancelled with sends under way), if any. */
+export async function findUnsettledRecovery(sql: Db, webhookId: string): Promise<Recovery | null> {
+  const [row] = await sql<RecoveryRow[]>`
+    SELECT ${sql(COLUMNS)} FROM recoveries WHERE webhook_id = ${webhookId} AND settled_at IS NULL`;
+  return row ? toRecovery(row) : null;
+}
+
+export async function findRecovery(sql: Db, webhookId: string, recoveryId: string): Promise<Recovery | null> {
+  const [row] = await sql<RecoveryRow[]>`
+    SELECT ${sql(COLUMNS)} FROM recoveries WHERE id = ${recoveryId} AND webhook_id = ${webhookId}`;
+  return row ? toRecovery(row) : null;
+}
+
+/** The newest first. */
+export async function listRecoveries(sql: Db, webhookId: string, limit: number): Promise<Recovery[]> {
+  const rows = await sql<RecoveryRow[]>`
+    SELECT ${sql(COLUMNS)} FROM recoveries WHERE webhook_id = ${webhookId}
+    ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
+  return rows.map(toRecovery);
+}
+
+/**
+ * Cancels a running recovery: it is `cancelled` and finished from now, and no send of it may
+ * claim an item any more (its workflow, told by a signal, stops too). One already ended is
+ * left as it is. Null when the webhook has no such recovery.
+ */
+export async function cancelRecovery(
+  sql: Db,
+  webhookId: string,
+  recoveryId: string,
+): Promise<{ recovery: Recovery; cancelled: boolean } | null> {
+  const [cancelled] = await sql<RecoveryRow[]>`
+    UPDATE recoveries SET status = 'cancelled', finished_at = now()
+    WHERE id = ${recoveryId} AND webhook_id = ${webhookId} AND status = 'running'
+    RETURNING ${sql(COLUMNS)}`;
+  if (cancelled) return { recovery: toRecovery(cancelled), cancelled: true };
+  const recovery = await findRecovery(sql, webhookId, recoveryId);
+  return recovery && { recovery, cancelled: false };
+}
+
+/**
+ * Ends a recovery as its workflow decided (a cancel recorded first stands) and settles it:
+ * its webhook may start another, and its set, all sent or never to be, is deleted.
+ */
+export async function settleRecovery(
+  sql: Db,
+  recoveryId: string,
+  end: { status: RecoveryStatus; stoppedReason: RecoveryStoppedReason | null },
+) {
+  await sql`
+    WITH settled AS (
+      UPDATE recoveries SET
+        status = CASE WHEN status = 'running' THEN ${end.status} ELSE status END,
+        stopped_reason = CASE WHEN status = 'running' THEN ${end.stoppedReason} ELSE stopped_reason END,
+        finished_at = coalesce(finished_at, now()),
+        settled_at = coalesce(settled_at, now())
+      WHERE id = ${recoveryId}
+    )
+    DELETE FROM recovery_items WHERE recovery_id = ${recoveryId}`;
+}
+
+export async function recoveryExists(sql: Db, recoveryId: string): Promise<boolean> {
+  const [row] = await sql`SELECT 1 FROM recoveries WHERE id = ${recoveryId}`;
+  return row !== undefined;
+}
+
+// ---- the sends ----
+
+/** An item of a recovery's set: the logged event delivery it sends again. */
+export interface RecoveryItem {
+  redeliveryOf: string;
+  event: string;
+  listId: string;
+  cursor: number;
+  at: string;
+}
+
+interface ItemRow {
+  redelivery_of: string;
+  event: string;
+  list_id: string;
+  cursor: string;
+  at: Date;
+}
+
+const toItem = (row: ItemRow): RecoveryItem => ({
+  redeliveryOf: row.redelivery_of,
+  event: row.event,
+  listId: row.list_id,
+  cursor: Number(row.cursor),
+  at: row.at.toISOString(),
+});
+
+export interface RecoverySendClaim {
+  recoveryId: string;
+  webhookId: string;
+  position: number;
+  deliveryId: string;
+}
+
+export type RecoveryClaim =
+  | { claimed: true; target: DeliveryTarget; item: RecoveryItem }
+  | { claimed: false; because: 'webhook_deleted' | 'webhook_paused' | 'cancelled' | 'attempted_before' };
+
+/**
+ * Claims one send of a recovery before its POST, in one statement: the item takes the
+ * redelivery's id and the recovery counts it as sent, provided the webhook is active, the
+ * recovery still running and no attempt claimed the item before. A run that finds the item
+ * claimed (by itself, run again, or by another) may send nothing.
+ */
+export async function claimRecoverySend(sql: Db, send: RecoverySendClaim): Promise<RecoveryClaim> {
+  const [row] = await sql<
+    (Partial<ItemRow> & { url: string | null; secret: string | null; webhook_status: string | null; recovery_status: string | null })[]
+  >`
+    WITH target AS (
+      SELECT url, secret, status FROM webhooks WHERE id = ${send.webhookId}
+    ), recovery AS (
+      SELECT status FROM recoveries WHERE id = ${send.recoveryId}
+    ), claimed AS (
+      UPDATE recovery_items SET redelivery_id = ${send.deliveryId}
+      WHERE recovery_id = ${send.recoveryId} AND position = ${send.position} AND redelivery_id IS NULL
+        AND (SELECT status FROM target) = 'active' AND (SELECT status FROM recovery) = 'running'
+      RETURNING redelivery_of, event, list_id, cursor, at
+    ), counted AS (
+      UPDATE recoveries SET sent = sent + 1 WHERE id = ${send.recoveryId} AND EXISTS (SELECT 1 FROM claimed)
+    )
+    SELECT target.url, target.secret, target.status AS webhook_status, (SELECT status FROM recovery) AS recovery_status, claimed.*
+    FROM (SELECT 1) AS one LEFT JOIN target ON true LEFT JOIN claimed ON true`;
+  if (row.webhook_status === null) return { claimed: false, because: 'webhook_deleted' };
+  if (row.webhook_status !== 'active') return { claimed: false, because: 'webhook_paused' };
+  if (row.recovery_status !== 'running') return { claimed: false, because: 'cancelled' };
+  if (row.redelivery_of === undefined || row.redelivery_of === null) return { claimed: false, because: 'attempted_before' };
+  return {
+    claimed: true,
+    target: { url: row.url!, secret: row.secret!, status: 'active' },
+    item: toItem(row as ItemRow),
+  };
+}
+
+export type RecoverySendOutcome = 'delivered' | 'failed' | 'internal';
+
+/** Records what a claimed send came to, once: a second record of the same item changes nothing. */
+export async function recordRecoverySend(sql: Db, send: { recoveryId: string; position: number; outcome: RecoverySendOutcome }) {
+  await sql`
+    WITH item AS (
+      UPDATE recovery_items SET outcome = ${send.outcome}
+      WHERE recovery_id = ${send.recoveryId} AND position = ${send.position} AND outcome IS NULL
+      RETURNING outcome
+    )
+    UPDATE recoveries SET delivered = delivered + (SELECT count(*) FROM item WHERE outcome = 'delivered'),
+                          failed = failed + (SELECT count(*) FROM item WHERE outcome <> 'delivered')
+    WHERE id = ${send.recoveryId} AND EXISTS (SELECT 1 FROM item)`;
+}
+
+/** An item whose send may have been lost, as `settleRecoverySend` left it. */
+export type SettledSend =
+  | { state: 'gone' }
+  | { state: 'unclaimed' }
+  | {
+      state: 'settled';
+      outcome: RecoverySendOutcome;
+      /** The id its claim gave the redelivery, under which it is logged. */
+      redeliveryId: string;
+      item: RecoveryItem;
+      /** Settled by this call with no log row to hold its outcome: the caller logs it as `internal`. */
+      unlogged: boolean;
+    };
+
+/**
+ * Settles the item of a send that did not come back (its worker was lost, or a run found it
+ * claimed): what the log recorded under its redelivery id, or `internal` when nothing was, so
+ * that it is counted once. An item no attempt claimed is left alone (`unclaimed`: nothing
+ * was sent), unless `giveUp`, which records it `internal` without sending it. `gone`: the
+ * item is no more (its webhook was deleted).
+ */
+export async function settleRecoverySend(
+  sql: Db,
+  send: { recoveryId: string; position: number; deliveryId: string; giveUp: boolean },
+): Promise<SettledSend> {
+  const [row] = await sql<(ItemRow & { redelivery_id: string | null; outcome: RecoverySendOutcome | null; unlogged: boolean })[]>`
+    WITH item AS (
+      SELECT * FROM recovery_items WHERE recovery_id = ${send.recoveryId} AND position = ${send.position} FOR UPDATE
+    ), logged AS (
+      SELECT d.outcome FROM deliveries d, item WHERE d.id = item.redelivery_id
+    ), settled AS (
+      UPDATE recovery_items i SET redelivery_id = coalesce(i.redelivery_id, ${send.deliveryId}),
+                                  outcome = coalesce((SELECT outcome FROM logged), 'internal')
+      FROM item
+      WHERE i.recovery_id = item.recovery_id AND i.position = item.position AND i.outcome IS NULL
+        AND (i.redelivery_id IS NOT NULL OR ${send.giveUp})
+      RETURNING i.redelivery_id, i.outcome, item.redelivery_id IS NULL AS newly_claimed
+    ), counted AS (
+      UPDATE recoveries SET sent = sent + (SELECT count(*) FROM settled WHERE newly_claimed),
+                            delivered = delivered + (SELECT count(*) FROM settled WHERE outcome = 'delivered'),
+                            failed = failed + (SELECT count(*) FROM settled WHERE outcome <> 'delivered')
+      WHERE id = ${send.recoveryId} AND EXISTS (SELECT 1 FROM settled)
+    )
+    SELECT item.redelivery_of, item.event, item.list_id, item.cursor, item.at,
+           coalesce((SELECT redelivery_id FROM settled), item.redelivery_id) AS redelivery_id,
+           coalesce((SELECT outcome FROM settled), item.outcome) AS outcome,
+           EXISTS (SELECT 1 FROM settled) AND NOT EXISTS (SELECT 1 FROM logged) AS unlogged
+    FROM item`;
+  if (!row) return { state: 'gone' };
+  if (row.outcome === null) return { state: 'unclaimed' };
+  return { state: 'settled', outcome: row.outcome, redeliveryId: row.redelivery_id!, item: toItem(row), unlogged: row.unlogged };
+}
