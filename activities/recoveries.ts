@@ -1,12 +1,18 @@
 // The activities of `recovery/{webhookId}/{recoveryId}`: each send claimed in PostgreSQL before
 // its POST and sent as a redelivery; the recovery's progress kept in its row as it goes.
-import { ApplicationFailure } from '@temporalio/activity';
-import type { RecoverySend, RecoverySendOutcome, RecoveryStatus, RecoveryStoppedReason } from '../src/contract/payloads';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type {
+  RecoverySend,
+  RecoverySendOutcome,
+  RecoverySendResult,
+  RecoveryStatus,
+  RecoveryStoppedReason,
+} from '../src/contract/payloads';
 import { claimRecoverySend, recordRecoverySend, recoveryExists, settleRecovery, settleRecoverySend } from '../src/db/recoveries';
 import type { DeliveryBookkeeping } from '../src/delivery/bookkeeping';
 import { eventPayload } from '../src/delivery/payloads';
 import type { Topic } from '../src/topics';
-import { deliveryFailed, sendOnDemandTo } from './deliveries';
+import { sendOnDemandTo } from './deliveries';
 import type { ActivityDependencies } from './dependencies';
 
 /** The failure type of `awaitRecoveryRecorded` while the API's transaction has not committed. */
@@ -41,6 +47,22 @@ export function createRecoveryActivities(dependencies: ActivityDependencies, boo
     return { settled: settled.outcome };
   }
 
+  async function sendItem(send: RecoverySend): Promise<RecoverySendOutcome> {
+    const claim = await claimRecoverySend(sql, send);
+    if (!claim.claimed) {
+      // Claimed before by an attempt that did not come back: what it came to, counted once.
+      if (claim.because === 'attempted_before') return settleLostRecoverySend(send, { giveUp: false });
+      return { notSent: claim.because };
+    }
+    const { item } = claim;
+    const topic = item.event as Topic; // an event's log entry holds the topic it was delivered on
+    const redelivery = { id: send.deliveryId, webhookId: send.webhookId, kind: 'redelivery', ...item, event: topic } as const;
+    const body = eventPayload(topic, item.listId, item.cursor, item.at);
+    const result = await sendOnDemandTo(dependencies, bookkeeping, claim.target, redelivery, body);
+    await recordRecoverySend(sql, { ...send, outcome: result.delivered ? 'delivered' : 'failed' });
+    return { sent: result };
+  }
+
   return {
     /**
      * The API starts a recovery's workflow inside the transaction that records it, so that no
@@ -54,26 +76,17 @@ export function createRecoveryActivities(dependencies: ActivityDependencies, boo
     },
 
     /**
-     * One send of a recovery: the item at `position` claimed (or found claimed, or refused),
-     * then sent as a redelivery of the logged event, the same body byte for byte, signed with
-     * the current secret, logged and never counted against the webhook. A send that gets no
-     * 2xx fails the activity with its class, so the Temporal UI shows it.
+     * One send of a recovery, once `notBefore` has passed (the pacing): the item at `position`
+     * claimed (or found claimed, or refused), then sent as a redelivery of the logged event,
+     * the same body byte for byte, signed with the current secret, logged and never counted
+     * against the webhook. Like a redelivery an owner asks for, its result is what the
+     * receiver answered, whatever that was.
      */
-    async sendRecoveryItem(send: RecoverySend): Promise<RecoverySendOutcome> {
-      const claim = await claimRecoverySend(sql, send);
-      if (!claim.claimed) {
-        // Claimed before by an attempt that did not come back: what it came to, counted once.
-        if (claim.because === 'attempted_before') return settleLostRecoverySend(send, { giveUp: false });
-        return { notSent: claim.because };
-      }
-      const { item } = claim;
-      const topic = item.event as Topic; // an event's log entry holds the topic it was delivered on
-      const redelivery = { id: send.deliveryId, webhookId: send.webhookId, kind: 'redelivery', ...item, event: topic } as const;
-      const body = eventPayload(topic, item.listId, item.cursor, item.at);
-      const result = await sendOnDemandTo(dependencies, bookkeeping, claim.target, redelivery, body);
-      await recordRecoverySend(sql, { ...send, outcome: result.delivered ? 'delivered' : 'failed' });
-      if (!result.delivered) throw deliveryFailed(send, result, result.statusCode === null ? '' : ` (HTTP ${result.statusCode})`);
-      return { sent: result };
+    async sendRecoveryItem(send: RecoverySend): Promise<RecoverySendResult> {
+      const wait = send.notBefore - Date.now();
+      if (wait > 0) await Context.current().sleep(wait);
+      const begunAt = Date.now();
+      return { begunAt, outcome: await sendItem(send) };
     },
 
     /** A send whose activity did not come back (its worker was lost). */

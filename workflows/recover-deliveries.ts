@@ -1,32 +1,29 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  TemporalFailure,
-  condition,
-  continueAsNew,
-  proxyActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ActivityFailure, TemporalFailure, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { cancelRecoverySignal, recoveryProgressQuery } from '../src/contract/messages';
 import type { RecoveryInput, RecoveryProgress, RecoverySend, RecoverySendOutcome, RecoveryState } from '../src/contract/payloads';
-import { DELIVERY_FAILED, RECOVERY_FAILED_SENDS_TO_STOP } from '../src/contract/rules';
+import { RECOVERY_FAILED_SENDS_TO_STOP } from '../src/contract/rules';
 import { newDeliveryId } from './delivery-ids';
 import { oneAttempt } from './one-attempt';
 
 /**
- * The sends go in groups, this many a second at most, each group after one timer: pacing
- * costs a timer per group, not one per send, and a group's sends run side by side.
+ * The sends go in groups, this many a second at most: a group's sends run side by side, and
+ * the next group begins a group's spacing after the last send of the one before began. Each
+ * send waits for its time in its own activity, not on a Temporal timer, which fires up to a
+ * second late on a server with the default `history.timerProcessorMaxTimeShift`; and the
+ * spacing is taken from when the sends really began, so that a late group is never followed
+ * by an early one.
  */
 const GROUPS_PER_SECOND = 10;
 
 /**
- * About four history events per send (three for its activity, a share of the timer and of
- * the workflow tasks): a run of 500 sends stays near 2,000 events, far below Temporal's
- * 51,200, and a worker that lost it from its cache replays it in a second or two.
+ * About four history events per send (three for its activity, a share of the workflow
+ * tasks): a run of 500 sends stays near 2,000 events, far below Temporal's 51,200, and a
+ * worker that lost it from its cache replays it in a second or two. A run holds at least a
+ * second of sends, though: Temporal delays a run that continues-as-new sooner than that
+ * (`history.continueAsNewMinInterval`, 1 s).
  */
-const DEFAULT_SENDS_PER_RUN = 500;
+const SENDS_PER_RUN = 500;
 
 /** A send lost before any attempt claimed its item (nothing was sent) is attempted at most this often. */
 const ATTEMPTS_OF_UNCLAIMED_SEND = 3;
@@ -52,7 +49,8 @@ type SendResult = 'delivered' | 'failed' | 'internal' | Extract<RecoverySendOutc
  * or when cancelled. Continues-as-new every few hundred sends, carrying where it is.
  */
 export async function recoverDeliveries(input: RecoveryInput): Promise<RecoveryState> {
-  const { recoveryId, webhookId, total, ratePerSecond, deliveryTimeoutMs, sendsPerRun = DEFAULT_SENDS_PER_RUN } = input;
+  const { recoveryId, webhookId, total, ratePerSecond, deliveryTimeoutMs } = input;
+  const sendsPerRun = input.sendsPerRun ?? Math.max(SENDS_PER_RUN, ratePerSecond);
   const start: RecoveryProgress = { next: 1, sent: 0, delivered: 0, failed: 0, failedInARow: 0, nextGroupAt: 0 };
   const state: RecoveryState = { recoveryId, webhookId, total, status: 'running', stoppedReason: null, ...(input.progress ?? start) };
   let cancelled = false;
@@ -62,27 +60,24 @@ export async function recoverDeliveries(input: RecoveryInput): Promise<RecoveryS
   });
 
   if (input.progress === undefined) await awaitRecoveryRecorded(recoveryId);
+  // A send waits at most a group's spacing (up to a second) for its time: within the 5 s above the HTTP deadline.
   const { sendRecoveryItem } = oneAttempt(deliveryTimeoutMs);
 
-  async function send(position: number): Promise<SendResult> {
+  /** One send, and when it began (undefined: it was lost, and settled). */
+  async function send(position: number, notBefore: number): Promise<{ result: SendResult; begunAt?: number }> {
     // Fixed before the first attempt, so that every attempt of this item has the same id.
-    const item: RecoverySend = { recoveryId, webhookId, position, deliveryId: newDeliveryId() };
+    const item: RecoverySend = { recoveryId, webhookId, position, deliveryId: newDeliveryId(), notBefore };
     for (let attempt = 1; ; attempt++) {
-      let outcome: RecoverySendOutcome;
       try {
-        outcome = await sendRecoveryItem(item);
+        const { begunAt, outcome } = await sendRecoveryItem(item);
+        return { result: resultOf(outcome), begunAt };
       } catch (error) {
         const failure = error instanceof ActivityFailure ? error.cause : error;
         if (!(failure instanceof TemporalFailure)) throw error;
-        // The receiver's failure, logged by the activity.
-        if (failure instanceof ApplicationFailure && failure.type === DELIVERY_FAILED) return 'failed';
-        // Anything else (a lost worker: the activity timed out) is ours: what it came to is in PostgreSQL.
-        outcome = await settleLostRecoverySend(item, { giveUp: attempt >= ATTEMPTS_OF_UNCLAIMED_SEND });
-        if ('notSent' in outcome && outcome.notSent === 'unclaimed') continue;
+        // Ours, not the receiver's (a lost worker: the activity timed out): what it came to is in PostgreSQL.
+        const outcome = await settleLostRecoverySend(item, { giveUp: attempt >= ATTEMPTS_OF_UNCLAIMED_SEND });
+        if (!('notSent' in outcome && outcome.notSent === 'unclaimed')) return { result: resultOf(outcome) };
       }
-      if ('sent' in outcome) return 'delivered';
-      if ('settled' in outcome) return outcome.settled;
-      return outcome;
     }
   }
 
@@ -114,30 +109,29 @@ export async function recoverDeliveries(input: RecoveryInput): Promise<RecoveryS
   const groupSpacingMs = (groupSize * 1000) / ratePerSecond;
   let sentThisRun = 0;
   while (state.status === 'running') {
-    if (cancelled) {
-      end('cancelled');
-      break;
-    }
-    if (state.next > total) {
-      end('completed');
-      break;
-    }
+    if (cancelled) end('cancelled');
+    else if (state.next > total) end('completed');
+    if (state.status !== 'running') break;
     if (sentThisRun >= sendsPerRun || workflowInfo().continueAsNewSuggested) {
       const { next, sent, delivered, failed, failedInARow, nextGroupAt } = state;
       await continueAsNew<typeof recoverDeliveries>({ ...input, progress: { next, sent, delivered, failed, failedInARow, nextGroupAt } });
     }
-    // No catch-up: a group that starts late sets the time of the next one from its own start.
-    const untilNextGroup = state.nextGroupAt - Date.now();
-    if (untilNextGroup > 0 && (await condition(() => cancelled, untilNextGroup))) continue;
-    state.nextGroupAt = Date.now() + groupSpacingMs;
     const positions = Array.from({ length: Math.min(groupSize, total - state.next + 1) }, (_, i) => state.next + i);
-    const results = await Promise.all(positions.map(send));
+    const sends = await Promise.all(positions.map((position) => send(position, state.nextGroupAt)));
     state.next += positions.length;
     sentThisRun += positions.length;
+    const begun = sends.flatMap(({ begunAt }) => begunAt ?? []);
+    state.nextGroupAt = (begun.length > 0 ? Math.max(...begun) : Date.now()) + groupSpacingMs;
     // In the order of the set: the fifth failure in a row stops it, whatever comes after in its group.
-    for (const result of results) count(result);
+    for (const { result } of sends) count(result);
   }
 
   await settleRecovery(recoveryId, { status: state.status, stoppedReason: state.stoppedReason });
   return state;
+}
+
+function resultOf(outcome: RecoverySendOutcome): SendResult {
+  if ('sent' in outcome) return outcome.sent.delivered ? 'delivered' : 'failed';
+  if ('settled' in outcome) return outcome.settled;
+  return outcome;
 }

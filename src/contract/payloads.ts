@@ -176,7 +176,7 @@ export interface RecoveryProgress {
   failed: number;
   /** The receiver's failures since its last 2xx (our own, `internal`, left out). */
   failedInARow: number;
-  /** Workflow time (epoch ms) before which the next group of sends may not start. */
+  /** Epoch ms before which the next group of sends may not begin: a group's spacing after the last one began. */
   nextGroupAt: number;
 }
 
@@ -195,11 +195,19 @@ export interface RecoverySend {
   webhookId: string;
   position: number;
   deliveryId: string;
+  /** The pacing: the send begins no sooner than this (epoch ms, the sender's clock). */
+  notBefore: number;
+}
+
+/** What a send of a recovery came to, and when it began (the next group of sends is paced from it). */
+export interface RecoverySendResult {
+  /** Epoch ms, the sender's clock, once `notBefore` had passed. */
+  begunAt: number;
+  outcome: RecoverySendOutcome;
 }
 
 /**
- * What a send of a recovery came to. `sent`: what the receiver answered (a 2xx; the activity
- * fails with DELIVERY_FAILED otherwise). `settled`: an earlier attempt of this item had claimed
+ * `sent`: what the receiver answered. `settled`: an earlier attempt of this item had claimed
  * it, and this is the outcome recorded for it. `notSent`: nothing was sent, because the
  * webhook is paused or deleted, the recovery was cancelled, or (`unclaimed`, for a lost send
  * only) no attempt ever claimed the item.
