@@ -27,12 +27,14 @@ const DOCUMENT_ID = 'https://contract.test/openapi.json';
 const PUBLIC_BODY_LIMIT = 64 * 1024;
 const INTERNAL_BODY_LIMIT = 1024 * 1024;
 
-/** Request bodies the sample generator cannot make valid, by operationId (none needed so far). */
-const SAMPLE_BODIES: Record<string, unknown> = {};
+/** Request bodies the sample generator cannot make valid, by operationId. */
+const SAMPLE_BODIES: Record<string, unknown> = { createRecovery: { since: '2026-01-01T00:00:00.000Z' } };
 
 let stack: TestStack;
 let receiver: Receiver;
 const failingPaths = new Set<string>();
+/** Requests to these paths are answered (200) once their promise settles. */
+const heldPaths = new Map<string, Promise<void>>();
 let openApi: OpenApi;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
@@ -193,7 +195,10 @@ beforeAll(async () => {
   stack = await startTestStack();
   receiver = await stack.startReceiver();
   // A receiver under /unreachable answers every ping with 500, and so does a path in failingPaths; others get 200.
-  receiver.respondWith((request) => ({ status: request.path.startsWith('/unreachable') || failingPaths.has(request.path) ? 500 : 200 }));
+  receiver.respondWith(async (request) => {
+    await heldPaths.get(request.path);
+    return { status: request.path.startsWith('/unreachable') || failingPaths.has(request.path) ? 500 : 200 };
+  });
   const response = await send(stack.service.url, 'GET', '/v3/openapi.json');
   expect(response.status).toBe(200);
   loadDocument(response.body);
@@ -589,6 +594,78 @@ describe('POST /v3/webhooks/{id}/secret', () => {
     expectError(await call('POST', path, { token, rawBody: '{', headers: { 'content-type': 'application/json' } }), 400, 'MALFORMED_JSON');
     const stranger = await stack.createAccount();
     expectError(await call('POST', path, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
+  });
+});
+
+describe('POST, GET and DELETE /v3/webhooks/{id}/recoveries', () => {
+  /** A webhook on `path` with one failed event delivery since the time returned. */
+  async function webhookThatMissed(path: string) {
+    const { account, token, webhook } = await accountWithWebhook(path);
+    const listId = `contract-recover-${webhook.id}`;
+    await stack.putList(listId, account.id);
+    const since = new Date().toISOString();
+    failingPaths.add(path);
+    await stack.reportWrite(listId, 'missed');
+    failingPaths.delete(path);
+    return { token, webhook, since };
+  }
+
+  it('answers 202 with a Location, lists and reads it, 409 while it runs or the webhook is paused, and cancels it (200)', async () => {
+    const path = '/contract/recover';
+    const { token, webhook, since } = await webhookThatMissed(path);
+    let release!: () => void;
+    heldPaths.set(path, new Promise<void>((resolve) => (release = resolve)));
+    const receivedBefore = receiver.requests.length;
+    const recoveries = `/v3/webhooks/${webhook.id}/recoveries`;
+    const started = await call('POST', recoveries, { token, body: { since } });
+    expect(started).toMatchObject({ status: 202, body: { webhookId: webhook.id, since, status: 'running', total: 1 } });
+    expect(started.headers.get('location')).toBe(`${recoveries}/${started.body.id}`);
+    await receiver.waitForRequests(receivedBefore + 1);
+
+    expect(expectError(await call('POST', recoveries, { token, body: { since } }), 409, 'RECOVERY_IN_PROGRESS').recoveryId).toBe(
+      started.body.id,
+    );
+    // Its one send is under way: claimed, not yet answered.
+    const underWay = { ...started.body, sent: 1 };
+    expect((await call('GET', recoveries, { token })).body.data).toEqual([underWay]);
+    expect((await call('GET', `${recoveries}/${started.body.id}`, { token })).body).toEqual(underWay);
+    const cancelled = await call('DELETE', `${recoveries}/${started.body.id}`, { token });
+    expect(cancelled).toMatchObject({ status: 200, body: { id: started.body.id, status: 'cancelled' } });
+    release();
+    heldPaths.delete(path);
+
+    expect((await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { status: 'paused' } })).status).toBe(200);
+    expectError(await call('POST', recoveries, { token, body: { since } }), 409, 'WEBHOOK_PAUSED');
+  });
+
+  it("answers 400 VALIDATION_FAILED and MALFORMED_JSON, and 404 for unknown ids or another account's", async () => {
+    const { token, webhook, since } = await webhookThatMissed('/contract/recover-errors');
+    const recoveries = `/v3/webhooks/${webhook.id}/recoveries`;
+    const future = new Date(Date.now() + 60_000).toISOString();
+    for (const [body, path] of [
+      [{ since, until: since }, '/since'],
+      [{ since, until: future }, '/until'],
+      [{ since: 'soon' }, '/since'],
+      [{ since, extra: true }, '/extra'],
+    ] as const) {
+      expect(expectError(await call('POST', recoveries, { token, body }), 400, 'VALIDATION_FAILED').details).toEqual([
+        { path, message: expect.any(String) },
+      ]);
+    }
+    expectError(
+      await call('POST', recoveries, { token, rawBody: '{', headers: { 'content-type': 'application/json' } }),
+      400,
+      'MALFORMED_JSON',
+    );
+
+    const unknown = `${recoveries}/rcv_000000000000000000000000`;
+    expectError(await call('GET', unknown, { token }), 404, 'RECOVERY_NOT_FOUND');
+    expectError(await call('DELETE', unknown, { token }), 404, 'RECOVERY_NOT_FOUND');
+    const stranger = await stack.createAccount();
+    expectError(await call('POST', recoveries, { token: stranger.token, body: { since } }), 404, 'WEBHOOK_NOT_FOUND');
+    expectError(await call('GET', recoveries, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
+    expectError(await call('GET', unknown, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
+    expectError(await call('DELETE', unknown, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
   });
 });
 

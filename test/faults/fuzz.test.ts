@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api/openapi';
 import { errorEnvelope } from '../../src/objects';
 import type { Resolver } from '../../src/delivery/url-policy';
-import { listWriteWorkflowId } from '../../src/contract/workflows';
+import { listWriteWorkflowId, recoveryWorkflowId } from '../../src/contract/workflows';
 import { OpenApi, type DocumentedOperation, type Schema } from '../support/openapi';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -25,7 +25,17 @@ import { recordScenario, type ScenarioFigures } from './support/scenarios';
 
 const PUBLIC_BODY_LIMIT = 64 * 1024;
 const INTERNAL_BODY_LIMIT = 1024 * 1024;
-const TABLES = ['accounts', 'account_tokens', 'lists', 'list_members', 'webhooks', 'list_writes', 'deliveries'];
+const TABLES = [
+  'accounts',
+  'account_tokens',
+  'lists',
+  'list_members',
+  'webhooks',
+  'list_writes',
+  'deliveries',
+  'recoveries',
+  'recovery_items',
+];
 const UNKNOWN_WEBHOOK = 'wh_000000000000000000000000';
 
 const ajv = new Ajv2020({ strict: false });
@@ -44,6 +54,11 @@ let hookB: string;
 /** A logged event delivery of each tenant's webhook, for the redelivery routes. */
 let deliveryA: string;
 let deliveryB: string;
+/** A recovery of each tenant's webhook (ended: nothing to send), for the recovery routes. */
+let recoveryA: string;
+let recoveryB: string;
+/** A time before every delivery: recoveries since it find nothing to send, and end at once. */
+const SINCE = new Date().toISOString();
 const listA = `fuzz-a-${randomBytes(4).toString('hex')}`;
 const listB = `fuzz-b-${randomBytes(4).toString('hex')}`;
 const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
@@ -66,6 +81,13 @@ beforeAll(async () => {
   const loggedDelivery = async (token: string, hook: string) =>
     (await stack.request('GET', `/v3/webhooks/${hook}/deliveries?limit=1`, { token })).body.data[0].id as string;
   [deliveryA, deliveryB] = [await loggedDelivery(a.token, hookA), await loggedDelivery(b.token, hookB)];
+  const endedRecovery = async (token: string, hook: string) => {
+    const started = await stack.request('POST', `/v3/webhooks/${hook}/recoveries`, { token, body: { since: SINCE } });
+    expect(started.status).toBe(202);
+    await stack.service.client.workflow.getHandle(recoveryWorkflowId(hook, started.body.id)).result();
+    return started.body.id as string;
+  };
+  [recoveryA, recoveryB] = [await endedRecovery(a.token, hookA), await endedRecovery(b.token, hookB)];
   const document = await stack.request('GET', '/v3/openapi.json');
   expect(document.status).toBe(200);
   served = new OpenApi(document.body);
@@ -175,6 +197,10 @@ async function judge(probe: Probe, tally: Tally): Promise<void> {
       // Its deliveries follow: wait for them, so that they are not blamed on the next request.
       const listId = decodeURIComponent(probe.path.split('/')[4]);
       await stack.service.client.workflow.getHandle(listWriteWorkflowId(listId, response.body.writeId)).result();
+    }
+    if (response.status === 202 && found?.operation.operationId === 'createRecovery') {
+      // It has nothing to send, and ends at once: wait for that, for the same reason.
+      await stack.service.client.workflow.getHandle(recoveryWorkflowId(response.body.webhookId, response.body.id)).result();
     }
     baseline = await snapshot();
   }
@@ -357,6 +383,8 @@ function validBodyFor(operationId: string): unknown {
       return { ownerAccountId: a.id, memberAccountIds: [] };
     case 'reportListWrite':
       return { writeId: 'fuzz-write', changes: [{ type: 'item.added', itemId: 'item-1' }] };
+    case 'createRecovery':
+      return { since: SINCE };
     default:
       throw new Error(`no valid body for ${operationId}: add one here`);
   }
@@ -369,6 +397,7 @@ function ownPath(found: DocumentedOperation, values: Record<string, string> = {}
     id: deleting ? UNKNOWN_WEBHOOK : hookA,
     listId: deleting ? 'fuzz-nowhere' : listA,
     deliveryId: deliveryA,
+    recoveryId: recoveryA,
   };
   return found.template.replace(/\{([^}]+)\}/g, (_, name: string) => values[name] ?? defaults[name]);
 }
@@ -504,6 +533,14 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
         label: "another tenant's delivery",
         path: ownPath(found, { deliveryId: deliveryB }),
         expect: { status: 404, code: 'DELIVERY_NOT_FOUND' },
+      };
+    }
+    if (name === 'recoveryId') {
+      yield {
+        ...base,
+        label: "another tenant's recovery",
+        path: ownPath(found, { id: hookA, recoveryId: recoveryB }),
+        expect: { status: 404, code: 'RECOVERY_NOT_FOUND' },
       };
     }
     for (const value of BAD_PATH_VALUES) yield { ...base, label: `{${name}} = ${short(value)}`, path: ownPath(found, { [name]: value }) };
