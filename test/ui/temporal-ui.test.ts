@@ -3,7 +3,7 @@
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { lifecycleWorkflowId, listWriteWorkflowId, redeliveryWorkflowId } from '../../src/contract/workflows';
+import { lifecycleWorkflowId, listWriteWorkflowId, recoveryWorkflowId, redeliveryWorkflowId } from '../../src/contract/workflows';
 import { lifecycleStateQuery } from '../../src/contract/messages';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -95,6 +95,42 @@ describe('the Temporal Web UI', () => {
     await expect.poll(() => page.getByText('"statusCode": 410').count(), { timeout: 15_000 }).toBeGreaterThan(0);
     await expect.poll(() => page.getByText('"error": "non_2xx"').count()).toBeGreaterThan(0);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'redelivery-workflow.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('lists a recovery by its WebhookId and AccountId, and answers its progress query once it has ended', async () => {
+    const uiUrl = inject('temporalUiUrl');
+    const urlPath = '/ui/recovered';
+    const { owner, webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor(urlPath));
+    const since = new Date().toISOString();
+    receiver.respondWith({ status: 503 });
+    for (let i = 1; i <= 3; i++) await stack.reportWrite(listId, `ui-missed-${i}`);
+    receiver.respondWith({});
+    const started = await stack.request('POST', `/v3/webhooks/${webhookId}/recoveries`, { token: owner.token, body: { since } });
+    expect(started.body).toMatchObject({ status: 'running', total: 3 });
+    const workflowId = recoveryWorkflowId(webhookId, started.body.id);
+    const result = await stack.service.client.workflow.getHandle(workflowId).result();
+    expect(result).toMatchObject({ status: 'completed', delivered: 3 });
+
+    const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
+    const query = `WorkflowType="recoverDeliveries" AND WebhookId="${webhookId}" AND AccountId="${owner.id}"`;
+    await page.goto(`${uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
+    const row = page.getByRole('link', { name: workflowId });
+    await expect
+      .poll(
+        async () => {
+          if ((await row.count()) === 0) await page.reload();
+          return row.count();
+        },
+        { timeout: 30_000, interval: 1_000 },
+      )
+      .toBeGreaterThan(0);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'recovery-workflow.png') });
+
+    const { runId } = await stack.service.client.workflow.getHandle(workflowId).describe();
+    await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}/${runId}/query`);
+    await page.getByRole('button', { name: 'Run Query' }).click();
+    await page.getByText('"delivered": 3').waitFor({ timeout: 15_000 });
     await page.close();
   });
 });

@@ -5,13 +5,14 @@ import type {
   DeliveryLogEntry,
   DeliveryPage,
   DeliveryResult,
+  Recovery,
   RedeliveryResult,
   Webhook,
   WebhookStatus,
 } from '../../objects';
 import type { Topic } from '../../topics';
 
-export type { CreatedWebhook, DeliveryLogEntry, DeliveryPage, DeliveryResult, RedeliveryResult, Topic, Webhook };
+export type { CreatedWebhook, DeliveryLogEntry, DeliveryPage, DeliveryResult, Recovery, RedeliveryResult, Topic, Webhook };
 export interface LogFilters {
   outcome?: string;
   kind?: string;
@@ -107,14 +108,20 @@ export function createApi(token: string, onUnauthorized: () => void) {
     ping: (id: string) => request<DeliveryResult>('POST', `${webhook(id)}/pings`),
     rotateSecret: (id: string, secret?: string) =>
       request<{ secret: string }>('POST', `${webhook(id)}/secret`, secret ? { secret } : undefined),
-    listDeliveries: (id: string, filters: LogFilters, before: string | null) => {
+    listDeliveries: (id: string, filters: LogFilters, before: string | null, limit?: number) => {
       const query = new URLSearchParams(
-        Object.entries({ ...filters, before }).filter((entry): entry is [string, string] => Boolean(entry[1])),
+        Object.entries({ ...filters, before, limit: limit?.toString() }).filter((entry): entry is [string, string] => Boolean(entry[1])),
       );
       return request<DeliveryPage>('GET', `${webhook(id)}/deliveries?${query}`);
     },
     redeliver: (id: string, deliveryId: string) =>
       request<RedeliveryResult>('POST', `${webhook(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliveries`),
+    listRecoveries: async (id: string) => (await request<{ data: Recovery[] }>('GET', `${webhook(id)}/recoveries`)).data,
+    getRecovery: (id: string, recoveryId: string) =>
+      request<Recovery>('GET', `${webhook(id)}/recoveries/${encodeURIComponent(recoveryId)}`),
+    startRecovery: (id: string, since: string) => request<Recovery>('POST', `${webhook(id)}/recoveries`, { since }),
+    cancelRecovery: (id: string, recoveryId: string) =>
+      request<Recovery>('DELETE', `${webhook(id)}/recoveries/${encodeURIComponent(recoveryId)}`),
   };
 }
 

@@ -5,6 +5,7 @@ import type { Api, Webhook } from './api';
 import { DeliveryLog } from './delivery-log';
 import { ErrorText, Loading, Status, describeResult, errorOf, formatTime } from './feedback';
 import { PageHeading } from './heading';
+import { RecoverMissed } from './recovery';
 import { SecretOnce } from './secret-once';
 import { SubscriptionFields, toSubscription } from './subscription-fields';
 import { TextField } from './text-field';
@@ -64,6 +65,7 @@ export function WebhookDetail({ api, id, navigate }: Props) {
         <RotateSecret api={api} webhook={current} onRotated={webhook.reload} />
         <DeleteWebhook api={api} webhook={current} onDeleted={() => navigate({ name: 'list', notice: `${current.url} was deleted.` })} />
       </div>
+      <RecoverMissed api={api} webhook={current} onLogged={logged} />
       <EditSubscription api={api} webhook={current} onSaved={webhook.set} />
       <DeliveryLog api={api} webhookId={current.id} version={logVersion} onLogged={logged} />
     </section>
