@@ -47,20 +47,23 @@ export function createRecoveryActivities(dependencies: ActivityDependencies, boo
     return { settled: settled.outcome };
   }
 
-  async function sendItem(send: RecoverySend): Promise<RecoverySendOutcome> {
+  /** The send once its time has come; `begunAt`: when its POST began (or, sending nothing, when it ended). */
+  async function sendItem(send: RecoverySend): Promise<RecoverySendResult> {
     const claim = await claimRecoverySend(sql, send);
     if (!claim.claimed) {
       // Claimed before by an attempt that did not come back: what it came to, counted once.
-      if (claim.because === 'attempted_before') return settleLostRecoverySend(send, { giveUp: false });
-      return { notSent: claim.because };
+      const outcome =
+        claim.because === 'attempted_before' ? await settleLostRecoverySend(send, { giveUp: false }) : { notSent: claim.because };
+      return { begunAt: Date.now(), outcome };
     }
     const { item } = claim;
     const topic = item.event as Topic; // an event's log entry holds the topic it was delivered on
     const redelivery = { id: send.deliveryId, webhookId: send.webhookId, kind: 'redelivery', ...item, event: topic } as const;
     const body = eventPayload(topic, item.listId, item.cursor, item.at);
+    const begunAt = Date.now();
     const result = await sendOnDemandTo(dependencies, bookkeeping, claim.target, redelivery, body);
     await recordRecoverySend(sql, { ...send, outcome: result.delivered ? 'delivered' : 'failed' });
-    return { sent: result };
+    return { begunAt, outcome: { sent: result } };
   }
 
   return {
@@ -83,10 +86,9 @@ export function createRecoveryActivities(dependencies: ActivityDependencies, boo
      * receiver answered, whatever that was.
      */
     async sendRecoveryItem(send: RecoverySend): Promise<RecoverySendResult> {
-      const wait = send.notBefore - Date.now();
-      if (wait > 0) await Context.current().sleep(wait);
-      const begunAt = Date.now();
-      return { begunAt, outcome: await sendItem(send) };
+      // A timer may end a millisecond early by the wall clock: wait until the clock says so.
+      for (let wait = send.notBefore - Date.now(); wait > 0; wait = send.notBefore - Date.now()) await Context.current().sleep(wait);
+      return sendItem(send);
     },
 
     /** A send whose activity did not come back (its worker was lost). */

@@ -1,4 +1,4 @@
-import { ActivityFailure, TemporalFailure, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, TemporalFailure, makeContinueAsNewFunc, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { cancelRecoverySignal, recoveryProgressQuery } from '../src/contract/messages';
 import type { RecoveryInput, RecoveryProgress, RecoverySend, RecoverySendOutcome, RecoveryState } from '../src/contract/payloads';
@@ -7,21 +7,24 @@ import { newDeliveryId } from './delivery-ids';
 import { oneAttempt } from './one-attempt';
 
 /**
- * The sends go in groups, this many a second at most: a group's sends run side by side, and
- * the next group begins a group's spacing after the last send of the one before began. Each
- * send waits for its time in its own activity, not on a Temporal timer, which fires up to a
- * second late on a server with the default `history.timerProcessorMaxTimeShift`; and the
- * spacing is taken from when the sends really began, so that a late group is never followed
- * by an early one.
+ * The sends go in slots of a tenth of a second, the sends of a slot side by side: slot n gets
+ * floor((n + 1) * rate / 10) - floor(n * rate / 10) of them, so that any ten slots in a row
+ * hold exactly `rate` sends (up to 10 a second, one at a time). Each send waits for its slot's
+ * time in its own activity, not on a Temporal timer, which fires up to a second late on a
+ * server with the default `history.timerProcessorMaxTimeShift`. A slot is due a tenth of a
+ * second after the one before was due (no drift), never in the past (no catch-up after a
+ * delay), and never sooner than a second after the last send of the slot ten before began:
+ * whatever the delays, no second holds more sends than the rate.
  */
-const GROUPS_PER_SECOND = 10;
+const SLOTS_PER_SECOND = 10;
+const SLOT_MS = 1000 / SLOTS_PER_SECOND;
 
 /**
- * About four history events per send (three for its activity, a share of the workflow
- * tasks): a run of 500 sends stays near 2,000 events, far below Temporal's 51,200, and a
- * worker that lost it from its cache replays it in a second or two. A run holds at least a
- * second of sends, though: Temporal delays a run that continues-as-new sooner than that
- * (`history.continueAsNewMinInterval`, 1 s).
+ * A little over one history event per send (its local activity's marker, and a share of the
+ * workflow task of its slot): a run of 500 sends stays under 1,000 events, far below
+ * Temporal's 51,200, and a worker that lost it from its cache replays it in about a second. A
+ * run holds at least a second of sends, though: Temporal delays a run that continues-as-new
+ * sooner than that (`history.continueAsNewMinInterval`, 1 s).
  */
 const SENDS_PER_RUN = 500;
 
@@ -43,15 +46,15 @@ type SendResult = 'delivered' | 'failed' | 'internal' | Extract<RecoverySendOutc
 /**
  * `recovery/{webhookId}/{recoveryId}`: sends again, oldest first, the failed and skipped event
  * deliveries of a window, fixed in PostgreSQL when the recovery started (positions
- * 1..total). Each send is a redelivery in an activity of one attempt, claimed in PostgreSQL
- * before its POST, never counted against the webhook. At most `ratePerSecond` sends a second;
+ * 1..total). Each send is a redelivery in a local activity of one attempt, claimed in
+ * PostgreSQL before its POST, never counted against the webhook. At most `ratePerSecond` sends a second;
  * it stops after 5 of the receiver's failures in a row, when the webhook is paused or deleted,
  * or when cancelled. Continues-as-new every few hundred sends, carrying where it is.
  */
 export async function recoverDeliveries(input: RecoveryInput): Promise<RecoveryState> {
   const { recoveryId, webhookId, total, ratePerSecond, deliveryTimeoutMs } = input;
   const sendsPerRun = input.sendsPerRun ?? Math.max(SENDS_PER_RUN, ratePerSecond);
-  const start: RecoveryProgress = { next: 1, sent: 0, delivered: 0, failed: 0, failedInARow: 0, nextGroupAt: 0 };
+  const start: RecoveryProgress = { next: 1, sent: 0, delivered: 0, failed: 0, failedInARow: 0, slots: 0, nextSlotAt: 0, slotsBegun: [] };
   const state: RecoveryState = { recoveryId, webhookId, total, status: 'running', stoppedReason: null, ...(input.progress ?? start) };
   let cancelled = false;
   setHandler(recoveryProgressQuery, () => state);
@@ -60,8 +63,14 @@ export async function recoverDeliveries(input: RecoveryInput): Promise<RecoveryS
   });
 
   if (input.progress === undefined) await awaitRecoveryRecorded(recoveryId);
-  // A send waits at most a group's spacing (up to a second) for its time: within the 5 s above the HTTP deadline.
-  const { sendRecoveryItem } = oneAttempt(deliveryTimeoutMs);
+  // Local activities, in the worker that runs the workflow task, with no round trip through
+  // the Temporal server each: a send is run again only when its workflow task is retried (its
+  // worker was lost), and finds its item claimed. While sends follow each other, the worker
+  // keeps one workflow task open, reporting it at 80% of the task time-out the API starts the
+  // workflow with (RECOVERY_TASK_TIMEOUT): that bounds how late a query is answered and a
+  // signal seen. A send waits at most a second (a slot ten before) for its time, within
+  // the 5 s its time-out allows above the HTTP deadline.
+  const { sendRecoveryItem } = oneAttempt(deliveryTimeoutMs, { local: true });
 
   /** One send, and when it began (undefined: it was lost, and settled). */
   async function send(position: number, notBefore: number): Promise<{ result: SendResult; begunAt?: number }> {
@@ -74,7 +83,7 @@ export async function recoverDeliveries(input: RecoveryInput): Promise<RecoveryS
       } catch (error) {
         const failure = error instanceof ActivityFailure ? error.cause : error;
         if (!(failure instanceof TemporalFailure)) throw error;
-        // Ours, not the receiver's (a lost worker: the activity timed out): what it came to is in PostgreSQL.
+        // Ours, not the receiver's (the activity failed or timed out): what it came to is in PostgreSQL.
         const outcome = await settleLostRecoverySend(item, { giveUp: attempt >= ATTEMPTS_OF_UNCLAIMED_SEND });
         if (!('notSent' in outcome && outcome.notSent === 'unclaimed')) return { result: resultOf(outcome) };
       }
@@ -105,24 +114,29 @@ export async function recoverDeliveries(input: RecoveryInput): Promise<RecoveryS
     state.stoppedReason = stoppedReason;
   }
 
-  const groupSize = Math.ceil(ratePerSecond / GROUPS_PER_SECOND);
-  const groupSpacingMs = (groupSize * 1000) / ratePerSecond;
+  const slotSize = (slot: number) =>
+    Math.floor(((slot + 1) * ratePerSecond) / SLOTS_PER_SECOND) - Math.floor((slot * ratePerSecond) / SLOTS_PER_SECOND);
   let sentThisRun = 0;
   while (state.status === 'running') {
     if (cancelled) end('cancelled');
     else if (state.next > total) end('completed');
     if (state.status !== 'running') break;
     if (sentThisRun >= sendsPerRun || workflowInfo().continueAsNewSuggested) {
-      const { next, sent, delivered, failed, failedInARow, nextGroupAt } = state;
-      await continueAsNew<typeof recoverDeliveries>({ ...input, progress: { next, sent, delivered, failed, failedInARow, nextGroupAt } });
+      const { next, sent, delivered, failed, failedInARow, slots, nextSlotAt, slotsBegun } = state;
+      const continueAsNew = makeContinueAsNewFunc<typeof recoverDeliveries>({ workflowTaskTimeout: workflowInfo().taskTimeoutMs });
+      await continueAsNew({ ...input, progress: { next, sent, delivered, failed, failedInARow, slots, nextSlotAt, slotsBegun } });
     }
-    const positions = Array.from({ length: Math.min(groupSize, total - state.next + 1) }, (_, i) => state.next + i);
-    const sends = await Promise.all(positions.map((position) => send(position, state.nextGroupAt)));
+    const positions = Array.from({ length: Math.min(slotSize(state.slots), total - state.next + 1) }, (_, i) => state.next + i);
+    // Not before its time; not in the past either, so that a late slot is not followed by a catch-up.
+    const due = Math.max(state.nextSlotAt, Date.now());
+    const sends = await Promise.all(positions.map((position) => send(position, due)));
     state.next += positions.length;
     sentThisRun += positions.length;
-    const begun = sends.flatMap(({ begunAt }) => begunAt ?? []);
-    state.nextGroupAt = (begun.length > 0 ? Math.max(...begun) : Date.now()) + groupSpacingMs;
-    // In the order of the set: the fifth failure in a row stops it, whatever comes after in its group.
+    state.slots++;
+    state.slotsBegun = [...state.slotsBegun, Math.max(due, ...sends.flatMap(({ begunAt }) => begunAt ?? []))].slice(-SLOTS_PER_SECOND);
+    const secondAfter = state.slotsBegun.length === SLOTS_PER_SECOND ? state.slotsBegun[0] + 1000 : 0;
+    state.nextSlotAt = Math.max(due + SLOT_MS, secondAfter);
+    // In the order of the set: the fifth failure in a row stops it, whatever comes after in its slot.
     for (const { result } of sends) count(result);
   }
 

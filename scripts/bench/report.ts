@@ -229,6 +229,32 @@ export function renderMarkdown(report: Report, image: string): string {
     out.push('');
   }
 
+  for (const s of report.scenarios.filter((x) => x.kind === 'recovery')) {
+    out.push(`## Recovery (${s.id})`);
+    out.push('');
+    if (s.error || !s.recovery) {
+      out.push(`error: ${s.error}`);
+      out.push('');
+      continue;
+    }
+    const r = s.recovery;
+    out.push(
+      `${r.deliveries} failed deliveries recovered at RECOVERY_RATE_PER_SECOND=${r.rate}, beside ${r.liveWritesPerSec} live writes/s to the same webhook.`,
+    );
+    out.push('');
+    out.push(
+      `- Recovery: ${r.status}${r.stoppedReason ? ` (${r.stoppedReason})` : ''} in **${num(r.durationMs === null ? null : r.durationMs / 1000)} s** (the rate allows ${num(r.expectedMs / 1000)} s; from its createdAt to its finishedAt); ${r.sent} sent, ${r.delivered} delivered, ${r.failed} failed of ${r.total}; ${r.redeliveriesLogged} redeliveries logged.`,
+    );
+    out.push(
+      `- Received: ${r.received} (${r.distinctReceived} distinct, ${r.duplicates} twice) over ${num(r.receivedSpanMs === null ? null : r.receivedSpanMs / 1000)} s; at most ${r.mostInOneSecond} in any one second.`,
+    );
+    out.push(
+      `- Live deliveries meanwhile: ${r.live.accepted} writes accepted, ${r.live.received} delivered (${r.live.missing} missing, ${r.live.duplicates} twice), write-to-receipt p50 / p99 ${num(r.live.latencyMs.p50)} / ${num(r.live.latencyMs.p99)} ms.`,
+    );
+    out.push(`- CPU-ms per send, service: ${num(r.cpuMsPerSend, 2)}. Warnings / errors in the logs: ${logSummary(s.logs)}.`);
+    out.push('');
+  }
+
   if (registrations.length) {
     pushTable(out, 'Registration', [
       'scenario',
@@ -326,13 +352,13 @@ export function renderMarkdown(report: Report, image: string): string {
   out.push(`|---|---|${GROUP_ORDER.map(() => '---|').join('')}---|---|`);
   for (const s of report.scenarios) {
     const st = kneeStep(s) ?? s.steps?.[0];
-    const cpu = st?.cpu ?? s.registration?.cpu;
+    const cpu = st?.cpu ?? s.registration?.cpu ?? s.recovery?.cpu;
     if (!cpu) continue;
     const cells = GROUP_ORDER.map((g) =>
       cpu.groups[g] ? `${num(cpu.groups[g].cpuMs / 1000)} s (${num(cpu.groups[g].peakRssMiB, 0)})` : '',
     );
     out.push(
-      `| ${s.id} | ${st ? `${st.rate}/s` : 'registrations'} | ${cells.join(' | ')} | ${num(cpu.unattributedMs / 1000)} | ${num(cpu.wallMs / 1000)} |`,
+      `| ${s.id} | ${st ? `${st.rate}/s` : s.kind === 'recovery' ? 'recovery' : 'registrations'} | ${cells.join(' | ')} | ${num(cpu.unattributedMs / 1000)} | ${num(cpu.wallMs / 1000)} |`,
     );
   }
   out.push('');

@@ -55,6 +55,7 @@ import { writeReports } from './report';
 import * as baseline from './scenarios/baseline';
 import * as floor from './scenarios/floor';
 import * as hot from './scenarios/hot';
+import * as recovery from './scenarios/recovery';
 import * as registration from './scenarios/registration';
 import * as service from './scenarios/service';
 import { createTestCa, issueServerCert } from '../../test/support/tls';
@@ -65,6 +66,7 @@ const SCENARIOS: Scenario[] = [
   ...service.scenarios,
   ...hot.scenarios,
   ...registration.scenarios,
+  ...recovery.scenarios,
 ];
 
 async function main(): Promise<void> {

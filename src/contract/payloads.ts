@@ -176,8 +176,12 @@ export interface RecoveryProgress {
   failed: number;
   /** The receiver's failures since its last 2xx (our own, `internal`, left out). */
   failedInARow: number;
-  /** Epoch ms before which the next group of sends may not begin: a group's spacing after the last one began. */
-  nextGroupAt: number;
+  /** Slots begun: the sends go in slots of a tenth of a second. */
+  slots: number;
+  /** Epoch ms before which the next slot's sends may not begin. */
+  nextSlotAt: number;
+  /** When the last send of each of the latest slots (up to 10: a second's worth) began, oldest first. */
+  slotsBegun: number[];
 }
 
 /** A recovery as its workflow sees it: the `progress` query's answer, and the workflow's result. */
@@ -201,7 +205,7 @@ export interface RecoverySend {
 
 /** What a send of a recovery came to, and when it began (the next group of sends is paced from it). */
 export interface RecoverySendResult {
-  /** Epoch ms, the sender's clock, once `notBefore` had passed. */
+  /** Epoch ms, the sender's clock: when its POST began (after `notBefore`), or, sending nothing, when it ended. */
   begunAt: number;
   outcome: RecoverySendOutcome;
 }

@@ -1,5 +1,8 @@
-// Recoveries: the row each keeps (its request, progress and end), and its set, fixed in
-// `recovery_items` when it starts. Each item is also the claim of its one send.
+// Recoveries: the row each keeps (its request and end), and its set, fixed in `recovery_items`
+// when it starts. Each item is also the claim of its one send and holds its outcome, so a
+// send writes its own item only (no row that all sends of a recovery would queue on); the
+// counts are read from the items until the recovery settles, then kept in its row.
+import type { PendingQuery, Row } from 'postgres';
 import type { Recovery, RecoveryStatus, RecoveryStoppedReason } from '../objects';
 import type { DeliveryTarget } from './deliveries';
 import type { Db } from './sql';
@@ -19,20 +22,24 @@ interface RecoveryRow {
   finished_at: Date | null;
 }
 
-const COLUMNS = [
-  'id',
-  'webhook_id',
-  'since',
-  'until',
-  'status',
-  'stopped_reason',
-  'total',
-  'sent',
-  'delivered',
-  'failed',
-  'created_at',
-  'finished_at',
-];
+/** A piece of SQL for a statement to hold. */
+type Fragment = PendingQuery<Row[]>;
+
+/** How many of a recovery's items were sent, delivered and failed (`internal` included). */
+const itemCounts = (sql: Db, recoveryId: Fragment | string) => sql`
+  SELECT count(redelivery_id)::int AS sent, count(*) FILTER (WHERE outcome = 'delivered')::int AS delivered,
+         count(*) FILTER (WHERE outcome IN ('failed', 'internal'))::int AS failed
+  FROM recovery_items WHERE recovery_id = ${recoveryId}`;
+
+/**
+ * A recovery with its counts: its items' while it is unsettled, its row's once it has settled
+ * (and its items are gone). `sql` makes the fragment in the statement's own connection.
+ */
+const withCounts = (sql: Db, where: Fragment) => sql`
+  SELECT r.id, r.webhook_id, r.since, r.until, r.status, r.stopped_reason, r.total, r.created_at, r.finished_at,
+         r.sent + c.sent AS sent, r.delivered + c.delivered AS delivered, r.failed + c.failed AS failed
+  FROM recoveries r, LATERAL (${itemCounts(sql, sql`r.id`)}) c
+  WHERE ${where}`;
 
 function toRecovery(row: RecoveryRow): Recovery {
   return {
@@ -96,22 +103,19 @@ export async function recordRecovery(tx: Db, request: RecoveryRequest): Promise<
 
 /** The webhook's recovery that is not yet settled (running, or cancelled with sends under way), if any. */
 export async function findUnsettledRecovery(sql: Db, webhookId: string): Promise<Recovery | null> {
-  const [row] = await sql<RecoveryRow[]>`
-    SELECT ${sql(COLUMNS)} FROM recoveries WHERE webhook_id = ${webhookId} AND settled_at IS NULL`;
+  const [row] = await sql<RecoveryRow[]>`${withCounts(sql, sql`r.webhook_id = ${webhookId} AND r.settled_at IS NULL`)}`;
   return row ? toRecovery(row) : null;
 }
 
 export async function findRecovery(sql: Db, webhookId: string, recoveryId: string): Promise<Recovery | null> {
-  const [row] = await sql<RecoveryRow[]>`
-    SELECT ${sql(COLUMNS)} FROM recoveries WHERE id = ${recoveryId} AND webhook_id = ${webhookId}`;
+  const [row] = await sql<RecoveryRow[]>`${withCounts(sql, sql`r.id = ${recoveryId} AND r.webhook_id = ${webhookId}`)}`;
   return row ? toRecovery(row) : null;
 }
 
 /** The newest first. */
 export async function listRecoveries(sql: Db, webhookId: string, limit: number): Promise<Recovery[]> {
   const rows = await sql<RecoveryRow[]>`
-    SELECT ${sql(COLUMNS)} FROM recoveries WHERE webhook_id = ${webhookId}
-    ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
+    ${withCounts(sql, sql`r.webhook_id = ${webhookId}`)} ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit}`;
   return rows.map(toRecovery);
 }
 
@@ -125,18 +129,17 @@ export async function cancelRecovery(
   webhookId: string,
   recoveryId: string,
 ): Promise<{ recovery: Recovery; cancelled: boolean } | null> {
-  const [cancelled] = await sql<RecoveryRow[]>`
+  const cancelled = await sql`
     UPDATE recoveries SET status = 'cancelled', finished_at = now()
-    WHERE id = ${recoveryId} AND webhook_id = ${webhookId} AND status = 'running'
-    RETURNING ${sql(COLUMNS)}`;
-  if (cancelled) return { recovery: toRecovery(cancelled), cancelled: true };
+    WHERE id = ${recoveryId} AND webhook_id = ${webhookId} AND status = 'running'`;
   const recovery = await findRecovery(sql, webhookId, recoveryId);
-  return recovery && { recovery, cancelled: false };
+  return recovery && { recovery, cancelled: cancelled.count > 0 };
 }
 
 /**
- * Ends a recovery as its workflow decided (a cancel recorded first stands) and settles it:
- * its webhook may start another, and its set, all sent or never to be, is deleted.
+ * Ends a recovery as its workflow decided (a cancel recorded first stands) and settles it: its
+ * counts move from its items into its row, its set (all sent, or never to be) is deleted, and
+ * its webhook may start another. Settling again changes nothing.
  */
 export async function settleRecovery(
   sql: Db,
@@ -144,13 +147,15 @@ export async function settleRecovery(
   end: { status: RecoveryStatus; stoppedReason: RecoveryStoppedReason | null },
 ) {
   await sql`
-    WITH settled AS (
-      UPDATE recoveries SET
-        status = CASE WHEN status = 'running' THEN ${end.status} ELSE status END,
-        stopped_reason = CASE WHEN status = 'running' THEN ${end.stoppedReason} ELSE stopped_reason END,
-        finished_at = coalesce(finished_at, now()),
-        settled_at = coalesce(settled_at, now())
-      WHERE id = ${recoveryId}
+    WITH counts AS (${itemCounts(sql, recoveryId)}), settled AS (
+      UPDATE recoveries r SET
+        status = CASE WHEN r.status = 'running' THEN ${end.status} ELSE r.status END,
+        stopped_reason = CASE WHEN r.status = 'running' THEN ${end.stoppedReason} ELSE r.stopped_reason END,
+        finished_at = coalesce(r.finished_at, now()),
+        settled_at = now(),
+        sent = c.sent, delivered = c.delivered, failed = c.failed
+      FROM counts c
+      WHERE r.id = ${recoveryId} AND r.settled_at IS NULL
     )
     DELETE FROM recovery_items WHERE recovery_id = ${recoveryId}`;
 }
@@ -200,8 +205,8 @@ export type RecoveryClaim =
 
 /**
  * Claims one send of a recovery before its POST, in one statement: the item takes the
- * redelivery's id and the recovery counts it as sent, provided the webhook is active, the
- * recovery still running and no attempt claimed the item before. A run that finds the item
+ * redelivery's id (it counts as sent), provided the webhook is active, the recovery still
+ * running and no attempt claimed the item before. A run that finds the item
  * claimed (by itself, run again, or by another) may send nothing.
  */
 export async function claimRecoverySend(sql: Db, send: RecoverySendClaim): Promise<RecoveryClaim> {
@@ -217,8 +222,6 @@ export async function claimRecoverySend(sql: Db, send: RecoverySendClaim): Promi
       WHERE recovery_id = ${send.recoveryId} AND position = ${send.position} AND redelivery_id IS NULL
         AND (SELECT status FROM target) = 'active' AND (SELECT status FROM recovery) = 'running'
       RETURNING redelivery_of, event, list_id, cursor, at
-    ), counted AS (
-      UPDATE recoveries SET sent = sent + 1 WHERE id = ${send.recoveryId} AND EXISTS (SELECT 1 FROM claimed)
     )
     SELECT target.url, target.secret, target.status AS webhook_status, (SELECT status FROM recovery) AS recovery_status, claimed.*
     FROM (SELECT 1) AS one LEFT JOIN target ON true LEFT JOIN claimed ON true`;
@@ -238,14 +241,8 @@ export type RecoverySendOutcome = 'delivered' | 'failed' | 'internal';
 /** Records what a claimed send came to, once: a second record of the same item changes nothing. */
 export async function recordRecoverySend(sql: Db, send: { recoveryId: string; position: number; outcome: RecoverySendOutcome }) {
   await sql`
-    WITH item AS (
-      UPDATE recovery_items SET outcome = ${send.outcome}
-      WHERE recovery_id = ${send.recoveryId} AND position = ${send.position} AND outcome IS NULL
-      RETURNING outcome
-    )
-    UPDATE recoveries SET delivered = delivered + (SELECT count(*) FROM item WHERE outcome = 'delivered'),
-                          failed = failed + (SELECT count(*) FROM item WHERE outcome <> 'delivered')
-    WHERE id = ${send.recoveryId} AND EXISTS (SELECT 1 FROM item)`;
+    UPDATE recovery_items SET outcome = ${send.outcome}
+    WHERE recovery_id = ${send.recoveryId} AND position = ${send.position} AND outcome IS NULL`;
 }
 
 /** An item whose send may have been lost, as `settleRecoverySend` left it. */
@@ -264,8 +261,7 @@ export type SettledSend =
 
 /**
  * Settles the item of a send that did not come back (its worker was lost, or a run found it
- * claimed): what the log recorded under its redelivery id, or `internal` when nothing was, so
- * that it is counted once. An item no attempt claimed is left alone (`unclaimed`: nothing
+ * claimed): what the log recorded under its redelivery id, or `internal` when nothing was. An item no attempt claimed is left alone (`unclaimed`: nothing
  * was sent), unless `giveUp`, which records it `internal` without sending it. `gone`: the
  * item is no more (its webhook was deleted).
  */
@@ -284,12 +280,7 @@ export async function settleRecoverySend(
       FROM item
       WHERE i.recovery_id = item.recovery_id AND i.position = item.position AND i.outcome IS NULL
         AND (i.redelivery_id IS NOT NULL OR ${send.giveUp})
-      RETURNING i.redelivery_id, i.outcome, item.redelivery_id IS NULL AS newly_claimed
-    ), counted AS (
-      UPDATE recoveries SET sent = sent + (SELECT count(*) FROM settled WHERE newly_claimed),
-                            delivered = delivered + (SELECT count(*) FROM settled WHERE outcome = 'delivered'),
-                            failed = failed + (SELECT count(*) FROM settled WHERE outcome <> 'delivered')
-      WHERE id = ${send.recoveryId} AND EXISTS (SELECT 1 FROM settled)
+      RETURNING i.redelivery_id, i.outcome
     )
     SELECT item.redelivery_of, item.event, item.list_id, item.cursor, item.at,
            coalesce((SELECT redelivery_id FROM settled), item.redelivery_id) AS redelivery_id,

@@ -62,6 +62,14 @@ export interface Workflows {
 
 const START_DEADLINE_MS = 5_000;
 
+/**
+ * The workflow task time-out of a recovery (default 10 s): its sends are local activities, and
+ * while they follow each other the worker keeps one workflow task open, reporting it at 80% of
+ * this; a query is answered, and a signal seen, within that. A worker that dies mid-task is
+ * replaced after it, too. A run's history replays in well under it.
+ */
+const RECOVERY_TASK_TIMEOUT = '5 seconds';
+
 export interface WorkflowsOptions {
   taskQueue: string;
   deliveryTimeoutMs: number;
@@ -148,6 +156,7 @@ export function createWorkflows(
           taskQueue,
           workflowId: recoveryWorkflowId(webhookId, recoveryId),
           args: [{ recoveryId, webhookId, total, ratePerSecond: recoveryRatePerSecond, deliveryTimeoutMs }],
+          workflowTaskTimeout: RECOVERY_TASK_TIMEOUT,
           typedSearchAttributes: [
             { key: AccountIdKey, value: accountId },
             { key: WebhookIdKey, value: webhookId },

@@ -1,6 +1,6 @@
 // The rules of `recovery/{webhookId}/{recoveryId}` on the real workflow code, with activities
-// the test passes: the pacing (groups of rate/10, each begun no sooner than a group's spacing
-// after the last send of the one before began), the stop rules
+// the test passes: the pacing (slots a tenth of a second apart, any ten of them holding the
+// rate, never more sends begun in a second than the rate), the stop rules
 // (5 of the receiver's failures in a row, our own failures left out; a pause, a deletion, a
 // cancel), a lost send attempted again under the same id only while nothing claimed it, and
 // continue-as-new carrying where it is.
@@ -35,9 +35,13 @@ interface Recorded {
 }
 
 const behaviours = new Map<string, Behaviour>();
+/** How late (ms) the send of a position begins after its time: a slow sender. */
+const lateness = new Map<string, (position: number) => number>();
 /** What a lost send's item turned out to be; default: claimed by the lost attempt, which left no outcome. */
 const lostOutcomes = new Map<string, (send: RecoverySend, giveUp: boolean) => RecoverySendOutcome>();
 const records = new Map<string, Recorded>();
+/** `awaitRecoveryRecorded` of these recoveries answers once the promise settles. */
+const commits = new Map<string, Promise<void>>();
 const recordOf = (recoveryId: string) => {
   if (!records.has(recoveryId)) records.set(recoveryId, { sends: [], settledLost: [], recorded: 0, settled: [] });
   return records.get(recoveryId)!;
@@ -48,9 +52,12 @@ beforeAll(async () => {
   worker = await startWorkflowWorker({
     async awaitRecoveryRecorded(recoveryId: string) {
       recordOf(recoveryId).recorded++;
+      await commits.get(recoveryId);
     },
     async sendRecoveryItem(send: RecoverySend) {
-      if (send.notBefore > Date.now()) await Context.current().sleep(send.notBefore - Date.now());
+      for (let wait = send.notBefore - Date.now(); wait > 0; wait = send.notBefore - Date.now()) await Context.current().sleep(wait);
+      const late = lateness.get(send.recoveryId)?.(send.position) ?? 0;
+      if (late > 0) await Context.current().sleep(late);
       const begunAt = Date.now();
       const { sends } = recordOf(send.recoveryId);
       sends.push({ ...send, begunAt });
@@ -72,9 +79,11 @@ let recoveries = 0;
 function start(
   behaviour: Behaviour,
   input: Partial<RecoveryInput> & { total: number },
+  lateBy?: (position: number) => number,
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof recoverDeliveries>> {
   const recoveryId = `rcv_rules${String(++recoveries).padStart(19, '0')}`;
   behaviours.set(recoveryId, behaviour);
+  if (lateBy) lateness.set(recoveryId, lateBy);
   return worker.client.workflow.start(recoverDeliveries, {
     taskQueue: worker.taskQueue,
     workflowId: recoveryWorkflowId('wh_rules', recoveryId),
@@ -97,36 +106,28 @@ async function runs(handle: WorkflowHandleWithFirstExecutionRunId): Promise<temp
   return histories;
 }
 
-/** How many sends each workflow task of a run scheduled: the groups. */
-function groupSizes(events: temporal.api.history.v1.IHistoryEvent[]): number[] {
-  const sizes: number[] = [];
-  let scheduling = false;
-  for (const event of events) {
-    if (event.workflowTaskCompletedEventAttributes) scheduling = false;
-    if (event.activityTaskScheduledEventAttributes?.activityType?.name !== 'sendRecoveryItem') continue;
-    if (scheduling) sizes[sizes.length - 1]++;
-    else sizes.push(1);
-    scheduling = true;
-  }
-  return sizes;
+/** The slots, in order: the sends that share a notBefore. */
+function slotsOf(sends: Recorded['sends']): Recorded['sends'][] {
+  const bySlot = new Map<number, Recorded['sends']>();
+  for (const send of sends) bySlot.set(send.notBefore, [...(bySlot.get(send.notBefore) ?? []), send]);
+  return [...bySlot.values()];
 }
 
-/** Each group (the sends that share a notBefore) began no sooner than `spacingMs` after the last send of the one before began. */
-function expectPaced(sends: Recorded['sends'], spacingMs: number): void {
-  const byGroup = new Map<number, Recorded['sends']>();
-  for (const send of sends) byGroup.set(send.notBefore, [...(byGroup.get(send.notBefore) ?? []), send]);
-  const groups = [...byGroup.values()];
-  for (let i = 1; i < groups.length; i++) {
-    const lastBegun = Math.max(...groups[i - 1].map((send) => send.begunAt));
-    for (const send of groups[i]) {
-      expect(send.notBefore).toBeGreaterThanOrEqual(lastBegun + spacingMs);
-      expect(send.begunAt).toBeGreaterThanOrEqual(send.notBefore);
-    }
+/** Each slot due a tenth of a second or more after the one before, no send begun before its slot's time, and no second holding more than `rate` sends begun. */
+function expectPaced(sends: Recorded['sends'], rate: number): void {
+  const slots = slotsOf(sends);
+  for (let i = 1; i < slots.length; i++) expect(slots[i][0].notBefore - slots[i - 1][0].notBefore).toBeGreaterThanOrEqual(100);
+  for (const send of sends) expect(send.begunAt).toBeGreaterThanOrEqual(send.notBefore);
+  const begun = sends.map((send) => send.begunAt).sort((x, y) => x - y);
+  for (let first = 0, last = 0; last < begun.length; last++) {
+    while (begun[last] - begun[first] >= 1000) first++;
+    expect(last - first + 1, `sends begun in the second from ${begun[first]}`).toBeLessThanOrEqual(rate);
   }
 }
 
-it('sends each item once, in order, in groups of rate/10, each begun a tenth of a second after the one before', async () => {
-  const handle = await start(async () => delivered, { total: 9, ratePerSecond: 20 });
+it('sends each item once, in order, in slots a tenth of a second apart, any ten of them holding the rate', async () => {
+  // At 15 a second, the slots hold 1, 2, 1, 2, ... sends.
+  const handle = await start(async () => delivered, { total: 9, ratePerSecond: 15 });
   const result: RecoveryState = await handle.result();
   const recoveryId = recoveryIdOf(handle);
   expect(result).toMatchObject({ status: 'completed', stoppedReason: null, total: 9, sent: 9, delivered: 9, failed: 0, next: 10 });
@@ -137,9 +138,24 @@ it('sends each item once, in order, in groups of rate/10, each begun a tenth of 
   expect(recordOf(recoveryId).recorded).toBe(1);
   expect(recordOf(recoveryId).settled).toEqual([{ status: 'completed', stoppedReason: null }]);
 
-  const [history] = await runs(handle);
-  expect(groupSizes(history)).toEqual([2, 2, 2, 2, 1]);
-  expectPaced(recordOf(recoveryId).sends, 100);
+  const slots = slotsOf(recordOf(recoveryId).sends);
+  expect(slots.map((slot) => slot.map((send) => send.position).sort())).toEqual([[1], [2, 3], [4], [5, 6], [7], [8, 9]]);
+  expectPaced(recordOf(recoveryId).sends, 15);
+  expect(await runs(handle)).toHaveLength(1);
+});
+
+it('starts no slot sooner than a second after the last send of the slot ten before began, however late that one was', async () => {
+  // The first send begins 300 ms after its time (a slow sender): the eleventh waits for it, not for its slot's time.
+  const handle = await start(
+    async () => delivered,
+    { total: 12, ratePerSecond: 10 },
+    (position) => (position === 1 ? 300 : 0),
+  );
+  const recoveryId = recoveryIdOf(handle);
+  expect(await handle.result()).toMatchObject({ status: 'completed', sent: 12 });
+  const sends = [...recordOf(recoveryId).sends].sort((x, y) => x.position - y.position);
+  expect(sends[10].notBefore).toBeGreaterThanOrEqual(sends[0].begunAt + 1000);
+  expectPaced(sends, 10);
 });
 
 it("stops after 5 of the receiver's failures in a row; our own failures neither count nor break the run", async () => {
@@ -182,22 +198,16 @@ it('stops when a send finds the webhook paused or deleted, or the recovery cance
   }
 });
 
-it('is cancelled by its signal: no further send starts, and the one under way is counted', async () => {
-  let release!: () => void;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  const handle = await start(
-    async (position) => {
-      if (position === 2) await held;
-      return delivered;
-    },
-    { total: 5 },
-  );
+it('is cancelled by its signal, starting no send once it has seen it', async () => {
+  let commit!: () => void;
+  const handle = await start(async () => delivered, { total: 5 });
   const recoveryId = recoveryIdOf(handle);
-  await waitFor(async () => (positions(recoveryId).includes(2) ? true : undefined));
+  commits.set(recoveryId, new Promise<void>((resolve) => (commit = resolve)));
+  await waitFor(async () => (recordOf(recoveryId).recorded > 0 ? true : undefined));
   await handle.signal(cancelRecoverySignal);
-  release();
-  expect(await handle.result()).toMatchObject({ status: 'cancelled', sent: 2, delivered: 2 });
-  expect(positions(recoveryId)).toEqual([1, 2]);
+  commit();
+  expect(await handle.result()).toMatchObject({ status: 'cancelled', sent: 0 });
+  expect(positions(recoveryId)).toEqual([]);
   expect(recordOf(recoveryId).settled).toEqual([{ status: 'cancelled', stoppedReason: null }]);
 });
 
@@ -213,10 +223,10 @@ it('continues-as-new every sendsPerRun sends, carrying its position, its counts 
   expect(positions(recoveryId).sort((a, b) => a - b)).toEqual(Array.from({ length: 23 }, (_, i) => i + 1));
   expect(recordOf(recoveryId).recorded).toBe(1);
 
+  expect(slotsOf(recordOf(recoveryId).sends).map((slot) => slot.length)).toEqual([5, 5, 5, 5, 3]);
+  expectPaced(recordOf(recoveryId).sends, 50);
+  // A run for each group of 5 (the last 3), each short, whatever the total.
   const histories = await runs(handle);
   expect(histories).toHaveLength(5);
-  // Each run holds a group of 5 (the last 3) and stays short, whatever the total.
-  expect(histories.map(groupSizes)).toEqual([[5], [5], [5], [5], [3]]);
-  for (const events of histories) expect(events.length).toBeLessThan(60);
-  expectPaced(recordOf(recoveryId).sends, 100);
+  for (const events of histories) expect(events.length).toBeLessThan(30);
 });

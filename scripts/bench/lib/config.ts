@@ -25,6 +25,8 @@ export const CONFIG = {
   changesPerWrite: 8,
   hot: { rate: 50, durationMs: QUICK ? 10_000 : 60_000, period: 10, drainMs: QUICK ? 30_000 : 180_000 },
   registrations: { count: QUICK ? 50 : 500, accounts: QUICK ? 10 : 100, rate: 5 },
+  /** A recovery of this many failed deliveries at RECOVERY_RATE_PER_SECOND=rate, beside live writes to the same webhook. */
+  recovery: { deliveries: QUICK ? 500 : 5000, rate: 100, liveWritesPerSec: 10 },
   receivers: 10,
   writeTimeoutMs: 30_000,
   deliveryTimeoutMs: 10_000,

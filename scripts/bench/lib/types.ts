@@ -12,6 +12,7 @@ import { type DatabaseServer, type TemporalServer } from './stack';
 import { type StepResult } from './step';
 import { type Percentiles } from './stats';
 import { type HotSummary } from '../scenarios/hot';
+import { type RecoverySummary } from '../scenarios/recovery';
 import { type RegistrationSummary } from '../scenarios/registration';
 
 /** What every scenario shares: the sampler, the receivers and the generator, the database server. */
@@ -96,7 +97,7 @@ export interface ServiceTarget extends Target {
 
 export interface ScenarioInfo {
   id: string;
-  kind: 'fanout' | 'hot' | 'registration';
+  kind: 'fanout' | 'hot' | 'registration' | 'recovery';
   mode: 'baseline' | 'floor' | 'floor-local' | 'split' | 'single';
   fanout?: number;
   title: string;
@@ -111,7 +112,7 @@ export interface FanoutScenario extends ScenarioInfo {
 
 /** A scenario with a workload of its own, on the service. */
 export interface WorkloadScenario extends ScenarioInfo {
-  kind: 'hot' | 'registration';
+  kind: 'hot' | 'registration' | 'recovery';
   mode: 'split' | 'single';
   start(ctx: Context, environment: Environment): Promise<ServiceTarget>;
   run(target: ServiceTarget, ctx: Context): Promise<Outcome>;
@@ -134,6 +135,7 @@ export interface Outcome {
   logs?: LogScan;
   hot?: HotSummary;
   registration?: RegistrationSummary;
+  recovery?: RecoverySummary;
 }
 
 /** A scenario in the results: its outcome, or the error that ended it. */

@@ -66,7 +66,13 @@ interface ServiceProcess {
  * A fresh dev server and database, and the service on them: `main.js api` + `main.js worker`
  * (split) or `main.js` (single).
  */
-export async function startService(mode: 'split' | 'single', ctx: Context, environment: Environment): Promise<ServiceTarget> {
+export async function startService(
+  mode: 'split' | 'single',
+  ctx: Context,
+  environment: Environment,
+  /** Settings of the scenario's own, beside the bench's. */
+  settings: Record<string, string> = {},
+): Promise<ServiceTarget> {
   const scenarioDir = fs.mkdtempSync(path.join(ctx.runDir, `${mode}-`));
   const [temporal, db] = await Promise.all([scenarioTemporal(environment, scenarioDir), stack.createDatabase(ctx.database)]);
   // The harness's own connection (ledger polling): excluded from PostgreSQL's CPU.
@@ -84,6 +90,7 @@ export async function startService(mode: 'split' | 'single', ctx: Context, envir
     DELIVERY_TIMEOUT_MS: String(CONFIG.deliveryTimeoutMs),
     LOG_LEVEL: CONFIG.logLevel,
     DATA_DIR: scenarioDir,
+    ...settings,
   };
   const baseUrl = `http://127.0.0.1:${apiPort}`;
   // Where the worker's metrics (with the Temporal SDK's) answer, when the build has them.

@@ -1,6 +1,7 @@
--- Recoveries (POST /v3/webhooks/{id}/recoveries): what each was asked for, its progress and
--- how it ended. The sends' counts are kept here by the activities as they go, so the API reads
--- a recovery's progress from PostgreSQL alone.
+-- Recoveries (POST /v3/webhooks/{id}/recoveries): what each was asked for and how it ended.
+-- While it runs, its counts are read from its items (each send writes its own item only);
+-- once it has settled, they are kept here. The API reads a recovery's progress from
+-- PostgreSQL alone.
 CREATE TABLE recoveries (
   id              text PRIMARY KEY,
   webhook_id      text NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
@@ -9,6 +10,7 @@ CREATE TABLE recoveries (
   status          text NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'completed', 'stopped', 'cancelled')),
   stopped_reason  text CHECK (stopped_reason IN ('receiver_failing', 'webhook_paused', 'webhook_deleted')),
   total           integer NOT NULL,
+  -- Counted from the items when the recovery settles; 0 until then.
   sent            integer NOT NULL DEFAULT 0,
   delivered       integer NOT NULL DEFAULT 0,
   failed          integer NOT NULL DEFAULT 0,
@@ -28,7 +30,8 @@ CREATE INDEX recoveries_finished_at ON recoveries (finished_at);
 -- A recovery's set, fixed when it starts: the event deliveries it sends again, numbered
 -- 1..total oldest first, each copied from the log (which may prune them meanwhile). Each row
 -- is also the claim of its one send: `redelivery_id` is written before the POST, and a run
--- that finds it written sends nothing. Deleted when the recovery settles.
+-- that finds it written sends nothing; `outcome` once the send is done. Deleted when the
+-- recovery settles.
 CREATE TABLE recovery_items (
   recovery_id    text NOT NULL REFERENCES recoveries (id) ON DELETE CASCADE,
   position       integer NOT NULL,
