@@ -19,12 +19,15 @@ import { TOPICS } from '../../../src/topics';
 import {
   lifecycleWorkflowId,
   listWriteBatchWorkflowId,
+  recoveryWorkflowId,
   redeliveryWorkflowId,
   registrationWorkflowId,
 } from '../../../src/contract/workflows';
 import type { ListWriteDeliveries } from '../../../src/contract/payloads';
-import { deliverListWrite, pruneRecords, webhookLifecycle } from '../../../workflows';
-import { ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/contract/search-attributes';
+import { deliverListWrite, pruneRecords, recoverDeliveries, webhookLifecycle } from '../../../workflows';
+import { AccountIdKey, ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/contract/search-attributes';
+import { recordRecovery } from '../../../src/db/recoveries';
+import { newId } from '../../../src/ids';
 import type { Receiver } from '../../support/receiver';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { waitFor } from '../../support/wait';
@@ -292,5 +295,56 @@ describe(`recording workflow histories of release ${release}`, () => {
     await save('webhook-continued-as-new', workflowId, started.firstExecutionRunId);
     await save('webhook-after-continue-as-new-open', workflowId, runId);
     receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
+  });
+
+  it('recoverDeliveries: stopped (receiver failing), cancelled, continue-as-new, completed', async () => {
+    const { owner, webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/recovered'));
+    const since = new Date().toISOString();
+    receiver.respondWith((request) => (request.path.startsWith('/fail') || request.path === '/recovered' ? { status: 500 } : {}));
+    for (let i = 0; i < 6; i++) await stack.reportWrite(listId, `missed-${i}`);
+    const recover = async () => {
+      const started = await stack.request('POST', `/v3/webhooks/${webhookId}/recoveries`, { token: owner.token, body: { since } });
+      expect(started.status).toBe(202);
+      return {
+        id: started.body.id as string,
+        handle: stack.service.client.workflow.getHandle(recoveryWorkflowId(webhookId, started.body.id)),
+      };
+    };
+    // The receiver still fails: stopped after 5 in a row.
+    const stopped = await recover();
+    expect(await stopped.handle.result()).toMatchObject({ status: 'stopped', stoppedReason: 'receiver_failing' });
+    await save('recovery-stopped', stopped.handle.workflowId);
+
+    // Cancelled while its first send waits at the receiver.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const received = receiver.requests.length;
+    receiver.respondWith(async (request) => {
+      if (request.path === '/recovered') await released;
+      return request.path.startsWith('/fail') ? { status: 500 } : {};
+    });
+    const cancelled = await recover();
+    await receiver.waitForRequests(received + 1);
+    await stack.request('DELETE', `/v3/webhooks/${webhookId}/recoveries/${cancelled.id}`, { token: owner.token });
+    release();
+    expect(await cancelled.handle.result()).toMatchObject({ status: 'cancelled', sent: 1 });
+    await save('recovery-cancelled', cancelled.handle.workflowId);
+    receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
+
+    // The 5 left, recorded as the API records them, started directly to continue-as-new after every 2 sends.
+    const recovery = (await recordRecovery(stack.service.sql, { id: newId('rcv'), webhookId, since }))!;
+    const workflowId = recoveryWorkflowId(webhookId, recovery.id);
+    const continued = await stack.service.client.workflow.start(recoverDeliveries, {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [{ recoveryId: recovery.id, webhookId, total: recovery.total, ratePerSecond: 10, deliveryTimeoutMs: 3000, sendsPerRun: 2 }],
+      typedSearchAttributes: [
+        { key: AccountIdKey, value: owner.id },
+        { key: WebhookIdKey, value: webhookId },
+      ],
+    });
+    expect(await continued.result()).toMatchObject({ status: 'completed', total: 5, delivered: 5 });
+    await save('recovery-continued-as-new', workflowId, continued.firstExecutionRunId);
+    await save('recovery-completed', workflowId);
   });
 });
