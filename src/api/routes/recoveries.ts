@@ -16,7 +16,7 @@ import { idPattern, newId } from '../../ids';
 import { RECOVERIES_LISTED } from '../../limits';
 import type { Recovery } from '../../objects';
 import type { Workflows } from '../../temporal/client';
-import { ApiError, apiErrors } from '../errors';
+import { apiErrors, type ApiError } from '../errors';
 import type { ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
 import { findOwnWebhook, type PathContext } from './webhooks';
