@@ -201,15 +201,8 @@ export function renderMarkdown(report: Report, image: string): string {
     out.push('');
   }
 
-  for (const s of report.scenarios.filter((x) => x.kind === 'hot')) {
-    out.push(`## Hot webhook (${s.id})`);
-    out.push('');
-    if (s.error || !s.hot) {
-      out.push(`error: ${s.error}`);
-      out.push('');
-      continue;
-    }
-    const h = s.hot;
+  pushSections(out, report, 'hot', 'Hot webhook', (s) => {
+    const h = s.hot!;
     const st = s.steps![0];
     out.push(`${h.rate} writes/s for ${h.durationS} s to one webhook; ${h.pattern}.`);
     out.push('');
@@ -227,17 +220,10 @@ export function renderMarkdown(report: Report, image: string): string {
     );
     out.push(`- Warnings / errors in the logs: ${logSummary(s.logs)}.`);
     out.push('');
-  }
+  });
 
-  for (const s of report.scenarios.filter((x) => x.kind === 'recovery')) {
-    out.push(`## Recovery (${s.id})`);
-    out.push('');
-    if (s.error || !s.recovery) {
-      out.push(`error: ${s.error}`);
-      out.push('');
-      continue;
-    }
-    const r = s.recovery;
+  pushSections(out, report, 'recovery', 'Recovery', (s) => {
+    const r = s.recovery!;
     out.push(
       `${r.deliveries} failed deliveries recovered at RECOVERY_RATE_PER_SECOND=${r.rate}, beside ${r.liveWritesPerSec} live writes/s to the same webhook.`,
     );
@@ -253,7 +239,7 @@ export function renderMarkdown(report: Report, image: string): string {
     );
     out.push(`- CPU-ms per send, service: ${num(r.cpuMsPerSend, 2)}. Warnings / errors in the logs: ${logSummary(s.logs)}.`);
     out.push('');
-  }
+  });
 
   if (registrations.length) {
     pushTable(out, 'Registration', [
@@ -501,4 +487,22 @@ if (require.main === module) {
   }
   const report = JSON.parse(fs.readFileSync(file, 'utf8')) as Report;
   void writeReports(report, path.dirname(path.resolve(file))).then(({ paths }) => console.log(`wrote ${paths.join(', ')}`));
+}
+
+/** A section per scenario of `kind`: its heading, then what `render` writes of its outcome, or its error. */
+function pushSections(
+  out: string[],
+  report: Report,
+  kind: 'hot' | 'recovery',
+  title: string,
+  render: (scenario: ScenarioResult) => void,
+): void {
+  for (const s of report.scenarios.filter((x) => x.kind === kind)) {
+    out.push(`## ${title} (${s.id})`);
+    out.push('');
+    if (s.error || !s[kind]) {
+      out.push(`error: ${s.error}`);
+      out.push('');
+    } else render(s);
+  }
 }

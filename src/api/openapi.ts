@@ -55,6 +55,11 @@ function errors(description: string, codes: ErrorCode[]) {
 }
 
 const ok = (description: string, schema?: Schema) => ({ description, ...(schema ? { content: json(schema) } : {}) });
+/** A response that names what it made in its `Location` header. */
+const withLocation = (response: ReturnType<typeof ok>) => ({
+  ...response,
+  headers: { Location: { required: true, schema: { type: 'string' } } },
+});
 
 // Responses every route of a kind shares.
 const unavailable = {
@@ -141,10 +146,7 @@ export function buildOpenApiDocument() {
           requestBody: body('RegisterWebhookBody'),
           responses: withToken(
             {
-              201: {
-                ...ok('Created; the only response that holds the secret', ref('CreatedWebhook')),
-                headers: { Location: { required: true, schema: { type: 'string' } } },
-              },
+              201: withLocation(ok('Created; the only response that holds the secret', ref('CreatedWebhook'))),
               200: ok('Updated (same URL); the id, secret, status and count are kept', ref('Webhook')),
               400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'URL_NOT_ALLOWED', 'INVALID_LIST_IDS']),
               409: errors(`The account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks`, ['WEBHOOK_LIMIT_EXCEEDED']),
@@ -260,10 +262,7 @@ export function buildOpenApiDocument() {
           requestBody: body('CreateRecoveryBody'),
           responses: withToken(
             {
-              202: {
-                ...ok('Started; poll it at its Location', ref('Recovery')),
-                headers: { Location: { required: true, schema: { type: 'string' } } },
-              },
+              202: withLocation(ok('Started; poll it at its Location', ref('Recovery'))),
               400: errors('Invalid request, since not before until, or until in the future', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
               ...webhookNotFound,
               409: errors('Another recovery of the webhook is under way (its id in recoveryId), or the webhook is paused', [

@@ -1,3 +1,4 @@
+import type { PendingQuery, Row } from 'postgres';
 import type { Pruned } from '../contract/payloads';
 import type { Sql } from './sql';
 
@@ -14,39 +15,21 @@ const BATCH = 1000;
  */
 export async function deleteRecordsOlderThan(sql: Sql, retentionDays: number): Promise<Pruned> {
   const cutoff = sql`now() - make_interval(days => ${retentionDays})`;
+  /** Deletes the rows of `table` (whose key is `key`) that `picked` selects, a batch a statement. */
+  const prune = (table: string, key: string[], picked: PendingQuery<Row[]>) =>
+    deleteInBatches(
+      async () =>
+        (
+          await sql`
+      DELETE FROM ${sql(table)} WHERE (${sql(key)}) IN (
+        SELECT ${sql(key)} FROM ${sql(table)} WHERE ${picked} LIMIT ${BATCH})`
+        ).count,
+    );
   return {
-    listWrites: await deleteInBatches(
-      async () =>
-        (
-          await sql`
-      DELETE FROM list_writes WHERE (list_id, write_id) IN (
-        SELECT list_id, write_id FROM list_writes WHERE created_at < ${cutoff} LIMIT ${BATCH})`
-        ).count,
-    ),
-    registrations: await deleteInBatches(
-      async () =>
-        (
-          await sql`
-      DELETE FROM registrations WHERE id IN (
-        SELECT id FROM registrations WHERE created_at < ${cutoff} LIMIT ${BATCH})`
-        ).count,
-    ),
-    deliveryClaims: await deleteInBatches(
-      async () =>
-        (
-          await sql`
-      DELETE FROM delivery_claims WHERE delivery_id IN (
-        SELECT delivery_id FROM delivery_claims WHERE claimed_at < ${cutoff} LIMIT ${BATCH})`
-        ).count,
-    ),
-    recoveries: await deleteInBatches(
-      async () =>
-        (
-          await sql`
-      DELETE FROM recoveries WHERE id IN (
-        SELECT id FROM recoveries WHERE finished_at < ${cutoff} AND settled_at IS NOT NULL LIMIT ${BATCH})`
-        ).count,
-    ),
+    listWrites: await prune('list_writes', ['list_id', 'write_id'], sql`created_at < ${cutoff}`),
+    registrations: await prune('registrations', ['id'], sql`created_at < ${cutoff}`),
+    deliveryClaims: await prune('delivery_claims', ['delivery_id'], sql`claimed_at < ${cutoff}`),
+    recoveries: await prune('recoveries', ['id'], sql`finished_at < ${cutoff} AND settled_at IS NOT NULL`),
   };
 }
 

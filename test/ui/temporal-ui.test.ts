@@ -1,7 +1,7 @@
 // An operator's view: in the Temporal Web UI, filter by WebhookStatus and WebhookId, and
 // find the webhook that 20 failed deliveries paused. Saves screenshots docs/operating.md shows.
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { lifecycleWorkflowId, listWriteWorkflowId, recoveryWorkflowId, redeliveryWorkflowId } from '../../src/contract/workflows';
 import { lifecycleStateQuery } from '../../src/contract/messages';
@@ -23,6 +23,24 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+/**
+ * Opens the UI's list of workflows filtered by `query` and waits until it lists `workflowId`:
+ * visibility is eventually consistent, so the page is reloaded until it does.
+ */
+async function openListed(page: Page, query: string, workflowId: string): Promise<void> {
+  await page.goto(`${inject('temporalUiUrl')}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
+  const row = page.getByRole('link', { name: workflowId });
+  await expect
+    .poll(
+      async () => {
+        if ((await row.count()) === 0) await page.reload();
+        return row.count();
+      },
+      { timeout: 30_000, interval: 1_000 },
+    )
+    .toBeGreaterThan(0);
+}
+
 describe('the Temporal Web UI', () => {
   it("lists a paused webhook's workflow when filtered by WebhookStatus and WebhookId, and shows why it was paused", async () => {
     const uiUrl = inject('temporalUiUrl');
@@ -37,19 +55,8 @@ describe('the Temporal Web UI', () => {
     expect(await lifecycle.query(lifecycleStateQuery)).toMatchObject({ status: 'paused', consecutiveFailures: 20 });
 
     const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
-    const query = `WebhookStatus="paused" AND WebhookId="${webhookId}"`;
-    await page.goto(`${uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
-    const row = page.getByRole('link', { name: lifecycleWorkflowId(webhookId) });
-    // Visibility is eventually consistent: the UI lists the workflow once the pause is indexed.
-    await expect
-      .poll(
-        async () => {
-          if ((await row.count()) === 0) await page.reload();
-          return row.count();
-        },
-        { timeout: 30_000, interval: 1_000 },
-      )
-      .toBeGreaterThan(0);
+    // Listed once the pause is indexed.
+    await openListed(page, `WebhookStatus="paused" AND WebhookId="${webhookId}"`, lifecycleWorkflowId(webhookId));
     await page.screenshot({ path: path.join(SCREENSHOTS, 'paused-webhook-list.png') });
 
     // The webhook's workflow answers the `state` query with its status and count.
@@ -113,18 +120,7 @@ describe('the Temporal Web UI', () => {
     expect(result).toMatchObject({ status: 'completed', delivered: 3 });
 
     const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
-    const query = `WorkflowType="recoverDeliveries" AND WebhookId="${webhookId}" AND AccountId="${owner.id}"`;
-    await page.goto(`${uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
-    const row = page.getByRole('link', { name: workflowId });
-    await expect
-      .poll(
-        async () => {
-          if ((await row.count()) === 0) await page.reload();
-          return row.count();
-        },
-        { timeout: 30_000, interval: 1_000 },
-      )
-      .toBeGreaterThan(0);
+    await openListed(page, `WorkflowType="recoverDeliveries" AND WebhookId="${webhookId}" AND AccountId="${owner.id}"`, workflowId);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'recovery-workflow.png') });
 
     const { runId } = await stack.service.client.workflow.getHandle(workflowId).describe();

@@ -1,5 +1,6 @@
-// Retention, on the whole stack: the schedule the worker creates prunes writes and
-// registrations (and delivery claims) past RETENTION_DAYS; a writeId repeated after that is a new write.
+// Retention, on the whole stack: the schedule the worker creates prunes writes, registrations,
+// delivery claims and finished recoveries past RETENTION_DAYS; a writeId repeated after that is
+// a new write.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ensureRetentionSchedule } from '../../src/temporal/retention-schedule';
 import { listWriteWorkflowId, retentionScheduleId } from '../../src/contract/workflows';
@@ -26,8 +27,8 @@ const cursorsReceived = (path: string) =>
     .filter((request) => request.path === path && request.headers['svc-event'] !== 'ping')
     .map((request) => JSON.parse(request.rawBody.toString('utf8')).cursor);
 
-it('prunes writes, registrations and delivery claims older than the window when its schedule runs, and keeps the rest', async () => {
-  const { owner, listId } = await stack.setUpListWebhook(receiver.urlFor('/retention'));
+it('prunes writes, registrations, delivery claims and finished recoveries older than the window when its schedule runs, and keeps the rest', async () => {
+  const { owner, listId, webhookId } = await stack.setUpListWebhook(receiver.urlFor('/retention'));
   const keptAccount = await stack.createAccount();
   await stack.registerWebhook(keptAccount.token, receiver.urlFor('/kept'));
   await stack.reportWrite(listId, 'old-write');
@@ -37,11 +38,25 @@ it('prunes writes, registrations and delivery claims older than the window when 
   await stack.service.sql`UPDATE registrations SET created_at = now() - interval '31 days' WHERE account_id = ${owner.id}`;
   await stack.service
     .sql`INSERT INTO delivery_claims (delivery_id, claimed_at) VALUES ('dlv_claim_old', now() - interval '31 days'), ('dlv_claim_new', now())`;
+  // Recoveries: one finished 31 days ago, one finished now, and one started 31 days ago that has not finished.
+  const ago = (days: number) => new Date(Date.now() - days * 86_400_000);
+  await stack.service.sql`
+    INSERT INTO recoveries (id, webhook_id, since, until, total, status, created_at, finished_at, settled_at) VALUES
+      ('rcv_old_finished', ${webhookId}, ${ago(32)}, ${ago(31)}, 0, 'completed', ${ago(31)}, ${ago(31)}, ${ago(31)}),
+      ('rcv_new_finished', ${webhookId}, ${ago(1)}, now(), 0, 'completed', now(), now(), now()),
+      ('rcv_old_running', ${webhookId}, ${ago(32)}, ${ago(31)}, 0, 'running', ${ago(31)}, NULL, NULL)`;
 
   await stack.service.client.schedule.getHandle(retentionScheduleId(stack.taskQueue)).trigger();
-  // Claims are pruned last.
-  const oldClaim = () => stack.service.sql`SELECT 1 FROM delivery_claims WHERE delivery_id = 'dlv_claim_old'`;
-  await waitFor(async () => ((await oldClaim()).length === 0 ? true : undefined), { what: 'the old claim pruned', timeoutMs: 30_000 });
+  // Recoveries are pruned last.
+  const oldRecovery = () => stack.service.sql`SELECT 1 FROM recoveries WHERE id = 'rcv_old_finished'`;
+  await waitFor(async () => ((await oldRecovery()).length === 0 ? true : undefined), {
+    what: 'the old recovery pruned',
+    timeoutMs: 30_000,
+  });
+  expect(await stack.service.sql`SELECT id FROM recoveries WHERE webhook_id = ${webhookId} ORDER BY id`).toEqual([
+    { id: 'rcv_new_finished' },
+    { id: 'rcv_old_running' },
+  ]);
   expect(await writeRows(listId)).toEqual(['new-write']);
   expect(await stack.service.sql`SELECT 1 FROM registrations WHERE account_id = ${owner.id}`).toHaveLength(0);
   expect(await stack.service.sql`SELECT 1 FROM registrations WHERE account_id = ${keptAccount.id}`).toHaveLength(1);

@@ -1,6 +1,7 @@
 // "Recover missed deliveries": one action that sends again every event delivery of a window
 // that failed or was skipped, as a background task whose progress the page follows.
 import { useEffect, useState } from 'preact/hooks';
+import { ActionForm } from './action-form';
 import type { Api, Recovery, Webhook } from './api';
 import { ErrorText, Status, errorOf, formatTime } from './feedback';
 import { TextField } from './text-field';
@@ -64,15 +65,7 @@ export function RecoverMissed({ api, webhook, onLogged }: Props) {
           Cancel the recovery
         </button>
       ) : (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            start.run();
-          }}
-          method="post"
-          action="#"
-          noValidate
-        >
+        <ActionForm onSubmit={() => start.run()}>
           <TextField
             id="recovery-since"
             name="since"
@@ -91,7 +84,7 @@ export function RecoverMissed({ api, webhook, onLogged }: Props) {
             Recover missed deliveries
           </button>
           <ErrorText error={errorOf(start.error, null, ['since'])} />
-        </form>
+        </ActionForm>
       )}
       <ErrorText error={cancel.error ?? latest.error} />
     </section>

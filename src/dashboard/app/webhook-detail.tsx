@@ -1,5 +1,6 @@
 // One webhook: what it is, what its owner can do with it, and its delivery log.
 import { useState } from 'preact/hooks';
+import { ActionForm } from './action-form';
 import type { View } from './app';
 import type { Api, Webhook } from './api';
 import { DeliveryLog } from './delivery-log';
@@ -140,15 +141,7 @@ function RotateSecret({ api, webhook, onRotated }: ActionProps & { onRotated: ()
           Rotate the secret
         </button>
       ) : (
-        <form
-          class="confirm"
-          onSubmit={(event) => {
-            event.preventDefault();
-            rotate.run();
-          }}
-          method="post"
-          action="#"
-        >
+        <ActionForm class="confirm" onSubmit={() => rotate.run()}>
           <TextField
             id="own-secret"
             label="Your own new secret (optional)"
@@ -175,7 +168,7 @@ function RotateSecret({ api, webhook, onRotated }: ActionProps & { onRotated: ()
               Cancel
             </button>
           </div>
-        </form>
+        </ActionForm>
       )}
     </div>
   );
@@ -213,16 +206,7 @@ function EditSubscription({ api, webhook, onSaved }: ActionProps & { onSaved: (w
   const [value, setValue] = useState({ events: webhook.events, listIds: webhook.listIds.join(', ') });
   const save = useAction(() => api.updateWebhook(webhook.id, toSubscription(value)), onSaved);
   return (
-    <form
-      class="subscription"
-      onSubmit={(event) => {
-        event.preventDefault();
-        save.run();
-      }}
-      method="post"
-      action="#"
-      noValidate
-    >
+    <ActionForm class="subscription" onSubmit={() => save.run()}>
       <h2>Topics and lists</h2>
       <SubscriptionFields idPrefix="edit" value={value} onChange={setValue} error={save.error} />
       <ErrorText error={errorOf(save.error, null, ['events', 'listIds'])} />
@@ -230,6 +214,6 @@ function EditSubscription({ api, webhook, onSaved }: ActionProps & { onSaved: (w
         Save topics and lists
       </button>
       {save.result && !save.busy && <Status>Saved.</Status>}
-    </form>
+    </ActionForm>
   );
 }
