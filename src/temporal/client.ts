@@ -166,7 +166,9 @@ export function createWorkflows(
     },
     cancelRecovery: async (webhookId, recoveryId) => {
       try {
-        await recovery(webhookId, recoveryId).signal(cancelRecoverySignal);
+        await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+          recovery(webhookId, recoveryId).signal(cancelRecoverySignal),
+        );
       } catch (error) {
         if (!(error instanceof WorkflowNotFoundError)) throw error;
       }

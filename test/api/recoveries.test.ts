@@ -1,8 +1,11 @@
 // Recovery (POST/GET/DELETE /v3/webhooks/{id}/recoveries): an owner whose receiver broke
 // sends again, in one action, every event delivery it missed, on the real stack.
+import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { recoveryProgressQuery } from '../../src/contract/messages';
 import { recoveryWorkflowId } from '../../src/contract/workflows';
+import { createWorkflows } from '../../src/temporal/client';
+import { startResettingServer } from '../support/dead-server';
 import type { ReceivedRequest } from '../support/receiver';
 import { useStackWithReceiver } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -240,6 +243,50 @@ describe('a recovery', () => {
     expect(next.status).toBe(202);
     expect((await recovery(token, webhookId, started.body.id)).body).toMatchObject({ status: 'cancelled', finishedAt: expect.any(String) });
     expect(await ended(token, webhookId, next.body.id)).toMatchObject({ status: 'completed' });
+  });
+});
+
+describe('a recovery while Temporal is unreachable', () => {
+  it('is not started (503, nothing recorded), and is cancelled all the same (200): its next send finds it cancelled', async () => {
+    const path = '/recover/outage';
+    const { token, webhookId, since } = await webhookThatMissed(path, 3);
+    const other = await webhookThatMissed('/recover/outage-other', 1);
+    // The same API, on the same database, with a Temporal frontend that does not answer.
+    const temporalDown = await startResettingServer();
+    const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${temporalDown.port}`, connectTimeout: '1s' }) });
+    const api = await suite.stack.startApiWith({
+      workflows: createWorkflows(deadTemporal, {
+        taskQueue: suite.stack.taskQueue,
+        deliveryTimeoutMs: 3000,
+        deliveriesPerBatch: 500,
+        recoveryRatePerSecond: 10,
+      }),
+    });
+    try {
+      const refused = await api.request('POST', `/v3/webhooks/${other.webhookId}/recoveries`, {
+        token: other.token,
+        body: { since: other.since },
+      });
+      expect(refused).toMatchObject({ status: 503, body: { error: { code: 'UNAVAILABLE' } } });
+      expect((await suite.stack.request('GET', `/v3/webhooks/${other.webhookId}/recoveries`, { token: other.token })).body).toEqual({
+        data: [],
+      });
+
+      // A recovery started while Temporal answered, cancelled while its first send waits at the receiver.
+      const held = holdAt(path);
+      const started = await recover(token, webhookId, { since });
+      await held.firstHeld();
+      const cancelled = await api.request('DELETE', `/v3/webhooks/${webhookId}/recoveries/${started.body.id}`, { token });
+      expect(cancelled).toMatchObject({ status: 200, body: { status: 'cancelled' } });
+      held.release();
+      // The send under way ends (answered, or timed out meanwhile); no other starts.
+      expect(await ended(token, webhookId, started.body.id)).toMatchObject({ status: 'cancelled', sent: 1 });
+      expect(received(path)).toHaveLength(held.before + 1);
+    } finally {
+      await api.close();
+      await deadTemporal.connection.close();
+      await temporalDown.close();
+    }
   });
 });
 

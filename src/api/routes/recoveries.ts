@@ -12,6 +12,7 @@ import {
   type RecoveryRequest,
 } from '../../db/recoveries';
 import type { Sql } from '../../db/sql';
+import type { Logger } from '../../logger';
 import { idPattern, newId } from '../../ids';
 import { RECOVERIES_LISTED } from '../../limits';
 import type { Recovery } from '../../objects';
@@ -24,6 +25,7 @@ import { findOwnWebhook, type PathContext } from './webhooks';
 export interface RecoveryRoutesDeps {
   sql: Sql;
   workflows: Workflows;
+  logger: Logger;
   /** Reads the JSON body, on the routes that take one. */
   body: Middleware<ApiState>;
 }
@@ -31,7 +33,7 @@ export interface RecoveryRoutesDeps {
 const RECOVERY_ID = new RegExp(idPattern('rcv'));
 
 /** The public recovery routes under /v3; the caller has authenticated the account. */
-export function recoveryRoutes({ sql, workflows, body: jsonBody }: RecoveryRoutesDeps): Router<ApiState> {
+export function recoveryRoutes({ sql, workflows, logger, body: jsonBody }: RecoveryRoutesDeps): Router<ApiState> {
   const router = new Router<ApiState>();
 
   /** The caller's webhook's recovery named in the path. */
@@ -88,13 +90,18 @@ export function recoveryRoutes({ sql, workflows, body: jsonBody }: RecoveryRoute
     ctx.body = await ownRecovery(ctx);
   });
 
-  // Cancelled in PostgreSQL first, where every send is claimed: nothing more is sent even
-  // before the workflow hears of it, which the signal makes prompt.
+  // Cancelled in PostgreSQL, where every send is claimed: nothing more is sent from then on.
+  // The signal only makes its workflow stop sooner than its next claim would; if Temporal
+  // cannot take it now, the cancel stands all the same.
   router.delete('/webhooks/:id/recoveries/:recoveryId', async (ctx) => {
     const { webhookId, id } = await ownRecovery(ctx);
     const result = await cancelRecovery(sql, webhookId, id);
     if (!result) throw apiErrors.recoveryNotFound(); // its webhook was deleted meanwhile
-    if (result.cancelled) await workflows.cancelRecovery(webhookId, id);
+    if (result.cancelled) {
+      await workflows.cancelRecovery(webhookId, id).catch((error: unknown) => {
+        logger.warn({ msg: 'recovery cancelled, its workflow not told', requestId: ctx.state.requestId, recoveryId: id, err: error });
+      });
+    }
     ctx.body = result.recovery;
   });
 
