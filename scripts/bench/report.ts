@@ -237,7 +237,9 @@ export function renderMarkdown(report: Report, image: string): string {
     out.push(
       `- Live deliveries meanwhile: ${r.live.accepted} writes accepted, ${r.live.received} delivered (${r.live.missing} missing, ${r.live.duplicates} twice), write-to-receipt p50 / p99 ${num(r.live.latencyMs.p50)} / ${num(r.live.latencyMs.p99)} ms.`,
     );
-    out.push(`- CPU-ms per send, service: ${num(r.cpuMsPerSend, 2)}. Warnings / errors in the logs: ${logSummary(s.logs)}.`);
+    out.push(
+      `- CPU-ms per send, service: ${num(r.cpuMsPerSend, 2)}; other work on the machine: ${num(r.quiet.otherCores, 2)} cores busy before, ${num(r.cpu.unattributedMs / 1000)} CPU s unattributed over ${num(r.cpu.wallMs / 1000)} s. Warnings / errors in the logs: ${logSummary(s.logs)}.`,
+    );
     out.push('');
   });
 

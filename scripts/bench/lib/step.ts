@@ -235,7 +235,7 @@ async function loopDelays(ctx: Context, target: Target) {
  * Waits until the machine's busy CPU outside the measured processes stays under 0.25 cores
  * for a second, at most CONFIG.quietWaitMs; returns how long it waited and the last reading.
  */
-async function waitForQuiet(sampler: ProcessSampler): Promise<{ waitedMs: number; otherCores: number }> {
+export async function waitForQuiet(sampler: ProcessSampler): Promise<{ waitedMs: number; otherCores: number }> {
   const started = Date.now();
   let otherCores: number;
   for (;;) {

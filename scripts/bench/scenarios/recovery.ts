@@ -6,6 +6,7 @@ import { CONFIG, log } from '../lib/config';
 import { call } from '../lib/http';
 import { scanLogs } from '../lib/logs';
 import * as stack from '../lib/stack';
+import { waitForQuiet } from '../lib/step';
 import { nowMs, percentiles, round } from '../lib/stats';
 import { type Context, type ServiceTarget, type WorkloadScenario } from '../lib/types';
 import { startService } from './service';
@@ -39,8 +40,10 @@ interface RecoveryAnswer {
 /**
  * One webhook whose log holds 5,000 failed deliveries (of a list of their own, written straight
  * into the log). Live writes go to the webhook at 10/s while a recovery of the 5,000 runs at
- * 100/s; the recovery's duration is the API's (createdAt to finishedAt), the duplicates and
- * the live deliveries' latency the receivers'.
+ * 100/s; the recovery's duration is the API's (createdAt to finishedAt), the duplicates, the
+ * most received in a second and the live deliveries' latency the receivers'. The rate bounds
+ * when the sends' POSTs begin; the receivers see them a little bunched by the network and the
+ * sender's event loop.
  */
 async function runRecovery(target: ServiceTarget, ctx: Context) {
   const { deliveries, rate, liveWritesPerSec } = CONFIG.recovery;
@@ -50,17 +53,22 @@ async function runRecovery(target: ServiceTarget, ctx: Context) {
   const [made] = await target.setUpFanout([{ listId, webhooks: [{ url: `https://127.0.0.1:${ctx.ports[0]}/recovery/${tag}` }] }]);
   const webhookId = made.webhookIds[0];
   const token = made.accounts[0].token;
-  const since = new Date(Date.now() - 1000).toISOString();
+  // The seeded deliveries are logged a millisecond apart up to now.
+  const since = new Date(Date.now() - deliveries - 60_000).toISOString();
   await insertFailedEvents(target.sql, webhookId, missedListId, deliveries);
   const loggedCount = async () =>
     Number((await target.sql<{ n: string }[]>`SELECT deliveries_logged AS n FROM webhooks WHERE id = ${webhookId}`)[0].n);
   const loggedBefore = await loggedCount();
   await ctx.receivers('take'); // forget the setup's receipts
 
+  const quiet = await waitForQuiet(ctx.sampler);
   const window = ctx.sampler.window();
-  // The live writes outlast the recovery: they start with it and run for the time it should take, and a fifth more.
+  // The recovery first: its set is fixed as it starts, before the live deliveries' log rows
+  // would prune the seeded ones (the log keeps each webhook's newest 1,000).
+  const started = await call<RecoveryAnswer>(target.baseUrl, 'POST', `/v3/webhooks/${webhookId}/recoveries`, token, { since });
+  if (started.status !== 202) throw new Error(`POST recoveries answered ${started.status}: ${JSON.stringify(started.body)}`);
+  // The live writes outlast the recovery: they run for the time it should take, and a fifth more.
   const liveMs = Math.round(((deliveries / rate) * 1000 * 6) / 5);
-  const startAt = nowMs() + 300;
   const live = ctx.generator(
     'writes',
     {
@@ -69,16 +77,13 @@ async function runRecovery(target: ServiceTarget, ctx: Context) {
       lists: [listId],
       rate: liveWritesPerSec,
       durationMs: liveMs,
-      startAt,
+      startAt: nowMs() + 100,
       writeIdPrefix: `${tag}-live`,
       changes: CONFIG.changesPerWrite,
       timeoutMs: CONFIG.writeTimeoutMs,
     },
     liveMs + CONFIG.writeTimeoutMs + 60_000,
   );
-  await stack.sleep(Math.max(0, startAt - nowMs()));
-  const started = await call<RecoveryAnswer>(target.baseUrl, 'POST', `/v3/webhooks/${webhookId}/recoveries`, token, { since });
-  if (started.status !== 202) throw new Error(`POST recoveries answered ${started.status}: ${JSON.stringify(started.body)}`);
   let recovery = started.body;
   const limitAt = nowMs() + ((deliveries / rate) * 1000 + 120_000);
   while (recovery.finishedAt === null && nowMs() < limitAt) {
@@ -148,6 +153,8 @@ async function runRecovery(target: ServiceTarget, ctx: Context) {
       latencyMs: percentiles(liveLatency, [50, 99]),
     },
     cpuMsPerSend: round(cpuMs / Math.max(1, recovery.sent), 2),
+    /** Other work on the machine before the recovery (cores busy outside the bench), and during it (CPU s). */
+    quiet,
     cpu: measured,
   };
   log(
