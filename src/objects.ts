@@ -100,11 +100,49 @@ export type DeliveryLogEntry = FromSchema<typeof deliveryLogEntry>;
 /** What the delivery log holds: event deliveries, pings, and an owner's redeliveries. */
 export type DeliveryKind = DeliveryLogEntry['kind'];
 
+/** The `next` of a page: pass it as `before` for the next one. */
+const nextPage = { type: ['string', 'null'], description: 'Pass as `before` for the next page; null on the last' } as const;
+
 export const deliveryPage = responseObject({
   data: { type: 'array', items: deliveryLogEntry },
-  next: { type: ['string', 'null'], description: 'Pass as `before` for the next page; null on the last' },
+  next: nextPage,
 });
 export type DeliveryPage = FromSchema<typeof deliveryPage>;
+
+export const accountObject = responseObject({
+  id: { type: 'string', pattern: idPattern('acc') },
+  name: { type: 'string' },
+  notificationEmail: { type: ['string', 'null'], description: "Where the account's notices are mailed; null: nowhere" },
+  createdAt: timestamp,
+});
+export type Account = FromSchema<typeof accountObject>;
+
+export const noticeTypeSchema = { enum: ['webhook.failing', 'webhook.paused'] } as const;
+
+/** What `webhook/{id}` told the owner of a webhook whose receiver keeps failing. */
+export const noticeObject = responseObject({
+  id: { type: 'string', pattern: idPattern('ntc') },
+  type: { type: 'string', ...noticeTypeSchema, description: 'webhook.failing: 10 failures in a row; webhook.paused: paused after 20' },
+  webhookId: { type: 'string', pattern: idPattern('wh') },
+  url: { type: 'string', description: "The webhook's URL when the notice was made" },
+  consecutiveFailures: { type: 'integer', minimum: 0, description: 'The count when the notice was made' },
+  lastError: { ...deliveryErrorSchema, description: 'The error of the last failed event delivery before the notice' },
+  lastStatusCode: { type: ['integer', 'null'], description: 'Its HTTP status, if a response came' },
+  createdAt: timestamp,
+  emailedAt: {
+    type: ['string', 'null'],
+    format: 'date-time',
+    description: 'When it was mailed; null: not mailed (yet, or at all: no SMTP_URL, no notificationEmail, or over the hourly cap)',
+  },
+});
+export type Notice = FromSchema<typeof noticeObject>;
+export type NoticeType = Notice['type'];
+
+export const noticePage = responseObject({
+  data: { type: 'array', items: noticeObject },
+  next: nextPage,
+});
+export type NoticePage = FromSchema<typeof noticePage>;
 
 export const errorEnvelope = {
   type: 'object',
