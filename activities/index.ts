@@ -4,6 +4,7 @@
 import { createDeliveryBookkeeping } from '../src/delivery/bookkeeping';
 import { createDeliveryActivities } from './deliveries';
 import type { ActivityDependencies } from './dependencies';
+import { createNoticeActivities } from './notices';
 import { createRegistrationActivities } from './registration';
 import { createRetentionActivities } from './retention';
 import { createWebhookStateActivities } from './webhook-state';
@@ -16,6 +17,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createDeliveryActivities(dependencies, createDeliveryBookkeeping(dependencies.sql, dependencies.client)),
     ...createWebhookStateActivities(dependencies),
     ...createRetentionActivities(dependencies),
+    ...createNoticeActivities(dependencies),
   };
 }
 

@@ -15,11 +15,19 @@ export interface Config {
   deliveryTimeoutMs: number;
   /** A write with more deliveries than this is delivered in child workflows of this many. */
   deliveriesPerBatch: number;
-  /** Writes and registrations older than this are pruned (every hour, by a Temporal Schedule). */
+  /** Writes, registrations and notices older than this are pruned (every hour, by a Temporal Schedule). */
   retentionDays: number;
   allowedCidrs: string[];
   dataDir: string;
   logLevel: string;
+  /** Unset: notices are recorded and logged, not mailed. Holds credentials: never logged. */
+  smtpUrl: string | undefined;
+  /** The From of notice mails. */
+  notifyFrom: string;
+  /** Notice mails per account in any 60 minutes; the rest are recorded and not mailed. */
+  notifyMaxPerHour: number;
+  /** Where owners reach the service; notice mails link to its /dashboard. No trailing slash. */
+  publicBaseUrl: string;
 }
 
 export class ConfigError extends Error {
@@ -55,6 +63,36 @@ function cidrList(env: Env, name: string): string[] {
   return cidrs;
 }
 
+/** SMTP_URL: an smtp:// or smtps:// URL. Its value is never repeated: it may hold a password. */
+function smtpUrl(env: Env): string | undefined {
+  const raw = optional(env, 'SMTP_URL');
+  if (raw === undefined) return undefined;
+  if (!URL.canParse(raw) || !['smtp:', 'smtps:'].includes(new URL(raw).protocol) || !new URL(raw).hostname) {
+    throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL with a host (credentials, if any, in the URL)');
+  }
+  return raw;
+}
+
+function notifyFrom(env: Env): string {
+  const from = optional(env, 'NOTIFY_FROM') ?? DEFAULT_NOTIFY_FROM;
+  // One header's value: an address, or a name and <address>; never a line break.
+  if (!/^[^\u0000-\u001f\u007f]*@[^\u0000-\u001f\u007f]*$/.test(from) || from.length > 320) {
+    throw new ConfigError(`NOTIFY_FROM must be an email address, or a name and <address>, on one line (got "${from}")`);
+  }
+  return from;
+}
+
+function publicBaseUrl(env: Env, port: number): string {
+  const raw = optional(env, 'PUBLIC_BASE_URL');
+  if (raw === undefined) return `http://localhost:${port}`;
+  if (!URL.canParse(raw) || !['http:', 'https:'].includes(new URL(raw).protocol)) {
+    throw new ConfigError(`PUBLIC_BASE_URL must be an http:// or https:// URL (got "${raw}")`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+export const DEFAULT_NOTIFY_FROM = 'Webhook notices <webhooks@localhost>';
+
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = optional(env, 'DATABASE_URL');
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -68,8 +106,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (internalApiToken !== undefined && internalApiToken.length < 32) {
     throw new ConfigError('INTERNAL_API_TOKEN must be at least 32 characters');
   }
+  const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
     databaseUrl,
     temporalAddress,
     temporalNamespace: optional(env, 'TEMPORAL_NAMESPACE') ?? 'default',
@@ -80,5 +119,9 @@ export function loadConfig(env: Env = process.env): Config {
     allowedCidrs: cidrList(env, 'WEBHOOK_ALLOWED_CIDRS'),
     dataDir: optional(env, 'DATA_DIR') ?? '.data',
     logLevel: optional(env, 'LOG_LEVEL') ?? 'info',
+    smtpUrl: smtpUrl(env),
+    notifyFrom: notifyFrom(env),
+    notifyMaxPerHour: integer(env, 'NOTIFY_MAX_PER_HOUR', 20, 0, 100_000),
+    publicBaseUrl: publicBaseUrl(env, port),
   };
 }

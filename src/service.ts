@@ -13,6 +13,7 @@ import { createHttpSender, type HttpSenderOptions } from './delivery/sender';
 import { checkWebhookUrl, createAddressPolicy, systemResolver } from './delivery/url-policy';
 import type { Logger } from './logger';
 import { metrics } from './metrics';
+import { createMailer } from './notices/mailer';
 import { createWorkflows } from './temporal/client';
 import { ensureRetentionSchedule } from './temporal/retention-schedule';
 import { createWorker } from './temporal/worker';
@@ -103,11 +104,18 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
   const http = createHttpSender({ timeoutMs: config.deliveryTimeoutMs, policy, resolve, ca: options.sender?.ca, userAgent: USER_AGENT });
   const taskQueue = options.taskQueue ?? TASK_QUEUE;
   const client = new Client({ connection, namespace: config.temporalNamespace });
+  const mailer = config.smtpUrl === undefined ? undefined : createMailer(config.smtpUrl);
+  const notices = {
+    mailer,
+    from: config.notifyFrom,
+    maxPerHour: config.notifyMaxPerHour,
+    dashboardUrl: `${config.publicBaseUrl}/dashboard`,
+  };
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
     taskQueue,
-    activities: createActivities({ sql, http, logger: options.logger, metrics, client }),
+    activities: createActivities({ sql, http, logger: options.logger, metrics, client, notices }),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
   });
   await ensureRetentionSchedule(client, taskQueue, config.retentionDays);
@@ -117,6 +125,7 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
       worker.shutdown();
       await running;
       await http.close();
+      mailer?.close();
     },
   };
 }

@@ -7,3 +7,4 @@ export { webhookLifecycle } from './webhook-lifecycle';
 export { deliverListWrite } from './deliver-list-write';
 export { deliverListWriteBatch } from './deliver-list-write-batch';
 export { pruneRecords } from './prune-records';
+export { mailNotice } from './mail-notice';

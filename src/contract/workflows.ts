@@ -13,6 +13,8 @@ import type {
   RegistrationResult,
   WebhookLifecycleInput,
   DeliveryResult,
+  NoticeMailRequest,
+  NoticeMailOutcome,
 } from './payloads';
 
 export const TASK_QUEUE = 'webhooks';
@@ -30,6 +32,7 @@ export interface WorkflowTypes {
   deliverListWrite: (input: ListWriteDeliveries) => Promise<void>;
   deliverListWriteBatch: (batch: ListWriteBatch) => Promise<void>;
   pruneRecords: (request: PruneRequest) => Promise<Pruned>;
+  mailNotice: (request: NoticeMailRequest) => Promise<NoticeMailOutcome>;
 }
 
 /** Workflow ids, as operators search for them in the Temporal Web UI. */
@@ -40,5 +43,6 @@ export const redeliveryWorkflowId = (webhookId: string, deliveryId: string) => `
 export const listWriteWorkflowId = (listId: string, writeId: string) => `list-write/${listId}/${writeId}`;
 export const listWriteBatchWorkflowId = (listId: string, writeId: string, batch: number) =>
   `${listWriteWorkflowId(listId, writeId)}/batch/${batch}`;
+export const noticeWorkflowId = (noticeId: string) => `notice/${noticeId}`;
 /** One pruning schedule per task queue (that is, per deployment); its workflows' ids start the same. */
 export const retentionScheduleId = (taskQueue: string) => `prune-records/${taskQueue}`;

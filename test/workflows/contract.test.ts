@@ -15,6 +15,7 @@ const contractTypes: Record<keyof WorkflowTypes, true> = {
   deliverListWrite: true,
   deliverListWriteBatch: true,
   pruneRecords: true,
+  mailNotice: true,
 };
 
 describe('the workflow contract', () => {

@@ -19,11 +19,13 @@ import { TOPICS } from '../../../src/topics';
 import {
   lifecycleWorkflowId,
   listWriteBatchWorkflowId,
+  noticeWorkflowId,
   redeliveryWorkflowId,
   registrationWorkflowId,
 } from '../../../src/contract/workflows';
 import type { ListWriteDeliveries } from '../../../src/contract/payloads';
-import { deliverListWrite, pruneRecords, webhookLifecycle } from '../../../workflows';
+import { deliverListWrite, mailNotice, pruneRecords, webhookLifecycle } from '../../../workflows';
+import { insertNotice } from '../../../src/db/notices';
 import { ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/contract/search-attributes';
 import type { Receiver } from '../../support/receiver';
 import { startTestStack, type TestStack } from '../../support/stack';
@@ -194,6 +196,26 @@ describe(`recording workflow histories of release ${release}`, () => {
     await save('prune-records', workflowId);
   });
 
+  it('mailNotice: one notice, its mail settled (this stack has no SMTP_URL: not_configured)', async () => {
+    const { owner, webhookId } = await stack.setUpListWebhook(receiver.urlFor('/noticed'));
+    const notice = await insertNotice(stack.service.sql, {
+      accountId: owner.id,
+      webhookId,
+      type: 'webhook.failing',
+      url: receiver.urlFor('/noticed'),
+      consecutiveFailures: 10,
+      mail: 'pending',
+    });
+    const workflowId = noticeWorkflowId(notice.id);
+    const outcome = await stack.service.client.workflow.execute(mailNotice, {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [{ noticeId: notice.id }],
+    });
+    expect(outcome).toBe('not_configured');
+    await save('notice-mail', workflowId);
+  });
+
   it('deliverListWrite: a delivery lost on our side (its activity times out) is recorded as internal', async () => {
     const { webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/lost'));
     const taskQueue = `${stack.taskQueue}-lost`;
@@ -205,6 +227,7 @@ describe(`recording workflow histories of release ${release}`, () => {
       logger: createLogger('silent'),
       metrics,
       client: stack.service.client,
+      notices: { mailer: undefined, from: 'recorder@localhost', maxPerHour: 20, dashboardUrl: 'http://localhost/dashboard' },
     });
     // A worker that never finishes a delivery, as if it had died mid-POST: the activity
     // times out and the workflow records the delivery as our own failure.
