@@ -9,6 +9,7 @@ import { apiErrors } from './errors';
 import { INTERNAL_BODY_LIMIT_BYTES, PUBLIC_BODY_LIMIT_BYTES } from '../limits';
 import { buildOpenApiDocument } from './openapi';
 import { authenticateAccount, authenticateInternal, errorEnvelope, jsonBody, requestLog, type ApiState } from './middleware';
+import { accountRoutes } from './routes/account';
 import { internalRoutes } from './routes/internal';
 import { webhookRoutes } from './routes/webhooks';
 
@@ -45,6 +46,8 @@ export function createRouters(deps: AppDependencies): Router<ApiState>[] {
   publicApi.use(authenticateAccount(deps.sql));
   const webhooks = webhookRoutes({ ...deps, body: jsonBody(PUBLIC_BODY_LIMIT_BYTES) });
   publicApi.use(webhooks.routes(), webhooks.allowedMethods());
+  const account = accountRoutes({ ...deps, body: jsonBody(PUBLIC_BODY_LIMIT_BYTES) });
+  publicApi.use(account.routes(), account.allowedMethods());
 
   const internalApi = new Router<ApiState>({ prefix: '/internal/v3' });
   internalApi.use(authenticateInternal(deps.internalApiToken));

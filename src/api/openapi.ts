@@ -32,6 +32,10 @@ const components = {
   RedeliveryResult: objects.redeliveryResult,
   RotateSecretBody: schemas.rotateSecretBody,
   RotatedSecret: objects.rotatedSecret,
+  Account: objects.accountObject,
+  UpdateAccountBody: schemas.updateAccountBody,
+  Notice: objects.noticeObject,
+  NoticePage: objects.noticePage,
 } as const;
 
 /** An error response: the envelope, with `code` limited to what this status means here. */
@@ -236,6 +240,42 @@ export function buildOpenApiDocument() {
           security: account,
           requestBody: body('RotateSecretBody', false),
           responses: actionOnWebhook(ok('The new secret, shown this once', ref('RotatedSecret'))),
+        },
+      },
+      '/v3/account': {
+        get: {
+          operationId: 'getAccount',
+          summary: "The caller's account",
+          security: account,
+          responses: withToken({ 200: ok('The account', ref('Account')) }),
+        },
+        patch: {
+          operationId: 'updateAccount',
+          summary: "Set or clear where the account's notices are mailed",
+          security: account,
+          requestBody: body('UpdateAccountBody'),
+          responses: withToken(
+            {
+              200: ok('The account after the change', ref('Account')),
+              400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
+            },
+            PUBLIC_BODY_LIMIT_BYTES,
+          ),
+        },
+      },
+      '/v3/account/notices': {
+        get: {
+          operationId: 'listNotices',
+          summary: `The account's notices, newest first (kept RETENTION_DAYS)`,
+          description:
+            'webhook.failing when a webhook fails 10 deliveries in a row, webhook.paused when 20 pause it; once per ' +
+            'streak of failures. Paged like the delivery log; webhookId narrows it to one webhook.',
+          security: account,
+          parameters: Object.entries(schemas.noticesQuery.properties).map(([name, schema]) => ({ name, in: 'query', schema })),
+          responses: withToken({
+            200: ok('A page of notices', ref('NoticePage')),
+            400: errors('Invalid query', ['VALIDATION_FAILED']),
+          }),
         },
       },
       '/v3/openapi.json': {

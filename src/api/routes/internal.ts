@@ -24,9 +24,9 @@ export function internalRoutes({ sql, workflows, logger, body: jsonBody }: Inter
   const router = new Router<ApiState>();
 
   router.post('/accounts', jsonBody, async (ctx) => {
-    const { name } = validate(validators.createAccountBody, ctx.request.body);
+    const { name, notificationEmail } = validate(validators.createAccountBody, ctx.request.body);
     ctx.status = 201;
-    ctx.body = await createAccount(sql, name);
+    ctx.body = await createAccount(sql, name, notificationEmail);
   });
 
   router.put('/lists/:listId', jsonBody, async (ctx) => {

@@ -23,6 +23,7 @@ import type { Webhook } from '../../objects';
 import { UrlNotAllowedError } from '../../delivery/url-policy';
 import { metrics } from '../../metrics';
 import { ApiError, apiErrors } from '../errors';
+import { pageOf } from '../paging';
 import type { ApiContext, ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
 
@@ -136,11 +137,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
   router.get('/webhooks/:id/deliveries', async (ctx) => {
     const { limit, ...filters } = validate(validators.deliveriesQuery, { ...ctx.query }, '/query');
     const webhook = await ownWebhook(ctx);
-    const pageSize = limit === undefined ? DEFAULT_PAGE_SIZE : Number(limit);
-    // One more than asked tells whether there is a next page.
-    const rows = await listDeliveries(sql, webhook.id, { ...filters, limit: pageSize + 1 });
-    const data = rows.slice(0, pageSize);
-    ctx.body = { data, next: rows.length > pageSize ? data.at(-1)!.id : null };
+    ctx.body = await pageOf(limit, (rows) => listDeliveries(sql, webhook.id, { ...filters, limit: rows }));
   });
 
   // The same event body again, now, signed with the current secret: an owner's manual tool.
@@ -174,7 +171,6 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
   return router;
 }
 
-const DEFAULT_PAGE_SIZE = 20;
 const WEBHOOK_ID = new RegExp(idPattern('wh'));
 const DELIVERY_ID = new RegExp(idPattern('dlv'));
 
