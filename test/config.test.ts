@@ -15,6 +15,10 @@ describe('loadConfig', () => {
       allowedCidrs: [],
       dataDir: '.data',
       logLevel: 'info',
+      smtpUrl: undefined,
+      notifyFrom: 'Webhook notices <webhooks@localhost>',
+      notifyMaxPerHour: 20,
+      publicBaseUrl: 'http://localhost:3000',
     });
   });
 
@@ -33,6 +37,10 @@ describe('loadConfig', () => {
         WEBHOOK_ALLOWED_CIDRS: ' 127.0.0.0/8, ::1/128 ',
         DATA_DIR: '/var/lib/webhooks',
         LOG_LEVEL: 'warn',
+        SMTP_URL: 'smtps://notifier:p%40ss@smtp.example.com:465',
+        NOTIFY_FROM: 'Hooks <hooks@example.com>',
+        NOTIFY_MAX_PER_HOUR: '5',
+        PUBLIC_BASE_URL: 'https://hooks.example.com/',
       }),
     ).toEqual({
       port: 8080,
@@ -46,7 +54,15 @@ describe('loadConfig', () => {
       allowedCidrs: ['127.0.0.0/8', '::1/128'],
       dataDir: '/var/lib/webhooks',
       logLevel: 'warn',
+      smtpUrl: 'smtps://notifier:p%40ss@smtp.example.com:465',
+      notifyFrom: 'Hooks <hooks@example.com>',
+      notifyMaxPerHour: 5,
+      publicBaseUrl: 'https://hooks.example.com',
     });
+  });
+
+  it('links notice mails to the API itself unless PUBLIC_BASE_URL says otherwise', () => {
+    expect(loadConfig({ PORT: '8080' }).publicBaseUrl).toBe('http://localhost:8080');
   });
 
   it.each([
@@ -61,7 +77,17 @@ describe('loadConfig', () => {
       { WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,localhost' },
       /^WEBHOOK_ALLOWED_CIDRS must be a comma-separated list of CIDRs \(bad entry "localhost"\)$/,
     ],
+    [{ SMTP_URL: 'https://smtp.example.com' }, /^SMTP_URL must be an smtp:\/\/ or smtps:\/\/ URL/],
+    [{ SMTP_URL: 'smtp:' }, /^SMTP_URL must be/],
+    [{ NOTIFY_FROM: 'nobody' }, /^NOTIFY_FROM must be an email address/],
+    [{ NOTIFY_FROM: 'a@example.com\r\nBcc: b@example.com' }, /^NOTIFY_FROM must be/],
+    [{ NOTIFY_MAX_PER_HOUR: '-1' }, /^NOTIFY_MAX_PER_HOUR must be an integer from 0 to 100000/],
+    [{ PUBLIC_BASE_URL: 'hooks.example.com' }, /^PUBLIC_BASE_URL must be an http:\/\/ or https:\/\/ URL/],
   ])('stops with one line naming a malformed value: %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('never repeats SMTP_URL, which may hold a password', () => {
+    expect(() => loadConfig({ SMTP_URL: 'ftp://user:hunter2@smtp.example.com' })).toThrow(/^(?!.*hunter2)/);
   });
 });

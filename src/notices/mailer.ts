@@ -16,7 +16,7 @@ export interface Mailer {
   close(): void;
 }
 
-/** Why a send failed, in words that hold neither an address nor a credential: the client's code and the server's reply code. */
+/** Why a send failed, in words that hold neither an address nor a credential: the client's codes and the server's reply code. */
 export interface MailFailure {
   reason: string;
   /** The server refused this mail for good (a 5xx reply but 503, other than to the login): another attempt would get the same. */
@@ -41,8 +41,12 @@ export function createMailer(smtpUrl: string): Mailer {
 
 /** A send's error as a MailFailure; its message, which may quote an address, is left out. */
 export function mailFailureOf(error: unknown): MailFailure {
-  const { code, responseCode, permanent } = (error ?? {}) as { code?: unknown; responseCode?: unknown; permanent?: unknown };
-  const reason = [typeof code === 'string' ? code : 'unknown error', typeof responseCode === 'number' ? String(responseCode) : '']
+  const { code, originalCode, responseCode, permanent } = (error ?? {}) as Record<string, unknown>;
+  const reason = [
+    typeof code === 'string' ? code : 'unknown error',
+    typeof originalCode === 'string' ? `(${originalCode})` : '',
+    typeof responseCode === 'number' ? String(responseCode) : '',
+  ]
     .filter(Boolean)
     .join(' ');
   return { reason, permanent: permanent === true && code !== 'EAUTH' };
