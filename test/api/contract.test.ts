@@ -27,8 +27,8 @@ const DOCUMENT_ID = 'https://contract.test/openapi.json';
 const PUBLIC_BODY_LIMIT = 64 * 1024;
 const INTERNAL_BODY_LIMIT = 1024 * 1024;
 
-/** Request bodies the sample generator cannot make valid, by operationId (none needed so far). */
-const SAMPLE_BODIES: Record<string, unknown> = {};
+/** Request bodies the sample generator cannot make valid, by operationId. */
+const SAMPLE_BODIES: Record<string, unknown> = { updateAccount: { notificationEmail: 'contract@example.com' } };
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -589,6 +589,43 @@ describe('POST /v3/webhooks/{id}/secret', () => {
     expectError(await call('POST', path, { token, rawBody: '{', headers: { 'content-type': 'application/json' } }), 400, 'MALFORMED_JSON');
     const stranger = await stack.createAccount();
     expectError(await call('POST', path, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
+  });
+});
+
+describe('GET and PATCH /v3/account', () => {
+  it('answers 200 with the account, before and after PATCH sets and clears the notificationEmail, and 400s', async () => {
+    const { token, id } = await stack.createAccount();
+    expect(await call('GET', '/v3/account', { token })).toMatchObject({ status: 200, body: { id, notificationEmail: null } });
+    const set = await call('PATCH', '/v3/account', { token, body: { notificationEmail: 'owner@example.com' } });
+    expect(set).toMatchObject({ status: 200, body: { id, notificationEmail: 'owner@example.com' } });
+    expect((await call('PATCH', '/v3/account', { token, body: { notificationEmail: null } })).body.notificationEmail).toBeNull();
+
+    const invalid = await call('PATCH', '/v3/account', { token, body: { notificationEmail: 'not an address' } });
+    expect(expectError(invalid, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/notificationEmail', message: expect.any(String) }]);
+    expectError(
+      await call('PATCH', '/v3/account', { token, rawBody: '{', headers: { 'content-type': 'application/json' } }),
+      400,
+      'MALFORMED_JSON',
+    );
+  });
+});
+
+describe('GET /v3/account/notices', () => {
+  it('answers 200 with a page of notices once a webhook fails 10 deliveries in a row, and 400 for a bad query', async () => {
+    const { account, token, webhook } = await accountWithWebhook('/contract/noticed');
+    expect(await call('GET', '/v3/account/notices', { token })).toMatchObject({ status: 200, body: { data: [], next: null } });
+    await stack.putList('contract-noticed', account.id);
+    failingPaths.add('/contract/noticed');
+    for (let i = 0; i < 10; i++) await stack.reportWrite('contract-noticed', `w${i}`);
+    await stack.waitForFailureCount(token, webhook.id, 10);
+    const page = await call('GET', `/v3/account/notices?limit=1&webhookId=${webhook.id}`, { token });
+    expect(page).toMatchObject({
+      status: 200,
+      body: { data: [{ type: 'webhook.failing', webhookId: webhook.id, consecutiveFailures: 10, lastStatusCode: 500 }], next: null },
+    });
+
+    const badQuery = await call('GET', '/v3/account/notices?before=dlv_000000000000000000000000', { token });
+    expect(expectError(badQuery, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/query/before', message: expect.any(String) }]);
   });
 });
 

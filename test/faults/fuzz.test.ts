@@ -25,7 +25,7 @@ import { recordScenario, type ScenarioFigures } from './support/scenarios';
 
 const PUBLIC_BODY_LIMIT = 64 * 1024;
 const INTERNAL_BODY_LIMIT = 1024 * 1024;
-const TABLES = ['accounts', 'account_tokens', 'lists', 'list_members', 'webhooks', 'list_writes', 'deliveries'];
+const TABLES = ['accounts', 'account_tokens', 'lists', 'list_members', 'webhooks', 'list_writes', 'deliveries', 'notices'];
 const UNKNOWN_WEBHOOK = 'wh_000000000000000000000000';
 
 const ajv = new Ajv2020({ strict: false });
@@ -353,6 +353,8 @@ function validBodyFor(operationId: string): unknown {
       return {};
     case 'createAccount':
       return { name: 'fuzz' };
+    case 'updateAccount':
+      return { notificationEmail: 'fuzz@example.com' };
     case 'putList':
       return { ownerAccountId: a.id, memberAccountIds: [] };
     case 'reportListWrite':
@@ -437,7 +439,7 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
   yield { ...base, label: 'X-Request-Id of 5,000 characters', headers: { 'x-request-id': 'r'.repeat(5000) } };
   yield { ...base, label: 'X-Request-Id not ASCII', headers: { 'x-request-id': 'r\u00ff\u00e9' } };
   yield { ...base, label: 'Accept: application/xml', headers: { accept: 'application/xml' } };
-  if (found.operation.operationId !== 'listDeliveries')
+  if (!QUERY_CASES[found.operation.operationId])
     yield { ...base, label: 'an unknown query', path: `${path}?__proto__[x]=1&constructor=y&x=${'q'.repeat(2000)}` };
 
   // Bodies.
@@ -510,36 +512,53 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
   }
 
   // Query strings.
-  if (found.operation.operationId === 'listDeliveries') {
-    for (const query of [
-      'outcome=lost',
-      'kind=',
-      'event=ping%00',
-      'event=__proto__',
-      'outcome[]=failed',
-      'kind=event&kind=ping',
-      'limit=0',
-      'limit=101',
-      'limit=-1',
-      'limit=1e2',
-      'limit=abc',
-      'limit=',
-      'limit=1&limit=2',
-      'limit[]=1',
-      'before=garbage',
-      `before=dlv_${'0'.repeat(24)}`,
-      'before=dlv_%00',
-      'x=1',
-      '__proto__=1',
-      'constructor=x',
-      `limit=${'9'.repeat(5000)}`,
-      'limit=%E0%A4%A',
-      'limit=%00',
-    ]) {
-      yield { ...base, label: `?${short(query)}`, path: `${path}?${query}` };
-    }
-  }
+  for (const query of QUERY_CASES[found.operation.operationId] ?? [])
+    yield { ...base, label: `?${short(query)}`, path: `${path}?${query}` };
 }
+
+/** Paging queries every listing route takes. */
+const PAGING_CASES = [
+  'limit=0',
+  'limit=101',
+  'limit=-1',
+  'limit=1e2',
+  'limit=abc',
+  'limit=',
+  'limit=1&limit=2',
+  'limit[]=1',
+  'before=garbage',
+  'before=dlv_%00',
+  'x=1',
+  '__proto__=1',
+  'constructor=x',
+  `limit=${'9'.repeat(5000)}`,
+  'limit=%E0%A4%A',
+  'limit=%00',
+];
+
+/** The query strings of the operations that read one. */
+const QUERY_CASES: Record<string, string[]> = {
+  listDeliveries: [
+    'outcome=lost',
+    'kind=',
+    'event=ping%00',
+    'event=__proto__',
+    'outcome[]=failed',
+    'kind=event&kind=ping',
+    `before=dlv_${'0'.repeat(24)}`,
+    ...PAGING_CASES,
+  ],
+  listNotices: [
+    `before=ntc_${'0'.repeat(24)}`,
+    `before=dlv_${'0'.repeat(24)}`,
+    'webhookId=',
+    `webhookId=wh_${'0'.repeat(24)}`,
+    'webhookId=__proto__',
+    'webhookId[]=x',
+    'type=webhook.paused',
+    ...PAGING_CASES,
+  ],
+};
 
 // ---- the tests ----
 

@@ -1,6 +1,7 @@
-// Retention, on the whole stack: the schedule the worker creates prunes writes and
-// registrations (and delivery claims) past RETENTION_DAYS; a writeId repeated after that is a new write.
+// Retention, on the whole stack: the schedule the worker creates prunes writes,
+// registrations, notices (and delivery claims) past RETENTION_DAYS; a writeId repeated after that is a new write.
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { insertNotice } from '../../src/db/notices';
 import { ensureRetentionSchedule } from '../../src/temporal/retention-schedule';
 import { listWriteWorkflowId, retentionScheduleId } from '../../src/contract/workflows';
 import type { Receiver } from '../support/receiver';
@@ -26,8 +27,8 @@ const cursorsReceived = (path: string) =>
     .filter((request) => request.path === path && request.headers['svc-event'] !== 'ping')
     .map((request) => JSON.parse(request.rawBody.toString('utf8')).cursor);
 
-it('prunes writes, registrations and delivery claims older than the window when its schedule runs, and keeps the rest', async () => {
-  const { owner, listId } = await stack.setUpListWebhook(receiver.urlFor('/retention'));
+it('prunes writes, registrations, delivery claims and notices older than the window when its schedule runs, and keeps the rest', async () => {
+  const { owner, listId, webhookId } = await stack.setUpListWebhook(receiver.urlFor('/retention'));
   const keptAccount = await stack.createAccount();
   await stack.registerWebhook(keptAccount.token, receiver.urlFor('/kept'));
   await stack.reportWrite(listId, 'old-write');
@@ -38,10 +39,24 @@ it('prunes writes, registrations and delivery claims older than the window when 
   await stack.service
     .sql`INSERT INTO delivery_claims (delivery_id, claimed_at) VALUES ('dlv_claim_old', now() - interval '31 days'), ('dlv_claim_new', now())`;
 
+  const notice = () =>
+    insertNotice(stack.service.sql, {
+      accountId: owner.id,
+      webhookId,
+      type: 'webhook.failing',
+      url: receiver.urlFor('/retention'),
+      consecutiveFailures: 10,
+      mail: 'not_configured',
+    });
+  const [oldNotice, newNotice] = [await notice(), await notice()];
+  await stack.service.sql`UPDATE notices SET created_at = now() - interval '31 days' WHERE id = ${oldNotice.id}`;
+
   await stack.service.client.schedule.getHandle(retentionScheduleId(stack.taskQueue)).trigger();
-  // Claims are pruned last.
-  const oldClaim = () => stack.service.sql`SELECT 1 FROM delivery_claims WHERE delivery_id = 'dlv_claim_old'`;
-  await waitFor(async () => ((await oldClaim()).length === 0 ? true : undefined), { what: 'the old claim pruned', timeoutMs: 30_000 });
+  // Notices are pruned last.
+  const notices = async () =>
+    (await stack.service.sql<{ id: string }[]>`SELECT id FROM notices WHERE account_id = ${owner.id}`).map((row) => row.id);
+  await waitFor(async () => ((await notices()).length === 1 ? true : undefined), { what: 'the old notice pruned', timeoutMs: 30_000 });
+  expect(await notices()).toEqual([newNotice.id]);
   expect(await writeRows(listId)).toEqual(['new-write']);
   expect(await stack.service.sql`SELECT 1 FROM registrations WHERE account_id = ${owner.id}`).toHaveLength(0);
   expect(await stack.service.sql`SELECT 1 FROM registrations WHERE account_id = ${keptAccount.id}`).toHaveLength(1);
