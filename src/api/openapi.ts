@@ -86,13 +86,12 @@ const withToken = (own: Record<string, unknown>, bodyLimitBytes?: number) => ({
   ...unavailable,
   ...unexpected,
 });
+/** What an operation that reads a JSON body of at most `bodyLimitBytes` answers: `own`, a 400 for a body that is no JSON or fails its schema, and the rest. */
+const withJsonBody = (own: Record<string, unknown>, bodyLimitBytes: number) =>
+  withToken({ ...own, 400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']) }, bodyLimitBytes);
 const webhookNotFound = { 404: errors("Unknown webhook, or another account's", ['WEBHOOK_NOT_FOUND']) };
 /** What a POST that acts on one of the caller's webhooks answers: `success`, or one of these errors. */
-const actionOnWebhook = (success: ReturnType<typeof ok>) =>
-  withToken(
-    { 200: success, 400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']), ...webhookNotFound },
-    PUBLIC_BODY_LIMIT_BYTES,
-  );
+const actionOnWebhook = (success: ReturnType<typeof ok>) => withJsonBody({ 200: success, ...webhookNotFound }, PUBLIC_BODY_LIMIT_BYTES);
 const body = (name: keyof typeof components, required = true) => ({ required, content: json(ref(name)) });
 
 const webhookId = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Webhook id (wh_...)' };
@@ -254,13 +253,7 @@ export function buildOpenApiDocument() {
           summary: "Set or clear where the account's notices are mailed",
           security: account,
           requestBody: body('UpdateAccountBody'),
-          responses: withToken(
-            {
-              200: ok('The account after the change', ref('Account')),
-              400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
-            },
-            PUBLIC_BODY_LIMIT_BYTES,
-          ),
+          responses: withJsonBody({ 200: ok('The account after the change', ref('Account')) }, PUBLIC_BODY_LIMIT_BYTES),
         },
       },
       '/v3/account/notices': {
@@ -311,11 +304,8 @@ export function buildOpenApiDocument() {
           operationId: 'createAccount',
           security: internal,
           requestBody: body('CreateAccountBody'),
-          responses: withToken(
-            {
-              201: ok('Created; the token is shown once and stored only as a hash', ref('CreatedAccount')),
-              400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
-            },
+          responses: withJsonBody(
+            { 201: ok('Created; the token is shown once and stored only as a hash', ref('CreatedAccount')) },
             INTERNAL_BODY_LIMIT_BYTES,
           ),
         },

@@ -13,43 +13,19 @@ import type { Db, Sql } from './sql';
  */
 export type NoticeMailState = 'pending' | 'sending' | 'sent' | 'capped' | 'no_address' | 'not_configured';
 
-interface NoticeRow {
-  id: string;
-  type: NoticeType;
-  webhook_id: string;
-  url: string;
-  consecutive_failures: number;
-  last_error: Notice['lastError'];
-  last_status_code: number | null;
-  created_at: Date;
-  emailed_at: Date | null;
-}
+/** A notice as the queries below select it: the API's object, its times still Dates. */
+type NoticeRow = Omit<Notice, 'createdAt' | 'emailedAt'> & { createdAt: Date; emailedAt: Date | null };
 
-const NOTICE_COLUMNS = [
-  'id',
-  'type',
-  'webhook_id',
-  'url',
-  'consecutive_failures',
-  'last_error',
-  'last_status_code',
-  'created_at',
-  'emailed_at',
-];
+/** The columns of a notice, as NoticeRow names them, from the table `notices` (unaliased). */
+const NOTICE_COLUMNS = `notices.id, notices.type, notices.webhook_id AS "webhookId", notices.url,
+  notices.consecutive_failures AS "consecutiveFailures", notices.last_error AS "lastError",
+  notices.last_status_code AS "lastStatusCode", notices.created_at AS "createdAt", notices.emailed_at AS "emailedAt"`;
 
-function toNotice(row: NoticeRow): Notice {
-  return {
-    id: row.id,
-    type: row.type,
-    webhookId: row.webhook_id,
-    url: row.url,
-    consecutiveFailures: row.consecutive_failures,
-    lastError: row.last_error,
-    lastStatusCode: row.last_status_code,
-    createdAt: row.created_at.toISOString(),
-    emailedAt: row.emailed_at?.toISOString() ?? null,
-  };
-}
+const toNotice = ({ createdAt, emailedAt, ...notice }: NoticeRow): Notice => ({
+  ...notice,
+  createdAt: createdAt.toISOString(),
+  emailedAt: emailedAt?.toISOString() ?? null,
+});
 
 /**
  * Records a notice of the webhook, with the error and status code of its last failed event
@@ -69,7 +45,7 @@ export async function insertNotice(
       WHERE webhook_id = ${notice.webhookId} AND kind = 'event' AND outcome = 'failed' AND error <> 'internal'
       ORDER BY attempted_at DESC, id DESC LIMIT 1
     ) AS last ON true
-    RETURNING ${tx(NOTICE_COLUMNS)}`;
+    RETURNING ${tx.unsafe(NOTICE_COLUMNS)}`;
   return toNotice(row);
 }
 
@@ -81,7 +57,7 @@ export async function listNotices(
 ): Promise<Notice[]> {
   const { before, webhookId } = page;
   const rows = await sql<NoticeRow[]>`
-    SELECT ${sql(NOTICE_COLUMNS)}
+    SELECT ${sql.unsafe(NOTICE_COLUMNS)}
     FROM notices
     WHERE account_id = ${accountId}
       ${webhookId ? sql`AND webhook_id = ${webhookId}` : sql``}
@@ -103,26 +79,27 @@ export type NoticeMailClaim = { outcome: 'send'; notice: Notice; to: string } | 
  */
 export function claimNoticeMail(sql: Sql, noticeId: string, maxPerHour: number): Promise<NoticeMailClaim> {
   return sql.begin(async (tx): Promise<NoticeMailClaim> => {
-    const [row] = await tx<(NoticeRow & { mail: NoticeMailState; account_id: string; address: string | null })[]>`
-      SELECT ${tx(NOTICE_COLUMNS.map((column) => `n.${column}`))}, n.mail, n.account_id, a.notification_email AS address
-      FROM notices n JOIN accounts a ON a.id = n.account_id
-      WHERE n.id = ${noticeId}
-      FOR UPDATE OF a, n`;
-    if (!row) return { outcome: 'gone' };
-    if (row.mail !== 'pending' && row.mail !== 'sending') return { outcome: row.mail };
+    const [found] = await tx<(NoticeRow & { mail: NoticeMailState; accountId: string; address: string | null })[]>`
+      SELECT ${tx.unsafe(NOTICE_COLUMNS)}, notices.mail, notices.account_id AS "accountId", accounts.notification_email AS address
+      FROM notices JOIN accounts ON accounts.id = notices.account_id
+      WHERE notices.id = ${noticeId}
+      FOR UPDATE OF accounts, notices`;
+    if (!found) return { outcome: 'gone' };
+    const { mail, accountId, address, ...row } = found;
+    if (mail !== 'pending' && mail !== 'sending') return { outcome: mail };
     const decide = async (mail: 'capped' | 'no_address') => {
       await tx`UPDATE notices SET mail = ${mail} WHERE id = ${noticeId}`;
       return { outcome: mail };
     };
-    if (row.address === null) return decide('no_address');
-    if (row.mail === 'pending') {
+    if (address === null) return decide('no_address');
+    if (mail === 'pending') {
       const [{ claimed }] = await tx<{ claimed: number }[]>`
         SELECT count(*)::int AS claimed FROM notices
-        WHERE account_id = ${row.account_id} AND mail_claimed_at > now() - interval '1 hour'`;
+        WHERE account_id = ${accountId} AND mail_claimed_at > now() - interval '1 hour'`;
       if (claimed >= maxPerHour) return decide('capped');
       await tx`UPDATE notices SET mail = 'sending', mail_claimed_at = now() WHERE id = ${noticeId}`;
     }
-    return { outcome: 'send', notice: toNotice(row), to: row.address };
+    return { outcome: 'send', notice: toNotice(row), to: address };
   });
 }
 

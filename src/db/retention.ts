@@ -14,39 +14,21 @@ const BATCH = 1000;
  */
 export async function deleteRecordsOlderThan(sql: Sql, retentionDays: number): Promise<Pruned> {
   const cutoff = sql`now() - make_interval(days => ${retentionDays})`;
+  /** Deletes the rows of `table` whose `time` is before the cutoff, BATCH at a time, by their key. */
+  const prune = (table: string, key: string[], time: string) =>
+    deleteInBatches(
+      async () =>
+        (
+          await sql`
+      DELETE FROM ${sql(table)} WHERE (${sql(key)}) IN (
+        SELECT ${sql(key)} FROM ${sql(table)} WHERE ${sql(time)} < ${cutoff} LIMIT ${BATCH})`
+        ).count,
+    );
   return {
-    listWrites: await deleteInBatches(
-      async () =>
-        (
-          await sql`
-      DELETE FROM list_writes WHERE (list_id, write_id) IN (
-        SELECT list_id, write_id FROM list_writes WHERE created_at < ${cutoff} LIMIT ${BATCH})`
-        ).count,
-    ),
-    registrations: await deleteInBatches(
-      async () =>
-        (
-          await sql`
-      DELETE FROM registrations WHERE id IN (
-        SELECT id FROM registrations WHERE created_at < ${cutoff} LIMIT ${BATCH})`
-        ).count,
-    ),
-    deliveryClaims: await deleteInBatches(
-      async () =>
-        (
-          await sql`
-      DELETE FROM delivery_claims WHERE delivery_id IN (
-        SELECT delivery_id FROM delivery_claims WHERE claimed_at < ${cutoff} LIMIT ${BATCH})`
-        ).count,
-    ),
-    notices: await deleteInBatches(
-      async () =>
-        (
-          await sql`
-      DELETE FROM notices WHERE id IN (
-        SELECT id FROM notices WHERE created_at < ${cutoff} LIMIT ${BATCH})`
-        ).count,
-    ),
+    listWrites: await prune('list_writes', ['list_id', 'write_id'], 'created_at'),
+    registrations: await prune('registrations', ['id'], 'created_at'),
+    deliveryClaims: await prune('delivery_claims', ['delivery_id'], 'claimed_at'),
+    notices: await prune('notices', ['id'], 'created_at'),
   };
 }
 

@@ -78,7 +78,7 @@ export async function startSmtpServer(login = { user: 'notifier', pass: 'smtp-te
       }
     });
     await waitFor(
-      () => {
+      async () => {
         if (started.exitCode !== null) throw new Error(`the SMTP server exited (${started.exitCode})`);
         return listening ? true : undefined;
       },
