@@ -1,17 +1,20 @@
 // The dashboard's one way out: the public /v3 API, with the signed-in account's token.
 // The token lives in sessionStorage only: never in a URL, a cookie or localStorage.
 import type {
+  Account,
   CreatedWebhook,
   DeliveryLogEntry,
   DeliveryPage,
   DeliveryResult,
+  Notice,
+  NoticePage,
   RedeliveryResult,
   Webhook,
   WebhookStatus,
 } from '../../objects';
 import type { Topic } from '../../topics';
 
-export type { CreatedWebhook, DeliveryLogEntry, DeliveryPage, DeliveryResult, RedeliveryResult, Topic, Webhook };
+export type { Account, CreatedWebhook, DeliveryLogEntry, DeliveryPage, DeliveryResult, Notice, RedeliveryResult, Topic, Webhook };
 export interface LogFilters {
   outcome?: string;
   kind?: string;
@@ -107,15 +110,24 @@ export function createApi(token: string, onUnauthorized: () => void) {
     ping: (id: string) => request<DeliveryResult>('POST', `${webhook(id)}/pings`),
     rotateSecret: (id: string, secret?: string) =>
       request<{ secret: string }>('POST', `${webhook(id)}/secret`, secret ? { secret } : undefined),
-    listDeliveries: (id: string, filters: LogFilters, before: string | null) => {
-      const query = new URLSearchParams(
-        Object.entries({ ...filters, before }).filter((entry): entry is [string, string] => Boolean(entry[1])),
-      );
-      return request<DeliveryPage>('GET', `${webhook(id)}/deliveries?${query}`);
-    },
+    listDeliveries: (id: string, filters: LogFilters, before: string | null) =>
+      request<DeliveryPage>('GET', `${webhook(id)}/deliveries?${queryOf({ ...filters, before })}`),
     redeliver: (id: string, deliveryId: string) =>
       request<RedeliveryResult>('POST', `${webhook(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliveries`),
+    getAccount: () => request<Account>('GET', '/account'),
+    setNotificationEmail: (notificationEmail: string | null) => request<Account>('PATCH', '/account', { notificationEmail }),
+    listNotices: (page: { webhookId?: string; before?: string | null; limit?: number }) =>
+      request<NoticePage>('GET', `/account/notices?${queryOf(page)}`),
   };
 }
 
 export type Api = ReturnType<typeof createApi>;
+
+/** A query string of the parameters that have a value. */
+function queryOf(parameters: Record<string, string | number | null | undefined>): URLSearchParams {
+  return new URLSearchParams(
+    Object.entries(parameters).flatMap(([name, value]) =>
+      value === null || value === undefined || value === '' ? [] : [[name, String(value)]],
+    ),
+  );
+}

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { TOPICS } from '../../topics';
 import type { Api, DeliveryLogEntry, LogFilters } from './api';
 import { ErrorText, Loading, Status, describeResult, formatTime } from './feedback';
+import { PageButtons, usePages } from './paging';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
 
@@ -14,21 +15,20 @@ const FILTERS: { name: keyof LogFilters; label: string; options: string[] }[] = 
 
 export function DeliveryLog({ api, webhookId, version, onLogged }: { api: Api; webhookId: string; version: number; onLogged: () => void }) {
   const [filters, setFilters] = useState<LogFilters>({});
-  // The `before` of each page shown so far: the last is the current page (null: the newest).
-  const [pages, setPages] = useState<(string | null)[]>([null]);
-  const before = pages[pages.length - 1];
+  const pages = usePages();
+  const { before } = pages;
   const log = useLoad(() => api.listDeliveries(webhookId, filters, before), [api, webhookId, filters, before, version]);
   const redeliver = useAction(
     (deliveryId: string) => api.redeliver(webhookId, deliveryId),
     () => {
-      setPages([null]);
+      pages.reset();
       onLogged();
     },
   );
 
   const filter = (name: keyof LogFilters, value: string) => {
     setFilters({ ...filters, [name]: value || undefined });
-    setPages([null]);
+    pages.reset();
   };
   return (
     <section class="log" aria-labelledby="log-heading">
@@ -87,14 +87,7 @@ export function DeliveryLog({ api, webhookId, version, onLogged }: { api: Api; w
           </tbody>
         </table>
       )}
-      <div class="row paging">
-        <button type="button" disabled={pages.length === 1} onClick={() => setPages(pages.slice(0, -1))}>
-          Newer
-        </button>
-        <button type="button" disabled={!log.data?.next} onClick={() => setPages([...pages, log.data!.next])}>
-          Older
-        </button>
-      </div>
+      <PageButtons pages={pages} next={log.data?.next} />
     </section>
   );
 }

@@ -5,9 +5,10 @@ import type { Api, Webhook } from './api';
 import { DeliveryLog } from './delivery-log';
 import { ErrorText, Loading, Status, describeResult, errorOf, formatTime } from './feedback';
 import { PageHeading } from './heading';
+import { WebhookNotice } from './notices';
 import { SecretOnce } from './secret-once';
 import { SubscriptionFields, toSubscription } from './subscription-fields';
-import { TextField } from './text-field';
+import { SoleField } from './text-field';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
 import { StatusBadge, listsOf } from './webhook-list';
@@ -58,6 +59,7 @@ export function WebhookDetail({ api, id, navigate }: Props) {
         <dt>Id</dt>
         <dd class="mono">{current.id}</dd>
       </dl>
+      <WebhookNotice api={api} webhook={current} />
       <div class="actions">
         <StatusControl api={api} webhook={current} onChanged={webhook.set} />
         <Ping api={api} webhook={current} onLogged={logged} />
@@ -147,7 +149,7 @@ function RotateSecret({ api, webhook, onRotated }: ActionProps & { onRotated: ()
           method="post"
           action="#"
         >
-          <TextField
+          <SoleField
             id="own-secret"
             label="Your own new secret (optional)"
             hint="whsec_ then 32 to 100 letters, digits, _ or -. Give your receiver both secrets first to rotate with no failed verification. Empty: a random one."
@@ -155,9 +157,8 @@ function RotateSecret({ api, webhook, onRotated }: ActionProps & { onRotated: ()
             class="mono"
             value={own}
             onValue={setOwn}
-            error={errorOf(rotate.error, 'secret')}
+            actionError={rotate.error}
           />
-          <ErrorText error={errorOf(rotate.error, null, ['secret'])} />
           <div class="row">
             <button type="submit" disabled={rotate.busy}>
               Rotate now
