@@ -66,7 +66,7 @@ export async function startSmtpServer(login = { user: 'notifier', pass: 'smtp-te
     });
     child = started;
     let listening = false;
-    createInterface({ input: started.stdout! }).on('line', (line) => {
+    createInterface({ input: started.stdout }).on('line', (line) => {
       const message = JSON.parse(line) as { listening?: number; mail?: Omit<ReceivedMail, 'parsed'> & { raw: string } };
       if (message.listening !== undefined) {
         port = message.listening;
