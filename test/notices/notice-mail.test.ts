@@ -4,7 +4,14 @@
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createWebhookStateActivities } from '../../activities/webhook-state';
 import { noticeWorkflowId } from '../../src/contract/workflows';
+import { insertNotice } from '../../src/db/notices';
+import { createHttpSender } from '../../src/delivery/sender';
+import { createAddressPolicy } from '../../src/delivery/url-policy';
+import { createLogger } from '../../src/logger';
+import { metrics } from '../../src/metrics';
 import type { Receiver } from '../support/receiver';
 import { startSmtpServer, type SmtpServer } from '../support/smtp';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -165,6 +172,51 @@ describe('notice mail', () => {
     expect((await notices(webhook.token))[0].emailedAt).not.toBeNull();
     expect(stack.logs.join('')).toContain(`"msg":"notice mail failed","noticeId":"${notice.id}"`);
     expect(stack.logs.join('')).not.toContain('smtp-test-password');
+  });
+
+  it('mails a notice whose store died before starting its mail: the retried store starts it', async () => {
+    const address = 'recovered@example.com';
+    const webhook = await brokenWebhook('store-died', address);
+    await fail(webhook, 3);
+    // What a store that died between its commit and the start of the mail leaves: a pending notice, no workflow.
+    const notice = await insertNotice(stack.service.sql, {
+      accountId: webhook.accountId,
+      webhookId: webhook.webhookId,
+      type: 'webhook.failing',
+      url: webhook.url,
+      consecutiveFailures: 3,
+      mail: 'pending',
+    });
+    await expect(noticeWorkflow(notice.id).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+
+    // The retry of that store: the same state again, which changes nothing and makes no notice.
+    const [stored] = await stack.service.sql<{ consecutiveFailures: number; failuresCounted: number }[]>`
+      SELECT consecutive_failures AS "consecutiveFailures", failures_counted::float8 AS "failuresCounted"
+      FROM webhooks WHERE id = ${webhook.webhookId}`;
+    const http = createHttpSender({ timeoutMs: 1000, policy: createAddressPolicy([]), userAgent: 'test' });
+    const activities = createWebhookStateActivities({
+      sql: stack.service.sql,
+      http,
+      logger: createLogger('silent'),
+      metrics,
+      client: stack.service.client,
+      notices: { mailer: undefined, from: FROM, maxPerHour: 3, dashboardUrl: `${PUBLIC_BASE_URL}/dashboard` },
+    });
+    await new MockActivityEnvironment({ taskQueue: stack.taskQueue }).run(() =>
+      activities.storeWebhookState({
+        webhookId: webhook.webhookId,
+        accountId: webhook.accountId,
+        status: 'active',
+        pausedReason: null,
+        ...stored,
+      }),
+    );
+    await http.close();
+
+    expect(await noticeWorkflow(notice.id).result()).toBe('sent');
+    await waitFor(async () => (mailsTo(address).length > 0 ? true : undefined), { what: 'the mail' });
+    expect(mailsTo(address).map((mail) => mail.parsed.messageId)).toEqual([`<${notice.id}@webhooks.example.test>`]);
+    expect(await notices(webhook.token)).toHaveLength(1);
   });
 
   it('does not try again a mail the SMTP server refuses for good', async () => {
