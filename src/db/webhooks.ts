@@ -110,9 +110,10 @@ export interface MirroredState {
  */
 export function mirrorWebhookState(sql: Sql, state: WebhookLifecycleState, { mailNotices = false } = {}): Promise<MirroredState> {
   return sql.begin(async (tx): Promise<MirroredState> => {
-    const [before] = await tx<(CountedState & { url: string; hasAddress: boolean; pendingMail: string[] })[]>`
+    const [before] = await tx<(CountedState & { accountId: string; url: string; hasAddress: boolean; pendingMail: string[] })[]>`
       SELECT w.status, w.paused_reason AS "pausedReason", w.consecutive_failures AS "consecutiveFailures",
-             w.failures_counted::float8 AS "failuresCounted", w.url, a.notification_email IS NOT NULL AS "hasAddress",
+             w.failures_counted::float8 AS "failuresCounted", w.account_id AS "accountId", w.url,
+             a.notification_email IS NOT NULL AS "hasAddress",
              ARRAY(SELECT id FROM notices n WHERE n.webhook_id = w.id AND n.mail = 'pending' ORDER BY n.created_at, n.id) AS "pendingMail"
       FROM webhooks w JOIN accounts a ON a.id = w.account_id
       WHERE w.id = ${state.webhookId}
@@ -134,7 +135,7 @@ export function mirrorWebhookState(sql: Sql, state: WebhookLifecycleState, { mai
     if (!type) return { paused, notice: null, pendingMail: before.pendingMail };
     const mail: NoticeMailState = !mailNotices ? 'not_configured' : before.hasAddress ? 'pending' : 'no_address';
     const notice = await insertNotice(tx, {
-      accountId: state.accountId,
+      accountId: before.accountId,
       webhookId: state.webhookId,
       type,
       url: before.url,
