@@ -11,34 +11,27 @@ const BATCH = 1000;
  * A delivery's claim answers a re-run of its attempt, which comes while its write's
  * workflow runs: within minutes, unless no worker runs for days.
  */
+/** What is pruned, by the name `Pruned` gives its count: each table, its key, and when a row was made. */
+const PRUNED_TABLES: Record<keyof Pruned, { table: string; key: string[]; madeAt: string }> = {
+  listWrites: { table: 'list_writes', key: ['list_id', 'write_id'], madeAt: 'created_at' },
+  registrations: { table: 'registrations', key: ['id'], madeAt: 'created_at' },
+  deliveryClaims: { table: 'delivery_claims', key: ['delivery_id'], madeAt: 'claimed_at' },
+};
+
 export async function deleteRecordsOlderThan(sql: Sql, retentionDays: number): Promise<Pruned> {
   const cutoff = sql`now() - make_interval(days => ${retentionDays})`;
-  return {
-    listWrites: await deleteInBatches(
+  const pruned: Partial<Pruned> = {};
+  for (const [name, { table, key, madeAt }] of Object.entries(PRUNED_TABLES) as [keyof Pruned, (typeof PRUNED_TABLES)[keyof Pruned]][]) {
+    pruned[name] = await deleteInBatches(
       async () =>
         (
           await sql`
-      DELETE FROM list_writes WHERE (list_id, write_id) IN (
-        SELECT list_id, write_id FROM list_writes WHERE created_at < ${cutoff} LIMIT ${BATCH})`
+            DELETE FROM ${sql(table)} WHERE (${sql(key)}) IN (
+              SELECT ${sql(key)} FROM ${sql(table)} WHERE ${sql(madeAt)} < ${cutoff} LIMIT ${BATCH})`
         ).count,
-    ),
-    registrations: await deleteInBatches(
-      async () =>
-        (
-          await sql`
-      DELETE FROM registrations WHERE id IN (
-        SELECT id FROM registrations WHERE created_at < ${cutoff} LIMIT ${BATCH})`
-        ).count,
-    ),
-    deliveryClaims: await deleteInBatches(
-      async () =>
-        (
-          await sql`
-      DELETE FROM delivery_claims WHERE delivery_id IN (
-        SELECT delivery_id FROM delivery_claims WHERE claimed_at < ${cutoff} LIMIT ${BATCH})`
-        ).count,
-    ),
-  };
+    );
+  }
+  return pruned as Pruned;
 }
 
 async function deleteInBatches(deleteBatch: () => Promise<number>): Promise<number> {
