@@ -51,7 +51,7 @@ afterAll(async () => {
   if (files?.length === 0) await rmdir(directory);
   console.log(
     [
-      `Release ${release}: wrote ${written.length} histories to ${path.relative(process.cwd(), directory)}`,
+      `Release ${release}: wrote ${written.length} histories${written.length ? ` to ${path.relative(process.cwd(), directory)}` : ', so it has no folder'}`,
       ...written.map((name) => `  wrote     ${name}`),
       `left out ${leftOut.length} that repeat an earlier release's event sequence`,
       ...leftOut.map((line) => `  left out  ${line}`),
