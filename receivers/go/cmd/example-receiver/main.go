@@ -27,18 +27,21 @@ import (
 
 const maxBodyBytes = 64 << 10
 
-// line is one JSON line's worth: the verdict with its delivery's fields, or the error's code and message.
-type line struct {
-	Outcome    receiver.Outcome   `json:"outcome,omitempty"`
-	WebhookID  string             `json:"webhookId,omitempty"`
-	DeliveryID string             `json:"deliveryId,omitempty"`
-	Event      string             `json:"event,omitempty"`
-	ListID     string             `json:"listId,omitempty"`
-	Cursor     int64              `json:"cursor,omitempty"`
-	At         string             `json:"at,omitempty"`
-	Gap        *gap               `json:"gap,omitempty"`
-	Error      receiver.ErrorCode `json:"error,omitempty"`
-	Message    string             `json:"message,omitempty"`
+// verdictLine is the JSON line of a delivery's verdict: its outcome and the delivery's fields.
+type verdictLine struct {
+	Outcome    receiver.Outcome `json:"outcome"`
+	WebhookID  string           `json:"webhookId"`
+	DeliveryID string           `json:"deliveryId"`
+	Event      string           `json:"event"`
+	ListID     string           `json:"listId"`
+	Cursor     int64            `json:"cursor"`
+	At         string           `json:"at"`
+	Gap        *gap             `json:"gap"`
+}
+
+type errorLine struct {
+	Error   receiver.ErrorCode `json:"error"`
+	Message string             `json:"message"`
 }
 
 type gap struct {
@@ -59,16 +62,17 @@ func (p *printer) print(value any) {
 	}
 }
 
-func describe(verdict receiver.Verdict) line {
-	described := line{Outcome: verdict.Outcome}
-	if d := verdict.Delivery; d != nil {
-		described.WebhookID, described.DeliveryID, described.Event = d.WebhookID, d.DeliveryID, d.Event
-		described.ListID, described.Cursor, described.At = d.ListID, d.Cursor, d.At
+// describe is one JSON line's worth: the verdict with its delivery's fields.
+func describe(verdict receiver.Verdict) any {
+	d := verdict.Delivery
+	if d == nil {
+		return map[string]receiver.Outcome{"outcome": verdict.Outcome}
 	}
+	line := verdictLine{verdict.Outcome, d.WebhookID, d.DeliveryID, d.Event, d.ListID, d.Cursor, d.At, nil}
 	if verdict.Gap != nil {
-		described.Gap = &gap{verdict.Gap.First, verdict.Gap.Last}
+		line.Gap = &gap{verdict.Gap.First, verdict.Gap.Last}
 	}
-	return described
+	return line
 }
 
 // handler judges every request with r and prints its verdict before it answers.
@@ -84,7 +88,7 @@ func handler(r *receiver.Receiver, out *printer) http.Handler {
 		var refused *receiver.Error
 		switch {
 		case errors.As(err, &refused):
-			out.print(line{Error: refused.Code, Message: refused.Message})
+			out.print(errorLine{refused.Code, refused.Message})
 			if refused.Code == receiver.ErrInvalidSignature {
 				w.WriteHeader(http.StatusUnauthorized)
 			} else {
