@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebhookReceiver } from '../../receivers/typescript/index';
+import { WebhookReceiver, type SeenStore } from '../../receivers/typescript/index';
 import { signPayload } from '../../src/delivery/signing';
 // @ts-expect-error: plain JavaScript, as a receiver would write it
 import { FileSeenStore, createReceiverServer } from '../../scripts/example-receiver.mjs';
@@ -15,7 +15,7 @@ const headers = { 'svc-event': 'list.changed', 'svc-webhook': 'wh_0123456789abcd
 const cleanups: (() => void)[] = [];
 afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
 
-async function start(store?: unknown) {
+async function start(store?: SeenStore) {
   const lines: any[] = [];
   const server = createReceiverServer({
     receiver: new WebhookReceiver({ secrets: secret, store }),

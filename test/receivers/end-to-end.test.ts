@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookReceiver } from '../../receivers/typescript/index';
 import { eventPayload } from '../../src/delivery/payloads';
 import { signPayload } from '../../src/delivery/signing';
-import type { Topic } from '../../src/types';
+import type { Topic } from '../../src/topics';
 // @ts-expect-error: plain JavaScript, as a receiver would write it
 import { FileSeenStore, createReceiverServer } from '../../scripts/example-receiver.mjs';
 import { startTestStack, type TestStack } from '../support/stack';
