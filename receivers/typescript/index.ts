@@ -81,14 +81,14 @@ export class MemorySeenStore implements SeenStore {
   private readonly highest = new Map<string, number>();
 
   markSeen(key: SeenKey): boolean {
-    const id = JSON.stringify([key.webhookId, key.listId, key.event, key.cursor]);
+    const id = seenId(key);
     if (this.seen.has(id)) return false;
     this.seen.add(id);
     return true;
   }
 
   forget(key: SeenKey): void {
-    this.seen.delete(JSON.stringify([key.webhookId, key.listId, key.event, key.cursor]));
+    this.seen.delete(seenId(key));
   }
 
   advanceCursor(webhookId: string, listId: string, cursor: number): number | null {
@@ -97,6 +97,10 @@ export class MemorySeenStore implements SeenStore {
     if (previous === null || cursor > previous) this.highest.set(id, cursor);
     return previous;
   }
+}
+
+function seenId(key: SeenKey): string {
+  return JSON.stringify([key.webhookId, key.listId, key.event, key.cursor]);
 }
 
 /**
