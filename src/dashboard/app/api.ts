@@ -2,6 +2,7 @@
 // The token lives in sessionStorage only: never in a URL, a cookie or localStorage.
 import type {
   CreatedWebhook,
+  DeliveryDetail,
   DeliveryLogEntry,
   DeliveryPage,
   DeliveryResult,
@@ -11,7 +12,7 @@ import type {
 } from '../../objects';
 import type { Topic } from '../../topics';
 
-export type { CreatedWebhook, DeliveryLogEntry, DeliveryPage, DeliveryResult, RedeliveryResult, Topic, Webhook };
+export type { CreatedWebhook, DeliveryDetail, DeliveryLogEntry, DeliveryPage, DeliveryResult, RedeliveryResult, Topic, Webhook };
 export interface LogFilters {
   outcome?: string;
   kind?: string;
@@ -113,6 +114,8 @@ export function createApi(token: string, onUnauthorized: () => void) {
       );
       return request<DeliveryPage>('GET', `${webhook(id)}/deliveries?${query}`);
     },
+    getDelivery: (id: string, deliveryId: string) =>
+      request<DeliveryDetail>('GET', `${webhook(id)}/deliveries/${encodeURIComponent(deliveryId)}`),
     redeliver: (id: string, deliveryId: string) =>
       request<RedeliveryResult>('POST', `${webhook(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliveries`),
   };
