@@ -1,6 +1,7 @@
 // `npm start`: everything on embedded defaults. Starts the Temporal dev server and an
 // embedded PostgreSQL unless TEMPORAL_ADDRESS and DATABASE_URL point elsewhere, then the
-// worker and the API. Ctrl-C stops every part it started.
+// worker and the API. SIGINT or SIGTERM (Ctrl-C, or a process manager stopping npm: the
+// start scripts exec node, so the signal npm passes on reaches it) stops every part it started.
 // `npm run start:api` / `npm run start:worker` (main.js api|worker) run one part alone,
 // against a PostgreSQL and a Temporal server that are already there.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';

@@ -220,8 +220,9 @@ describe('docker-compose.yml', () => {
       expect(service(part).entrypoint, part).toBeUndefined();
       const command = argv(service(part).command);
       expect(command, part).toEqual(['node', pkg.main, part]);
-      // The same command as `npm run start:<part>`, after its build.
-      expect(argv(pkg.scripts[`start:${part}`].split('&&').at(-1)), part).toEqual(command);
+      // The same command as `npm run start:<part>`, after its build; exec'd there, so that the
+      // signals npm passes on reach node rather than the shell.
+      expect(argv(pkg.scripts[`start:${part}`].split('&&').at(-1)), part).toEqual(['exec', ...command]);
     }
     expect(pkg.main).toBe('dist/src/main.js');
   });
