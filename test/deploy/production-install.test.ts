@@ -28,10 +28,14 @@ let dir: string;
 /** What the install step printed, for a failure message. */
 let installOutput = '';
 
-/** The image's environment: its ENV lines over this machine's, without what the outer npm run added. */
+/**
+ * The image's environment: its ENV lines over this machine's, without the service's own
+ * variables and the outer npm run's lifecycle variables (its npm_config_* settings, such as
+ * the registry, stay).
+ */
 function imageEnvironment(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!/^npm_/i.test(key)) env[key] = value;
+  for (const [key, value] of Object.entries(process.env)) if (!/^npm_(?!config_)/i.test(key)) env[key] = value;
   for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'INTERNAL_API_TOKEN']) delete env[key];
   return { ...env, ...stageEnvironment(runtime), ...extra };
 }
