@@ -3,10 +3,9 @@ import { useMemo, useState } from 'preact/hooks';
 import { createApi, session } from './api';
 import { RegisterWebhook } from './register-webhook';
 import { SignIn } from './sign-in';
+import type { View } from './view';
 import { WebhookDetail } from './webhook-detail';
 import { WebhookList } from './webhook-list';
-
-export type View = { name: 'list'; notice?: string } | { name: 'register' } | { name: 'webhook'; id: string };
 
 export function App() {
   const [token, setToken] = useState(session.token());

@@ -1,6 +1,5 @@
 // One webhook: what it is, what its owner can do with it, and its delivery log.
 import { useState } from 'preact/hooks';
-import type { View } from './app';
 import type { Api, Webhook } from './api';
 import { DeliveryLog } from './delivery-log';
 import { ErrorText, Loading, Status, describeResult, errorOf, Time } from './feedback';
@@ -10,6 +9,7 @@ import { SubscriptionFields, toSubscription } from './subscription-fields';
 import { TextField } from './text-field';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
+import type { View } from './view';
 import { StatusBadge, listsOf } from './webhook-list';
 
 interface Props {

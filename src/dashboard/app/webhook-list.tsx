@@ -1,10 +1,10 @@
 // The account's webhooks, each with its topics, list filter, status and failure count.
-import type { View } from './app';
 import type { Api, Webhook } from './api';
 import { ErrorText, Loading, Status, Time } from './feedback';
 import { PageHeading } from './heading';
 import { LabelledCell } from './labelled-cell';
 import { useLoad } from './use-load';
+import type { View } from './view';
 
 export function WebhookList({ api, notice, navigate }: { api: Api; notice?: string; navigate: (view: View) => void }) {
   const webhooks = useLoad(() => api.listWebhooks(), [api]);
