@@ -12,24 +12,28 @@ const BATCH = 1000;
  * workflow runs: within minutes, unless no worker runs for days. A notice is the account's
  * record of what happened; its mail is tried for a day at most, well within the window.
  */
+/** What is pruned, by the name `Pruned` gives its count: each table, its key, and when a row was made. */
+const PRUNED_TABLES: Record<keyof Pruned, { table: string; key: string[]; madeAt: string }> = {
+  listWrites: { table: 'list_writes', key: ['list_id', 'write_id'], madeAt: 'created_at' },
+  registrations: { table: 'registrations', key: ['id'], madeAt: 'created_at' },
+  deliveryClaims: { table: 'delivery_claims', key: ['delivery_id'], madeAt: 'claimed_at' },
+  notices: { table: 'notices', key: ['id'], madeAt: 'created_at' },
+};
+
 export async function deleteRecordsOlderThan(sql: Sql, retentionDays: number): Promise<Pruned> {
   const cutoff = sql`now() - make_interval(days => ${retentionDays})`;
-  /** Deletes the rows of `table` whose `time` is before the cutoff, BATCH at a time, by their key. */
-  const prune = (table: string, key: string[], time: string) =>
-    deleteInBatches(
+  const pruned: Partial<Pruned> = {};
+  for (const [name, { table, key, madeAt }] of Object.entries(PRUNED_TABLES) as [keyof Pruned, (typeof PRUNED_TABLES)[keyof Pruned]][]) {
+    pruned[name] = await deleteInBatches(
       async () =>
         (
           await sql`
-      DELETE FROM ${sql(table)} WHERE (${sql(key)}) IN (
-        SELECT ${sql(key)} FROM ${sql(table)} WHERE ${sql(time)} < ${cutoff} LIMIT ${BATCH})`
+            DELETE FROM ${sql(table)} WHERE (${sql(key)}) IN (
+              SELECT ${sql(key)} FROM ${sql(table)} WHERE ${sql(madeAt)} < ${cutoff} LIMIT ${BATCH})`
         ).count,
     );
-  return {
-    listWrites: await prune('list_writes', ['list_id', 'write_id'], 'created_at'),
-    registrations: await prune('registrations', ['id'], 'created_at'),
-    deliveryClaims: await prune('delivery_claims', ['delivery_id'], 'claimed_at'),
-    notices: await prune('notices', ['id'], 'created_at'),
-  };
+  }
+  return pruned as Pruned;
 }
 
 async function deleteInBatches(deleteBatch: () => Promise<number>): Promise<number> {

@@ -99,10 +99,10 @@ describe('notices in the dashboard', () => {
     await page.getByRole('heading', { name: 'Notices', level: 1 }).waitFor();
     const rows = page.locator('table.notices tbody tr');
     await expect.poll(() => rows.count()).toBe(2);
-    expect(await rows.locator('td[data-label="Notice"]').allTextContents()).toEqual(['Paused', 'Failing']);
-    expect(await rows.locator('td[data-label="Failures in a row"]').allTextContents()).toEqual(['20', '10']);
-    expect(await rows.first().locator('td[data-label="Last error"]').textContent()).toBe('non_2xx (HTTP 503)');
-    await expectText(rows.first().locator('td[data-label="Mail"]'), /^Mailed \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    expect(await rows.locator('td[data-label="Notice"] .cell-value').allTextContents()).toEqual(['Paused', 'Failing']);
+    expect(await rows.locator('td[data-label="Failures in a row"] .cell-value').allTextContents()).toEqual(['20', '10']);
+    expect(await rows.first().locator('td[data-label="Last error"] .cell-value').textContent()).toBe('non_2xx (HTTP 503)');
+    await expectText(rows.first().locator('td[data-label="Mail"] .cell-value'), /^Mailed \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
     expect(await unlabelledControls(page)).toEqual([]);
 
     // The webhook's URL leads back to it; reactivated, it no longer says it is paused.

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { findDelivery, listDeliveries } from '../../db/deliveries';
+import { findDelivery, findDeliveryDetail, listDeliveries } from '../../db/deliveries';
 import { findListIdsNotOwned } from '../../db/lists';
 import type { Sql } from '../../db/sql';
 import { beginRegistration } from '../../db/registrations';
@@ -138,6 +138,14 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     const { limit, ...filters } = validate(validators.deliveriesQuery, { ...ctx.query }, '/query');
     const webhook = await ownWebhook(ctx);
     ctx.body = await pageOf(limit, (rows) => listDeliveries(sql, webhook.id, { ...filters, limit: rows }));
+  });
+
+  // One entry, with what was sent and what came back: the receiver's text, as text.
+  router.get('/webhooks/:id/deliveries/:deliveryId', async (ctx) => {
+    const webhook = await ownWebhook(ctx);
+    const detail = DELIVERY_ID.test(ctx.params.deliveryId) ? await findDeliveryDetail(sql, webhook.id, ctx.params.deliveryId) : null;
+    if (!detail) throw apiErrors.deliveryNotFound();
+    ctx.body = detail;
   });
 
   // The same event body again, now, signed with the current secret: an owner's manual tool.

@@ -3,6 +3,7 @@
 import type {
   Account,
   CreatedWebhook,
+  DeliveryDetail,
   DeliveryLogEntry,
   DeliveryPage,
   DeliveryResult,
@@ -14,7 +15,7 @@ import type {
 } from '../../objects';
 import type { Topic } from '../../topics';
 
-export type { Account, CreatedWebhook, DeliveryLogEntry, DeliveryPage, DeliveryResult, Notice, RedeliveryResult, Topic, Webhook };
+export type { Account, CreatedWebhook, DeliveryDetail, DeliveryLogEntry, DeliveryPage, DeliveryResult, Notice, RedeliveryResult, Topic, Webhook };
 export interface LogFilters {
   outcome?: string;
   kind?: string;
@@ -112,6 +113,8 @@ export function createApi(token: string, onUnauthorized: () => void) {
       request<{ secret: string }>('POST', `${webhook(id)}/secret`, secret ? { secret } : undefined),
     listDeliveries: (id: string, filters: LogFilters, before: string | null) =>
       request<DeliveryPage>('GET', `${webhook(id)}/deliveries?${queryOf({ ...filters, before })}`),
+    getDelivery: (id: string, deliveryId: string) =>
+      request<DeliveryDetail>('GET', `${webhook(id)}/deliveries/${encodeURIComponent(deliveryId)}`),
     redeliver: (id: string, deliveryId: string) =>
       request<RedeliveryResult>('POST', `${webhook(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliveries`),
     getAccount: () => request<Account>('GET', '/account'),

@@ -4,10 +4,9 @@ import { createApi, session } from './api';
 import { NoticesPage } from './notices';
 import { RegisterWebhook } from './register-webhook';
 import { SignIn } from './sign-in';
+import type { View } from './view';
 import { WebhookDetail } from './webhook-detail';
 import { WebhookList } from './webhook-list';
-
-export type View = { name: 'list'; notice?: string } | { name: 'register' } | { name: 'webhook'; id: string } | { name: 'notices' };
 
 export function App() {
   const [token, setToken] = useState(session.token());

@@ -2,14 +2,15 @@
 // the warning with its latest notice; on the Notices page, the account's notices and where
 // they are mailed.
 import { useState } from 'preact/hooks';
-import type { View } from './app';
 import type { Api, Notice, Webhook } from './api';
-import { ErrorText, Loading, Status, formatTime } from './feedback';
+import { ErrorText, Loading, Status, Time } from './feedback';
 import { PageHeading } from './heading';
+import { LabelledCell } from './labelled-cell';
 import { PageButtons, usePages } from './paging';
 import { SoleField } from './text-field';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
+import type { View } from './view';
 
 /** Failures in a row from which a webhook is failing (webhook.failing); at 20 it is paused. */
 const FAILING_AT = 10;
@@ -25,7 +26,14 @@ function lastErrorOf(notice: Notice): string {
   return notice.lastStatusCode === null ? notice.lastError : `${notice.lastError} (HTTP ${notice.lastStatusCode})`;
 }
 
-const mailedOf = (notice: Notice) => (notice.emailedAt === null ? 'Not mailed' : `Mailed ${formatTime(notice.emailedAt)}`);
+function Mailed({ notice }: { notice: Notice }) {
+  if (notice.emailedAt === null) return <>Not mailed</>;
+  return (
+    <>
+      Mailed <Time iso={notice.emailedAt} />
+    </>
+  );
+}
 
 /** On a webhook's page: says that it is failing or paused by failures, with its latest notice. */
 export function WebhookNotice({ api, webhook }: { api: Api; webhook: Webhook }) {
@@ -53,8 +61,8 @@ export function WebhookNotice({ api, webhook }: { api: Api; webhook: Webhook }) 
       <ErrorText error={latest.error} />
       {notice && (
         <p>
-          Notice <span class="mono">{notice.id}</span>, {formatTime(notice.createdAt)}: last error {lastErrorOf(notice)}. {mailedOf(notice)}
-          .
+          Notice <span class="mono">{notice.id}</span>, <Time iso={notice.createdAt} />: last error {lastErrorOf(notice)}.{' '}
+          <Mailed notice={notice} />.
         </p>
       )}
     </section>
@@ -137,35 +145,41 @@ function NoticeList({ api, navigate }: { api: Api; navigate: (view: View) => voi
       <ErrorText error={notices.error} />
       {notices.data?.data.length === 0 && <p class="empty">No notices: none of your webhooks has failed 10 deliveries in a row.</p>}
       {notices.data && notices.data.data.length > 0 && (
-        <table class="notices">
-          <caption class="visually-hidden">Notices, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Noticed</th>
-              <th scope="col">Notice</th>
-              <th scope="col">Webhook</th>
-              <th scope="col">Failures in a row</th>
-              <th scope="col">Last error</th>
-              <th scope="col">Mail</th>
-            </tr>
-          </thead>
-          <tbody>
-            {notices.data.data.map((notice) => (
-              <tr key={notice.id} class={notice.type === 'webhook.paused' ? 'paused' : 'failing'}>
-                <td data-label="Noticed">{formatTime(notice.createdAt)}</td>
-                <td data-label="Notice">{NOTICE_TYPES[notice.type]}</td>
-                <td data-label="Webhook">
-                  <button type="button" class="link url" onClick={() => navigate({ name: 'webhook', id: notice.webhookId })}>
-                    {notice.url}
-                  </button>
-                </td>
-                <td data-label="Failures in a row">{notice.consecutiveFailures}</td>
-                <td data-label="Last error">{lastErrorOf(notice)}</td>
-                <td data-label="Mail">{mailedOf(notice)}</td>
+        <div class="table-scroll">
+          <table class="notices">
+            <caption class="visually-hidden">Notices, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Noticed</th>
+                <th scope="col">Notice</th>
+                <th scope="col">Webhook</th>
+                <th scope="col">Failures in a row</th>
+                <th scope="col">Last error</th>
+                <th scope="col">Mail</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {notices.data.data.map((notice) => (
+                <tr key={notice.id} class={notice.type === 'webhook.paused' ? 'paused' : 'failing'}>
+                  <LabelledCell label="Noticed">
+                    <Time iso={notice.createdAt} />
+                  </LabelledCell>
+                  <LabelledCell label="Notice">{NOTICE_TYPES[notice.type]}</LabelledCell>
+                  <LabelledCell label="Webhook">
+                    <button type="button" class="link url" onClick={() => navigate({ name: 'webhook', id: notice.webhookId })}>
+                      {notice.url}
+                    </button>
+                  </LabelledCell>
+                  <LabelledCell label="Failures in a row">{notice.consecutiveFailures}</LabelledCell>
+                  <LabelledCell label="Last error">{lastErrorOf(notice)}</LabelledCell>
+                  <LabelledCell label="Mail">
+                    <Mailed notice={notice} />
+                  </LabelledCell>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <p class="hint">
         Not mailed: no notification email was set, the service mails no notices (no SMTP server configured), more than the hourly limit of

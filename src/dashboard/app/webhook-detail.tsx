@@ -1,9 +1,8 @@
 // One webhook: what it is, what its owner can do with it, and its delivery log.
 import { useState } from 'preact/hooks';
-import type { View } from './app';
 import type { Api, Webhook } from './api';
 import { DeliveryLog } from './delivery-log';
-import { ErrorText, Loading, Status, describeResult, errorOf, formatTime } from './feedback';
+import { ErrorText, Loading, Status, describeResult, errorOf, Time } from './feedback';
 import { PageHeading } from './heading';
 import { WebhookNotice } from './notices';
 import { SecretOnce } from './secret-once';
@@ -11,6 +10,7 @@ import { SubscriptionFields, toSubscription } from './subscription-fields';
 import { SoleField } from './text-field';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
+import type { View } from './view';
 import { StatusBadge, listsOf } from './webhook-list';
 
 interface Props {
@@ -55,7 +55,9 @@ export function WebhookDetail({ api, id, navigate }: Props) {
         <dt>Lists</dt>
         <dd>{listsOf(current)}</dd>
         <dt>Created</dt>
-        <dd>{formatTime(current.createdAt)}</dd>
+        <dd>
+          <Time iso={current.createdAt} />
+        </dd>
         <dt>Id</dt>
         <dd class="mono">{current.id}</dd>
       </dl>

@@ -1,9 +1,10 @@
 // `npm run record-histories`: runs every workflow type through each of its branches on the
 // real stack (dev server, PostgreSQL, HTTPS receivers) and saves their histories under
 // test/workflows/histories/<release>/, where the replay test replays them on later code.
-// <release> is package.json's version unless HISTORIES_RELEASE names another.
-// See docs/upgrades.md for when to record and when a release's histories may go.
-import { mkdir, writeFile } from 'node:fs/promises';
+// A branch whose event sequence an earlier release already holds is left out: that
+// recording replays the same path (docs/upgrades.md). <release> is package.json's version
+// unless HISTORIES_RELEASE names another.
+import { mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Context } from '@temporalio/activity';
@@ -30,26 +31,56 @@ import { ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/contract
 import type { Receiver } from '../../support/receiver';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { waitFor } from '../../support/wait';
+import { earlierRecording, eventSequence, historiesDirectory, type RecordedHistory } from '../support/recorded-histories';
 
 const release = process.env.HISTORIES_RELEASE ?? version;
-const directory = path.join(__dirname, '..', 'histories', release);
+const directory = path.join(historiesDirectory, release);
+const written: string[] = [];
+const leftOut: string[] = [];
 
 let stack: TestStack;
 let receiver: Receiver;
 beforeAll(async () => {
-  await mkdir(directory, { recursive: true });
   stack = await startTestStack();
   receiver = await stack.startReceiver();
   // Paths under /fail answer 500; everything else 200.
   receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
 });
-afterAll(() => stack?.stop());
+afterAll(async () => {
+  await stack?.stop();
+  // A release that repeats every earlier sequence keeps no folder.
+  const files = await readdir(directory).catch(() => undefined);
+  if (files?.length === 0) await rmdir(directory);
+  console.log(
+    [
+      `Release ${release}: wrote ${written.length} histories${written.length ? ` to ${path.relative(process.cwd(), directory)}` : ', so it has no folder'}`,
+      ...written.map((name) => `  wrote     ${name}`),
+      `left out ${leftOut.length} that repeat an earlier release's event sequence`,
+      ...leftOut.map((line) => `  left out  ${line}`),
+    ].join('\n'),
+  );
+});
 
-/** Saves the history of one run (the latest when runId is omitted), open or closed, as `<name>.json`. */
+/**
+ * Saves the history of one run (the latest when runId is omitted), open or closed, as
+ * `<name>.json`, unless an earlier release holds that branch with the same event sequence.
+ */
 async function save(name: string, workflowId: string, runId?: string): Promise<void> {
   const history = await stack.service.client.workflow.getHandle(workflowId, runId).fetchHistory();
   expect(history.events?.length).toBeGreaterThan(0);
-  await writeFile(path.join(directory, `${name}.json`), `${historyToJSON(history)}\n`);
+  const json = historyToJSON(history);
+  const branch = `${name}.json`;
+  const file = path.join(directory, branch);
+  const recordedBy = earlierRecording(release, branch, eventSequence(JSON.parse(json) as RecordedHistory));
+  if (recordedBy) {
+    // Also drops the file an earlier run of the recorder may have left for this release.
+    await rm(file, { force: true });
+    leftOut.push(`${name} (as recorded by ${recordedBy})`);
+    return;
+  }
+  await mkdir(directory, { recursive: true });
+  await writeFile(file, `${json}\n`);
+  written.push(name);
 }
 
 async function registrationWorkflowIds(accountId: string): Promise<string[]> {
