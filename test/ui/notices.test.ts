@@ -3,21 +3,20 @@
 // the Notices page lists the account's notices and edits the notification email. Saves the
 // screenshot docs/dashboard-and-manual-tools.md shows.
 import path from 'node:path';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Receiver } from '../support/receiver';
 import { startSmtpServer, type SmtpServer } from '../support/smtp';
 import { startTestStack, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';
 import { SCREENSHOTS, launchChromium } from './support/browser';
+import { PHONE, dashboardTabs, expectText, openWebhook } from './support/dashboard';
 
 let smtp: SmtpServer;
 let stack: TestStack;
 let receiver: Receiver;
 let browser: Browser;
-/** What the open pages printed as errors (a CSP violation is one) or threw. */
-let pageProblems: string[] = [];
-const contexts: BrowserContext[] = [];
+let tabs: ReturnType<typeof dashboardTabs>;
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
@@ -26,33 +25,17 @@ beforeAll(async () => {
   // Deliveries to paths under /broken answer 503; pings and everything else 200.
   receiver.respondWith((request) => (request.path.startsWith('/broken') && request.headers['svc-event'] !== 'ping' ? { status: 503 } : {}));
   browser = await launchChromium();
+  tabs = dashboardTabs(browser, () => `${stack.service.url}/dashboard`);
 });
 afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((context) => context.close()));
-  expect(pageProblems).toEqual([]);
+  await tabs.closeAll();
+  expect(tabs.problems).toEqual([]);
 });
 afterAll(async () => {
   await browser?.close();
   await stack?.stop();
   await smtp?.stop();
 });
-
-async function openDashboard(token: string, viewport = { width: 1280, height: 900 }): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  const page = await context.newPage();
-  pageProblems = [];
-  page.on('console', (message) => {
-    // The API's 4xx answers the tests provoke are logged by the browser too; nothing else may be.
-    if (message.type() === 'error' && !message.location().url.includes('/v3/')) pageProblems.push(message.text());
-  });
-  page.on('pageerror', (error) => pageProblems.push(String(error)));
-  await page.goto(`${stack.service.url}/dashboard`);
-  await page.getByLabel('Account API token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Your webhooks' }).waitFor();
-  return page;
-}
 
 let writes = 0;
 
@@ -64,11 +47,6 @@ async function failingWebhook(name: string, failures: number, notificationEmail:
   for (let i = 0; i < failures; i++) await stack.reportWrite(listId, `ui-notice-${writes++}`);
   await stack.waitForFailureCount(owner.token, webhookId, failures);
   return { token: owner.token, webhookId, url };
-}
-
-const textOf = async (locator: Locator) => (await locator.textContent())?.trim();
-async function expectText(locator: Locator, pattern: RegExp | string): Promise<void> {
-  await expect.poll(() => textOf(locator), { timeout: 10_000 }).toMatch(pattern);
 }
 
 /** Controls with no accessible name: inputs without a label, buttons without text. */
@@ -87,8 +65,8 @@ describe('notices in the dashboard', () => {
       what: 'the paused notice mailed',
     });
 
-    const page = await openDashboard(token);
-    await page.getByRole('button', { name: url }).click();
+    const page = await tabs.open(token);
+    await openWebhook(page, url);
     const callout = page.locator('section.callout');
     await expectText(callout.getByRole('heading'), 'Paused after 20 failed deliveries in a row');
     await expectText(callout, new RegExp(`Notice ${paused.id}, .* UTC: last error non_2xx \\(HTTP 503\\)\\. Mailed .* UTC\\.`));
@@ -117,13 +95,13 @@ describe('notices in the dashboard', () => {
   it('says a webhook is failing from 10 failures in a row, with its notice; not before', async () => {
     const { token, url } = await failingWebhook('failing', 12);
     const quiet = await failingWebhook('quiet', 9);
-    const page = await openDashboard(token);
-    await page.getByRole('button', { name: url }).click();
+    const page = await tabs.open(token);
+    await openWebhook(page, url);
     const callout = page.locator('section.callout');
     await expectText(callout.getByRole('heading'), 'Failing: 12 deliveries in a row failed');
     await expectText(callout, /last error non_2xx \(HTTP 503\)\. Not mailed\./);
 
-    const quietPage = await openDashboard(quiet.token);
+    const quietPage = await tabs.open(quiet.token);
     await quietPage.getByRole('button', { name: quiet.url }).click();
     await quietPage.getByRole('heading', { name: quiet.url }).waitFor();
     expect(await quietPage.locator('section.callout').count()).toBe(0);
@@ -133,7 +111,7 @@ describe('notices in the dashboard', () => {
 
   it("edits the notification email, with the API's error beside the field", async () => {
     const { token } = await stack.createAccount();
-    const page = await openDashboard(token);
+    const page = await tabs.open(token);
     await page.getByRole('button', { name: 'Notices', exact: true }).click();
     const field = page.getByLabel('Mail notices to');
     await expect.poll(() => field.isEnabled()).toBe(true);
@@ -160,7 +138,7 @@ describe('notices in the dashboard', () => {
 
   it('fits a 375 px wide screen', async () => {
     const { token, url } = await failingWebhook('narrow', 20);
-    const page = await openDashboard(token, { width: 375, height: 812 });
+    const page = await tabs.open(token, PHONE);
     const overflow = () => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     await page.getByRole('button', { name: url }).click();
     await page.locator('section.callout').waitFor();
