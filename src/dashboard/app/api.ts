@@ -15,7 +15,18 @@ import type {
 } from '../../objects';
 import type { Topic } from '../../topics';
 
-export type { Account, CreatedWebhook, DeliveryDetail, DeliveryLogEntry, DeliveryPage, DeliveryResult, Notice, RedeliveryResult, Topic, Webhook };
+export type {
+  Account,
+  CreatedWebhook,
+  DeliveryDetail,
+  DeliveryLogEntry,
+  DeliveryPage,
+  DeliveryResult,
+  Notice,
+  RedeliveryResult,
+  Topic,
+  Webhook,
+};
 export interface LogFilters {
   outcome?: string;
   kind?: string;
