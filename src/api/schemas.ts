@@ -13,6 +13,13 @@ const ajv = new Ajv2020({ allErrors: false, strict: true });
 const id = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' } as const;
 const events = { type: 'array', minItems: 1, maxItems: TOPICS.length, uniqueItems: true, items: topicSchema } as const;
 const listIds = { type: 'array', maxItems: MAX_LIST_IDS, uniqueItems: true, items: id } as const;
+// No NUL: PostgreSQL text cannot hold it (it was a 500).
+const nameText = { type: 'string', minLength: 1, pattern: '^[^\\u0000]*$', description: 'Any text but the NUL character' } as const;
+const isoTime = {
+  type: 'string',
+  maxLength: 40,
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$',
+} as const;
 
 // ---- requests ----
 
@@ -47,10 +54,7 @@ export const createAccountBody = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
-  // No NUL: PostgreSQL text cannot hold it (it was a 500).
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^\\u0000]*$', description: 'Any text but the NUL character' },
-  },
+  properties: { name: { ...nameText, maxLength: 200 } },
 } as const;
 export type CreateAccountBody = FromSchema<typeof createAccountBody>;
 
@@ -71,12 +75,7 @@ export const listWriteBody = {
   required: ['writeId', 'changes'],
   properties: {
     writeId: { ...id, description: 'Unique per list: a repeat with the same body is answered again, never delivered twice' },
-    at: {
-      type: 'string',
-      maxLength: 40,
-      pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$',
-      description: 'ISO 8601 time of the write; default now',
-    },
+    at: { ...isoTime, description: 'ISO 8601 time of the write; default now' },
     changes: {
       type: 'array',
       minItems: 1,
@@ -108,6 +107,17 @@ export const rotateSecretBody = {
 } as const;
 export type RotateSecretBody = FromSchema<typeof rotateSecretBody>;
 
+export const createTokenBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: { ...nameText, maxLength: 100 },
+    expiresAt: { ...isoTime, description: 'ISO 8601 time, in the future, from which the token is refused; omitted: never' },
+  },
+} as const;
+export type CreateTokenBody = FromSchema<typeof createTokenBody>;
+
 export const deliveriesQuery = {
   type: 'object',
   additionalProperties: false,
@@ -134,6 +144,7 @@ export const validators = {
   listWriteBody: ajv.compile<ListWriteBody>(listWriteBody),
   rotateSecretBody: ajv.compile<RotateSecretBody>(rotateSecretBody),
   deliveriesQuery: ajv.compile<DeliveriesQuery>(deliveriesQuery),
+  createTokenBody: ajv.compile<CreateTokenBody>(createTokenBody),
   id: ajv.compile<string>(idParameter),
 };
 
