@@ -69,7 +69,7 @@ export interface TestStack {
    * The same API with some dependencies replaced (an unreachable database, say); closed by
    * stop(). Without `access`, one of its own on the app's database, with the stack's limits.
    */
-  startApiWith(overrides: Partial<AppDependencies>): Promise<{ request: RequestFunction; close(): Promise<void> }>;
+  startApiWith(overrides: Partial<AppDependencies>): Promise<{ url: string; request: RequestFunction; close(): Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -255,7 +255,8 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
         await ownAccess?.stop();
       };
       apis.push(close);
-      return { request: requestTo(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), close };
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      return { url, request: requestTo(url), close };
     },
     async stop() {
       await Promise.all([...receivers.map((receiver) => receiver.close()), ...apis.map((close) => close())]);
