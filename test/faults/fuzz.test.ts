@@ -652,7 +652,10 @@ describe('bad input, generated from the OpenAPI document', () => {
     for (const [template, item] of Object.entries(served.document.paths)) {
       for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
         if (item[method.toLowerCase()]) continue;
-        const path = template.replace(/\{id\}/, hookA).replace(/\{listId\}/, listA).replace(/\{tokenId\}/, UNKNOWN_TOKEN);
+        const path = template
+          .replace(/\{id\}/, hookA)
+          .replace(/\{listId\}/, listA)
+          .replace(/\{tokenId\}/, UNKNOWN_TOKEN);
         const token = template.startsWith('/internal/') ? stack.internalApiToken : a.token;
         probes.push({
           label: `${method} ${template}`,
