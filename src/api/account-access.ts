@@ -38,8 +38,9 @@ export function createAccountAccess(sql: Sql, limits: RateLimits): AccountAccess
     const decision = valid ? await limiter.account(valid.accountId) : await limiter.address(ctx.ip);
     ctx.set(rateLimitHeaders(decision));
     if (!decision.allowed) {
-      metrics.rateLimited.inc({ limit: valid ? 'account' : 'address' });
-      throw apiErrors.rateLimited(decision.resetSeconds);
+      const limited = valid ? 'account' : 'address';
+      metrics.rateLimited.inc({ limit: limited });
+      throw apiErrors.rateLimited(decision.resetSeconds, limited);
     }
     if (!valid) throw apiErrors.unauthorized();
     ctx.state.accountId = valid.accountId;

@@ -71,11 +71,12 @@ export const apiErrors = {
   tokenNotFound: () => new ApiError(404, 'TOKEN_NOT_FOUND', 'No such token.'),
   tokenLimitExceeded: (limit: number) =>
     new ApiError(409, 'TOKEN_LIMIT_EXCEEDED', `An account may have at most ${limit} tokens: revoke one first.`),
-  rateLimited: (retryAfterSeconds: number) =>
+  rateLimited: (retryAfterSeconds: number, limited: 'account' | 'address') =>
     new ApiError(
       429,
       'RATE_LIMITED',
-      `Too many requests: try again in ${retryAfterSeconds} ${retryAfterSeconds === 1 ? 'second' : 'seconds'}.`,
+      `${limited === 'account' ? 'This account is over its rate limit' : 'Too many requests without a valid token from this address'}: ` +
+        `try again in ${retryAfterSeconds} ${retryAfterSeconds === 1 ? 'second' : 'seconds'}.`,
       {},
       { 'Retry-After': String(retryAfterSeconds) },
     ),

@@ -48,7 +48,14 @@ describe('the limit of an account', () => {
     }
     const limited = await stack.request('GET', '/v3/webhooks', { token });
     expect(limited.status).toBe(429);
-    expect(limited.body).toEqual({ error: { code: 'RATE_LIMITED', message: expect.stringMatching(/^Too many requests/) } });
+    expect(limited.body).toEqual({
+      error: {
+        code: 'RATE_LIMITED',
+        message: expect.stringMatching(
+          new RegExp(`^This account is over its rate limit: try again in ${limited.headers.get('retry-after')} seconds?\\.$`),
+        ),
+      },
+    });
     const retryAfter = Number(limited.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(ACCOUNT_BURST);
@@ -97,7 +104,10 @@ describe('the limit of a client address, for requests without a valid token', ()
     }
     const limited = await stack.request('GET', '/v3/webhooks', { token: 'tok_unknown', headers: address });
     expect(limited.status).toBe(429);
-    expect(limited.body.error.code).toBe('RATE_LIMITED');
+    expect(limited.body.error).toMatchObject({
+      code: 'RATE_LIMITED',
+      message: expect.stringMatching(/^Too many requests without a valid token/),
+    });
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((await stack.request('GET', '/v3/webhooks', { headers: nextAddress() })).status).toBe(401);
   });

@@ -1,17 +1,31 @@
 // The dashboard's one way out: the public /v3 API, with the signed-in account's token.
 // The token lives in sessionStorage only: never in a URL, a cookie or localStorage.
 import type {
+  ApiToken,
+  CreatedApiToken,
   CreatedWebhook,
   DeliveryLogEntry,
   DeliveryPage,
   DeliveryResult,
   RedeliveryResult,
+  UsageDay,
   Webhook,
   WebhookStatus,
 } from '../../objects';
 import type { Topic } from '../../topics';
 
-export type { CreatedWebhook, DeliveryLogEntry, DeliveryPage, DeliveryResult, RedeliveryResult, Topic, Webhook };
+export type {
+  ApiToken,
+  CreatedApiToken,
+  CreatedWebhook,
+  DeliveryLogEntry,
+  DeliveryPage,
+  DeliveryResult,
+  RedeliveryResult,
+  Topic,
+  UsageDay,
+  Webhook,
+};
 export interface LogFilters {
   outcome?: string;
   kind?: string;
@@ -115,6 +129,10 @@ export function createApi(token: string, onUnauthorized: () => void) {
     },
     redeliver: (id: string, deliveryId: string) =>
       request<RedeliveryResult>('POST', `${webhook(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliveries`),
+    listTokens: async () => (await request<{ data: ApiToken[] }>('GET', '/account/tokens')).data,
+    createToken: (body: { name: string; expiresAt?: string }) => request<CreatedApiToken>('POST', '/account/tokens', body),
+    revokeToken: (id: string) => request<undefined>('DELETE', `/account/tokens/${encodeURIComponent(id)}`),
+    usage: async () => (await request<{ data: UsageDay[] }>('GET', '/account/usage')).data,
   };
 }
 

@@ -3,10 +3,13 @@ import { useMemo, useState } from 'preact/hooks';
 import { createApi, session } from './api';
 import { RegisterWebhook } from './register-webhook';
 import { SignIn } from './sign-in';
+import { Tokens } from './tokens';
+import { Usage } from './usage';
 import { WebhookDetail } from './webhook-detail';
 import { WebhookList } from './webhook-list';
 
-export type View = { name: 'list'; notice?: string } | { name: 'register' } | { name: 'webhook'; id: string };
+export type View =
+  { name: 'list'; notice?: string } | { name: 'register' } | { name: 'webhook'; id: string } | { name: 'tokens' } | { name: 'usage' };
 
 export function App() {
   const [token, setToken] = useState(session.token());
@@ -40,6 +43,12 @@ export function App() {
           <button type="button" class="link" onClick={() => setView({ name: 'list' })}>
             All webhooks
           </button>
+          <button type="button" class="link" onClick={() => setView({ name: 'tokens' })}>
+            API tokens
+          </button>
+          <button type="button" class="link" onClick={() => setView({ name: 'usage' })}>
+            Usage
+          </button>
           <button type="button" class="link" onClick={() => signOut('Signed out.')}>
             Sign out
           </button>
@@ -49,6 +58,8 @@ export function App() {
         {view.name === 'list' && <WebhookList api={api} notice={view.notice} navigate={setView} />}
         {view.name === 'register' && <RegisterWebhook api={api} navigate={setView} />}
         {view.name === 'webhook' && <WebhookDetail key={view.id} api={api} id={view.id} navigate={setView} />}
+        {view.name === 'tokens' && <Tokens api={api} signedInPrefix={token!.slice(0, 8)} />}
+        {view.name === 'usage' && <Usage api={api} />}
       </main>
     </>
   );
