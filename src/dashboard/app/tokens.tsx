@@ -73,7 +73,14 @@ export function Tokens({ api, signedInPrefix }: { api: Api; signedInPrefix: stri
           </thead>
           <tbody>
             {tokens.data.map((token) => (
-              <TokenRow key={token.id} api={api} token={token} signedIn={token.prefix === signedInPrefix} onRevoked={tokens.reload} />
+              <TokenRow
+                key={token.id}
+                api={api}
+                token={token}
+                signedIn={token.prefix === signedInPrefix}
+                only={tokens.data!.length === 1}
+                onRevoked={tokens.reload}
+              />
             ))}
           </tbody>
         </table>
@@ -83,7 +90,17 @@ export function Tokens({ api, signedInPrefix }: { api: Api; signedInPrefix: stri
   );
 }
 
-function TokenRow({ api, token, signedIn, onRevoked }: { api: Api; token: ApiToken; signedIn: boolean; onRevoked: () => void }) {
+interface TokenRowProps {
+  api: Api;
+  token: ApiToken;
+  /** The token this tab is signed in with. */
+  signedIn: boolean;
+  /** The account's only token. */
+  only: boolean;
+  onRevoked: () => void;
+}
+
+function TokenRow({ api, token, signedIn, only, onRevoked }: TokenRowProps) {
   const [confirming, setConfirming] = useState(false);
   const revoke = useAction(() => api.revokeToken(token.id), onRevoked);
   const expired = token.expiresAt !== null && Date.parse(token.expiresAt) <= Date.now();
@@ -110,6 +127,7 @@ function TokenRow({ api, token, signedIn, onRevoked }: { api: Api; token: ApiTok
             <p>
               Revoke <strong>{token.name}</strong>? Every client using it is refused from now on.
               {signedIn && ' This dashboard is signed in with it: you will be signed out.'}
+              {only && " It is the account's only token: without it, nothing can reach the account again."}
             </p>
             <button type="button" class="danger" disabled={revoke.busy} onClick={() => revoke.run()}>
               {revoke.busy ? 'Revoking…' : 'Revoke token'}
