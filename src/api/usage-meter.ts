@@ -27,7 +27,8 @@ export function createUsageMeter(sql: Sql): UsageMeter {
   async function write(): Promise<void> {
     if (requests.size === 0 && uses.size === 0) return;
     const [counted, used] = [requests, uses];
-    [requests, uses] = [new Map(), new Map()];
+    requests = new Map<string, RequestCount>();
+    uses = new Map<string, TokenUse>();
     try {
       await addApiRequests(sql, [...counted.values()]);
       await markTokensUsed(sql, [...used.values()]);

@@ -153,7 +153,7 @@ export async function listenForRevokedTokens(sql: Sql, listener: RevocationListe
       if (channel === TOKEN_REVOKED_CHANNEL) listener.onRevoked(payload);
     },
     onclose: lost,
-  } as unknown as postgres.Options<{}>);
+  } as unknown as postgres.Options<Record<string, never>>);
   async function subscribe(): Promise<void> {
     try {
       await connection.unsafe(`LISTEN ${TOKEN_REVOKED_CHANNEL}`);
