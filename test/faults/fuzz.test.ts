@@ -516,21 +516,10 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
         expect: { status: 404, code: 'WEBHOOK_NOT_FOUND' },
       };
     }
-    if (name === 'tokenId') {
-      yield {
-        ...base,
-        label: "another tenant's token",
-        path: ownPath(found, { tokenId: tokenB }),
-        expect: { status: 404, code: 'TOKEN_NOT_FOUND' },
-      };
-    }
-    if (name === 'deliveryId') {
-      yield {
-        ...base,
-        label: "another tenant's delivery",
-        path: ownPath(found, { deliveryId: deliveryB }),
-        expect: { status: 404, code: 'DELIVERY_NOT_FOUND' },
-      };
+    const theirs = { deliveryId: [deliveryB, 'delivery', 'DELIVERY_NOT_FOUND'], tokenId: [tokenB, 'token', 'TOKEN_NOT_FOUND'] }[name];
+    if (theirs) {
+      const [value, what, code] = theirs;
+      yield { ...base, label: `another tenant's ${what}`, path: ownPath(found, { [name]: value }), expect: { status: 404, code } };
     }
     for (const value of BAD_PATH_VALUES) yield { ...base, label: `{${name}} = ${short(value)}`, path: ownPath(found, { [name]: value }) };
   }

@@ -4,7 +4,6 @@ import type {
   ApiToken,
   CreatedApiToken,
   CreatedWebhook,
-  DeliveryLogEntry,
   DeliveryPage,
   DeliveryResult,
   RedeliveryResult,
@@ -14,18 +13,9 @@ import type {
 } from '../../objects';
 import type { Topic } from '../../topics';
 
-export type {
-  ApiToken,
-  CreatedApiToken,
-  CreatedWebhook,
-  DeliveryLogEntry,
-  DeliveryPage,
-  DeliveryResult,
-  RedeliveryResult,
-  Topic,
-  UsageDay,
-  Webhook,
-};
+// The views take the API's objects from here, with the API itself.
+export type * from '../../objects';
+export type { Topic };
 export interface LogFilters {
   outcome?: string;
   kind?: string;

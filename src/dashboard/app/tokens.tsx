@@ -2,7 +2,7 @@
 // and when it expires; make one (shown once), revoke one (confirmed).
 import { useState } from 'preact/hooks';
 import type { Api, ApiToken, CreatedApiToken } from './api';
-import { ErrorText, Loading, errorOf, formatTime } from './feedback';
+import { ActionsHeading, ErrorText, LoadState, errorOf, formatTime } from './feedback';
 import { PageHeading } from './heading';
 import { API_TOKEN, SecretOnce } from './secret-once';
 import { TextField } from './text-field';
@@ -47,15 +47,7 @@ export function Tokens({ api, signedInPrefix }: { api: Api; signedInPrefix: stri
         An account has up to 10 tokens. Each is shown once, when it is made; below are its first 8 characters. A revoked token is refused at
         once.
       </p>
-      {tokens.loading && <Loading what="your tokens" />}
-      {tokens.error !== null && (
-        <div>
-          <ErrorText error={tokens.error} />
-          <button type="button" onClick={tokens.reload}>
-            Try again
-          </button>
-        </div>
-      )}
+      <LoadState loaded={tokens} what="your tokens" />
       {tokens.data && (
         <table class="tokens">
           <caption class="visually-hidden">Your API tokens</caption>
@@ -66,9 +58,7 @@ export function Tokens({ api, signedInPrefix }: { api: Api; signedInPrefix: stri
               <th scope="col">Created</th>
               <th scope="col">Last used</th>
               <th scope="col">Expires</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
+              <ActionsHeading />
             </tr>
           </thead>
           <tbody>

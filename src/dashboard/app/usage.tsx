@@ -3,7 +3,7 @@
 // allows no inline style: the bars take their colours from the stylesheet), and the same
 // numbers as a table.
 import type { Api, UsageDay } from './api';
-import { ErrorText, Loading } from './feedback';
+import { LoadState } from './feedback';
 import { PageHeading } from './heading';
 import { useLoad } from './use-load';
 
@@ -17,15 +17,7 @@ export function Usage({ api }: { api: Api }) {
         Your API requests and the deliveries to your webhooks, per UTC day. Polling costs a request each time you look, whether a list
         changed or not; a webhook costs a delivery only when one does.
       </p>
-      {usage.loading && <Loading what="your usage" />}
-      {usage.error !== null && (
-        <div>
-          <ErrorText error={usage.error} />
-          <button type="button" onClick={usage.reload}>
-            Try again
-          </button>
-        </div>
-      )}
+      <LoadState loaded={usage} what="your usage" />
       {usage.data && (
         <>
           <p>
