@@ -15,7 +15,8 @@ const timestamp = { type: 'string', format: 'date-time' } as const;
 export const topicSchema = { type: 'string', enum: TOPICS } as const;
 export const deliveryIdSchema = { type: 'string', pattern: idPattern('dlv') } as const;
 export const deliveryKindSchema = { enum: ['event', 'ping', 'redelivery'] } as const;
-export const deliveryOutcomeSchema = { enum: ['delivered', 'failed'] } as const;
+/** What an attempt came to; `skipped`: its webhook was paused, and nothing was sent. */
+export const deliveryOutcomeSchema = { enum: ['delivered', 'failed', 'skipped'] } as const;
 
 export const webhookObject = responseObject({
   id: { type: 'string', pattern: idPattern('wh') },
@@ -41,7 +42,10 @@ export type CreatedWebhook = FromSchema<typeof createdWebhookObject>;
 export const webhookList = responseObject({ data: { type: 'array', items: webhookObject } });
 
 /** Why an outbound POST (event delivery or ping) did not succeed; `internal` is our own failure, never the receiver's. */
-const deliveryErrorSchema = { enum: ['timeout', 'redirect', 'non_2xx', 'connection', 'tls', 'blocked_address', 'internal', null] } as const;
+const DELIVERY_ERRORS = ['timeout', 'redirect', 'non_2xx', 'connection', 'tls', 'blocked_address', 'internal'] as const;
+const deliveryErrorSchema = { enum: [...DELIVERY_ERRORS, null] } as const;
+/** A log entry's error: a POST's, or `paused` for a delivery skipped while its webhook was paused. */
+const loggedErrorSchema = { enum: [...DELIVERY_ERRORS, 'paused', null] } as const;
 
 /** One POST's result: a ping's answer, and what a delivery's attempt came to. */
 export const deliveryResultObject = responseObject({
@@ -124,13 +128,46 @@ export const deliveryLogEntry = responseObject({
   redeliveryOf: { type: ['string', 'null'], description: 'The delivery a redelivery repeats; null for the others' },
   outcome: deliveryOutcomeSchema,
   statusCode: { type: ['integer', 'null'] },
-  error: deliveryErrorSchema,
+  error: loggedErrorSchema,
   durationMs: { type: 'integer', minimum: 0 },
   attemptedAt: timestamp,
 });
 export type DeliveryLogEntry = FromSchema<typeof deliveryLogEntry>;
 /** What the delivery log holds: event deliveries, pings, and an owner's redeliveries. */
 export type DeliveryKind = DeliveryLogEntry['kind'];
+
+/** HTTP headers by lower-case name, in the order they were sent or received. */
+const headersSchema = { type: 'object', additionalProperties: { type: 'string' } } as const;
+
+/** What the service sent: the webhook's URL, the headers it set, and the exact body. */
+export const sentRequestObject = responseObject({
+  url: { type: 'string' },
+  headers: { ...headersSchema, description: 'Lower-case names, as sent; never the signing secret (the signature is not the secret)' },
+  body: { type: 'string', description: 'The exact body' },
+});
+export type SentRequest = FromSchema<typeof sentRequestObject>;
+
+/** What the receiver answered, cut to the limits of docs/api.md. */
+export const receivedResponseObject = responseObject({
+  statusCode: { type: 'integer' },
+  headers: { ...headersSchema, description: 'Lower-case names, in the order received, kept to 4 KiB in all' },
+  body: { type: 'string', description: 'The first 4 KiB of the body, decoded as UTF-8 (invalid bytes replaced): text, never markup' },
+  bodyTruncated: { type: 'boolean', description: 'Whether the body went on past what is kept (over 4 KiB, or cut off by the deadline)' },
+});
+export type ReceivedResponse = FromSchema<typeof receivedResponseObject>;
+
+export const deliveryDetail = responseObject({
+  ...deliveryLogEntry.properties,
+  request: {
+    anyOf: [sentRequestObject, { type: 'null' }],
+    description: 'What was sent; null when nothing was (skipped, internal, or logged before the log kept it)',
+  },
+  response: {
+    anyOf: [receivedResponseObject, { type: 'null' }],
+    description: 'What came back; null when no response arrived (time-out before the headers, connection, TLS, blocked address, skipped)',
+  },
+});
+export type DeliveryDetail = FromSchema<typeof deliveryDetail>;
 
 export const deliveryPage = responseObject({
   data: { type: 'array', items: deliveryLogEntry },

@@ -36,6 +36,7 @@ const components = {
   ListWriteBody: schemas.listWriteBody,
   WriteAccepted: objects.writeAccepted,
   DeliveryPage: objects.deliveryPage,
+  DeliveryDetail: objects.deliveryDetail,
   RedeliveryResult: objects.redeliveryResult,
   RotateSecretBody: schemas.rotateSecretBody,
   RotatedSecret: objects.rotatedSecret,
@@ -147,6 +148,8 @@ const actionOnWebhook = (success: ReturnType<typeof ok>) =>
 const body = (name: keyof typeof components, required = true) => ({ required, content: json(ref(name)) });
 
 const webhookId = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Webhook id (wh_...)' };
+const deliveryId = (description: string) => ({ name: 'deliveryId', in: 'path', required: true, schema: { type: 'string' }, description });
+const deliveryNotFound = { 404: errors("Unknown webhook or delivery, or another's", ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND']) };
 const listId = { name: 'listId', in: 'path', required: true, schema: schemas.idParameter };
 
 const account = [{ accountToken: [] }];
@@ -256,17 +259,21 @@ export function buildOpenApiDocument() {
           }),
         },
       },
+      '/v3/webhooks/{id}/deliveries/{deliveryId}': {
+        parameters: [webhookId, deliveryId('A logged attempt (dlv_...)')],
+        get: {
+          operationId: 'getDelivery',
+          summary: 'One entry of the delivery log, with what was sent and what came back',
+          description:
+            'The log entry plus request (url, headers as sent, the exact body; never the secret) and response (status, ' +
+            "headers kept to 4 KiB, the first 4 KiB of the body as UTF-8 text). The receiver's text is data: show it as " +
+            'text, never as markup.',
+          security: account,
+          responses: withToken({ 200: ok('The entry', ref('DeliveryDetail')), ...deliveryNotFound }),
+        },
+      },
       '/v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries': {
-        parameters: [
-          webhookId,
-          {
-            name: 'deliveryId',
-            in: 'path',
-            required: true,
-            schema: { type: 'string' },
-            description: 'A logged event delivery or redelivery (dlv_...)',
-          },
-        ],
+        parameters: [webhookId, deliveryId('A logged event delivery or redelivery (dlv_...)')],
         post: {
           operationId: 'redeliverDelivery',
           summary: 'Send a logged event again, now, once (also to a paused webhook); never counted as a failure',
@@ -277,7 +284,7 @@ export function buildOpenApiDocument() {
           requestBody: body('EmptyBody', false),
           responses: {
             ...actionOnWebhook(ok('What the redelivery got', ref('RedeliveryResult'))),
-            404: errors("Unknown webhook or delivery, or another's", ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND']),
+            ...deliveryNotFound,
             409: errors('A ping is not redelivered', ['NOT_REDELIVERABLE']),
           },
         },

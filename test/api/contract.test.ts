@@ -526,6 +526,37 @@ describe('GET /v3/webhooks/{id}/deliveries', () => {
   });
 });
 
+describe('GET /v3/webhooks/{id}/deliveries/{deliveryId}', () => {
+  it('answers 200 with the entry, what was sent and what came back; 404 DELIVERY_NOT_FOUND and WEBHOOK_NOT_FOUND', async () => {
+    const { account, token, webhook } = await accountWithWebhook('/contract/detail');
+    await stack.putList('contract-detail', account.id);
+    // One delivered, one failed with a body, one skipped while paused: every form of the answer.
+    await stack.reportWrite('contract-detail', 'w1');
+    failingPaths.add('/contract/detail');
+    await stack.reportWrite('contract-detail', 'w2');
+    await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { status: 'paused' } });
+    await stack.reportWrite('contract-detail', 'w3');
+    const entries = (await call('GET', `/v3/webhooks/${webhook.id}/deliveries`, { token })).body.data;
+    expect(entries.map((entry: { outcome: string }) => entry.outcome)).toEqual(['skipped', 'failed', 'delivered']);
+    for (const entry of entries) {
+      const detail = await call('GET', `/v3/webhooks/${webhook.id}/deliveries/${entry.id}`, { token });
+      expect(detail.status).toBe(200);
+      expect(detail.body).toMatchObject(entry);
+    }
+
+    for (const unknown of ['dlv_000000000000000000000000', 'nope'])
+      expectError(await call('GET', `/v3/webhooks/${webhook.id}/deliveries/${unknown}`, { token }), 404, 'DELIVERY_NOT_FOUND');
+    const other = await call('POST', '/v3/webhooks', { token, body: { url: receiver.urlFor('/contract/detail-other') } });
+    expectError(await call('GET', `/v3/webhooks/${other.body.id}/deliveries/${entries[0].id}`, { token }), 404, 'DELIVERY_NOT_FOUND');
+    const stranger = await stack.createAccount();
+    expectError(
+      await call('GET', `/v3/webhooks/${webhook.id}/deliveries/${entries[0].id}`, { token: stranger.token }),
+      404,
+      'WEBHOOK_NOT_FOUND',
+    );
+  });
+});
+
 describe('POST /v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries', () => {
   it('answers 200 with the new delivery id and what it got, with no body or an empty object', async () => {
     const { account, token, webhook } = await accountWithWebhook('/contract/redeliver');

@@ -7,7 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { createAccount } from '../../src/db/accounts';
-import { recordDeliveries } from '../../src/db/deliveries';
+import { recordDeliveries, type DeliveryRecord } from '../../src/db/deliveries';
 import { migrate } from '../../src/db/migrate';
 import { createSql } from '../../src/db/sql';
 import { createToken, deleteToken, findTokenByHash, listTokens, listenForRevokedTokens, markTokensUsed } from '../../src/db/tokens';
@@ -124,25 +124,29 @@ describe('listenForRevokedTokens', () => {
 });
 
 describe('recordDeliveries', () => {
-  it("counts each logged attempt once on its account's meter for today, a repeated record not again", async () => {
+  it("counts each sent attempt once on its account's meter for today, delivered or failed; a skipped one or a repeated record not", async () => {
     const { id: accountId } = await createAccount(database.sql, 'metered');
     const webhookIds = [newId('wh'), newId('wh')];
     for (const webhookId of webhookIds) {
       await database.sql`
         INSERT INTO webhooks (id, account_id, url, secret, events) VALUES (${webhookId}, ${accountId}, ${`https://r.test/${webhookId}`}, 'whsec_x', '{list.changed}')`;
     }
-    const attempt = (webhookId: string) => ({
+    const attempt = (webhookId: string, result: DeliveryRecord['result']): DeliveryRecord => ({
       id: newId('dlv'),
       webhookId,
-      kind: 'event' as const,
+      kind: 'event',
       event: 'list.changed',
       listId: 'metered-list',
       cursor: 1,
       at: new Date().toISOString(),
-      result: { delivered: true, statusCode: 200, durationMs: 3, error: null },
+      result,
+      request: null,
+      response: null,
     });
-    const attempts = [attempt(webhookIds[0]), attempt(webhookIds[0]), attempt(webhookIds[1])];
-    await recordDeliveries(database.sql, attempts);
+    const delivered = { delivered: true, statusCode: 200, durationMs: 3, error: null };
+    const failed = { delivered: false, statusCode: 500, durationMs: 3, error: 'non_2xx' as const };
+    const attempts = [attempt(webhookIds[0], delivered), attempt(webhookIds[0], failed), attempt(webhookIds[1], delivered)];
+    await recordDeliveries(database.sql, [...attempts, attempt(webhookIds[1], 'skipped')]);
     await recordDeliveries(database.sql, [attempts[0]]);
     const today = (await findUsage(database.sql, accountId, 30)).at(-1)!;
     expect(today).toEqual({ date: new Date().toISOString().slice(0, 10), apiRequests: 0, deliveries: 3 });

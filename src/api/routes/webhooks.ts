@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { findDelivery, listDeliveries } from '../../db/deliveries';
+import { findDelivery, findDeliveryDetail, listDeliveries } from '../../db/deliveries';
 import { findListIdsNotOwned } from '../../db/lists';
 import type { Sql } from '../../db/sql';
 import { beginRegistration } from '../../db/registrations';
@@ -141,6 +141,14 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     const rows = await listDeliveries(sql, webhook.id, { ...filters, limit: pageSize + 1 });
     const data = rows.slice(0, pageSize);
     ctx.body = { data, next: rows.length > pageSize ? data.at(-1)!.id : null };
+  });
+
+  // One entry, with what was sent and what came back: the receiver's text, as text.
+  router.get('/webhooks/:id/deliveries/:deliveryId', async (ctx) => {
+    const webhook = await ownWebhook(ctx);
+    const detail = DELIVERY_ID.test(ctx.params.deliveryId) ? await findDeliveryDetail(sql, webhook.id, ctx.params.deliveryId) : null;
+    if (!detail) throw apiErrors.deliveryNotFound();
+    ctx.body = detail;
   });
 
   // The same event body again, now, signed with the current secret: an owner's manual tool.

@@ -4,6 +4,7 @@ import type {
   ApiToken,
   CreatedApiToken,
   CreatedWebhook,
+  DeliveryDetail,
   DeliveryPage,
   DeliveryResult,
   RedeliveryResult,
@@ -117,6 +118,8 @@ export function createApi(token: string, onUnauthorized: () => void) {
       );
       return request<DeliveryPage>('GET', `${webhook(id)}/deliveries?${query}`);
     },
+    getDelivery: (id: string, deliveryId: string) =>
+      request<DeliveryDetail>('GET', `${webhook(id)}/deliveries/${encodeURIComponent(deliveryId)}`),
     redeliver: (id: string, deliveryId: string) =>
       request<RedeliveryResult>('POST', `${webhook(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliveries`),
     listTokens: async () => (await request<{ data: ApiToken[] }>('GET', '/account/tokens')).data,

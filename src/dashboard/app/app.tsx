@@ -5,11 +5,9 @@ import { RegisterWebhook } from './register-webhook';
 import { SignIn } from './sign-in';
 import { Tokens } from './tokens';
 import { Usage } from './usage';
+import type { View } from './view';
 import { WebhookDetail } from './webhook-detail';
 import { WebhookList } from './webhook-list';
-
-export type View =
-  { name: 'list'; notice?: string } | { name: 'register' } | { name: 'webhook'; id: string } | { name: 'tokens' } | { name: 'usage' };
 
 export function App() {
   const [token, setToken] = useState(session.token());

@@ -75,7 +75,14 @@ export function describeResult(result: DeliveryResult): string {
     : `Failed: ${result.error ?? 'error'} ${status ? `(${status.trim()}) ` : ''}after ${result.durationMs} ms`;
 }
 
-/** ISO time as "2026-11-22 18:30:05 UTC". */
-export function formatTime(iso: string): string {
-  return `${iso.slice(0, 19).replace('T', ' ')} UTC`;
+/**
+ * ISO time as "2026-11-22 18:30:05 UTC": the date and the time each kept on one line, so that
+ * a narrow column breaks between them, never at the date's hyphens.
+ */
+export function Time({ iso }: { iso: string }) {
+  return (
+    <>
+      <span class="nowrap">{iso.slice(0, 10)}</span> <span class="nowrap">{iso.slice(11, 19)} UTC</span>
+    </>
+  );
 }

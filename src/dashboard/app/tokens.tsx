@@ -2,7 +2,8 @@
 // and when it expires; make one (shown once), revoke one (confirmed).
 import { useState } from 'preact/hooks';
 import type { Api, ApiToken, CreatedApiToken } from './api';
-import { ActionsHeading, ErrorText, LoadState, errorOf, formatTime } from './feedback';
+import { ActionsHeading, ErrorText, LoadState, Time, errorOf } from './feedback';
+import { LabelledCell } from './labelled-cell';
 import { PageHeading } from './heading';
 import { API_TOKEN, SecretOnce } from './secret-once';
 import { TextField } from './text-field';
@@ -27,7 +28,14 @@ export function Tokens({ api, signedInPrefix }: { api: Api; signedInPrefix: stri
       <section>
         <PageHeading>Token made</PageHeading>
         <p>
-          The token <strong>{created.name}</strong> works from now on{created.expiresAt ? ` until ${formatTime(created.expiresAt)}` : ''}.
+          The token <strong>{created.name}</strong> works from now on
+          {created.expiresAt && (
+            <>
+              {' '}
+              until <Time iso={created.expiresAt} />
+            </>
+          )}
+          .
         </p>
         <SecretOnce
           secret={created.token}
@@ -96,17 +104,28 @@ function TokenRow({ api, token, signedIn, only, onRevoked }: TokenRowProps) {
   const expired = token.expiresAt !== null && Date.parse(token.expiresAt) <= Date.now();
   return (
     <tr>
-      <td data-label="Name">
+      <LabelledCell label="Name">
         {token.name}
         {signedIn && <span class="badge active">this dashboard</span>}
-      </td>
-      <td data-label="Starts with" class="mono">
+      </LabelledCell>
+      <LabelledCell label="Starts with" class="mono">
         {token.prefix ?? 'not known until its next use'}
-      </td>
-      <td data-label="Created">{formatTime(token.createdAt)}</td>
-      <td data-label="Last used">{token.lastUsedAt ? formatTime(token.lastUsedAt) : 'Never'}</td>
-      <td data-label="Expires">{token.expiresAt ? `${expired ? 'Expired ' : ''}${formatTime(token.expiresAt)}` : 'Never'}</td>
-      <td data-label="Actions">
+      </LabelledCell>
+      <LabelledCell label="Created">
+        <Time iso={token.createdAt} />
+      </LabelledCell>
+      <LabelledCell label="Last used">{token.lastUsedAt ? <Time iso={token.lastUsedAt} /> : 'Never'}</LabelledCell>
+      <LabelledCell label="Expires">
+        {token.expiresAt ? (
+          <>
+            {expired && 'Expired '}
+            <Time iso={token.expiresAt} />
+          </>
+        ) : (
+          'Never'
+        )}
+      </LabelledCell>
+      <LabelledCell label="Actions">
         {!confirming && (
           <button type="button" class="secondary" onClick={() => setConfirming(true)} aria-label={`Revoke ${token.name}`}>
             Revoke
@@ -128,7 +147,7 @@ function TokenRow({ api, token, signedIn, only, onRevoked }: TokenRowProps) {
             <ErrorText error={revoke.error} />
           </div>
         )}
-      </td>
+      </LabelledCell>
     </tr>
   );
 }

@@ -5,6 +5,7 @@
 import type { Api, UsageDay } from './api';
 import { LoadState } from './feedback';
 import { PageHeading } from './heading';
+import { LabelledCell } from './labelled-cell';
 import { useLoad } from './use-load';
 
 export function Usage({ api }: { api: Api }) {
@@ -39,9 +40,9 @@ export function Usage({ api }: { api: Api }) {
               <tbody>
                 {[...usage.data].reverse().map((day) => (
                   <tr key={day.date}>
-                    <td data-label="Day (UTC)">{day.date}</td>
-                    <td data-label="API requests">{day.apiRequests}</td>
-                    <td data-label="Deliveries">{day.deliveries}</td>
+                    <LabelledCell label="Day (UTC)">{day.date}</LabelledCell>
+                    <LabelledCell label="API requests">{day.apiRequests}</LabelledCell>
+                    <LabelledCell label="Deliveries">{day.deliveries}</LabelledCell>
                   </tr>
                 ))}
               </tbody>

@@ -1,15 +1,15 @@
 // One webhook: what it is, what its owner can do with it, and its delivery log.
 import { useState } from 'preact/hooks';
-import type { View } from './app';
 import type { Api, Webhook } from './api';
 import { DeliveryLog } from './delivery-log';
-import { ErrorText, Loading, Status, describeResult, errorOf, formatTime } from './feedback';
+import { ErrorText, Loading, Status, describeResult, errorOf, Time } from './feedback';
 import { PageHeading } from './heading';
 import { SecretOnce } from './secret-once';
 import { SubscriptionFields, toSubscription } from './subscription-fields';
 import { TextField } from './text-field';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
+import type { View } from './view';
 import { StatusBadge, listsOf } from './webhook-list';
 
 interface Props {
@@ -54,7 +54,9 @@ export function WebhookDetail({ api, id, navigate }: Props) {
         <dt>Lists</dt>
         <dd>{listsOf(current)}</dd>
         <dt>Created</dt>
-        <dd>{formatTime(current.createdAt)}</dd>
+        <dd>
+          <Time iso={current.createdAt} />
+        </dd>
         <dt>Id</dt>
         <dd class="mono">{current.id}</dd>
       </dl>

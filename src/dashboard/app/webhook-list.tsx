@@ -1,9 +1,10 @@
 // The account's webhooks, each with its topics, list filter, status and failure count.
-import type { View } from './app';
 import type { Api, Webhook } from './api';
-import { LoadState, Status, formatTime } from './feedback';
+import { LoadState, Status, Time } from './feedback';
 import { PageHeading } from './heading';
+import { LabelledCell } from './labelled-cell';
 import { useLoad } from './use-load';
+import type { View } from './view';
 
 export function WebhookList({ api, notice, navigate }: { api: Api; notice?: string; navigate: (view: View) => void }) {
   const webhooks = useLoad(() => api.listWebhooks(), [api]);
@@ -34,18 +35,20 @@ export function WebhookList({ api, notice, navigate }: { api: Api; notice?: stri
           <tbody>
             {webhooks.data.map((webhook) => (
               <tr key={webhook.id}>
-                <td data-label="URL">
+                <LabelledCell label="URL">
                   <button type="button" class="link url" onClick={() => navigate({ name: 'webhook', id: webhook.id })}>
                     {webhook.url}
                   </button>
-                </td>
-                <td data-label="Topics">{webhook.events.join(', ')}</td>
-                <td data-label="Lists">{listsOf(webhook)}</td>
-                <td data-label="Status">
+                </LabelledCell>
+                <LabelledCell label="Topics">{webhook.events.join(', ')}</LabelledCell>
+                <LabelledCell label="Lists">{listsOf(webhook)}</LabelledCell>
+                <LabelledCell label="Status">
                   <StatusBadge webhook={webhook} />
-                </td>
-                <td data-label="Consecutive failures">{webhook.consecutiveFailures}</td>
-                <td data-label="Created">{formatTime(webhook.createdAt)}</td>
+                </LabelledCell>
+                <LabelledCell label="Consecutive failures">{webhook.consecutiveFailures}</LabelledCell>
+                <LabelledCell label="Created">
+                  <Time iso={webhook.createdAt} />
+                </LabelledCell>
               </tr>
             ))}
           </tbody>
