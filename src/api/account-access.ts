@@ -1,7 +1,9 @@
 // Who may use the public API, and how much: the account's token (checked against the tokens
 // this process keeps, see token-cache.ts), the rate limit of the account or, without a valid
 // token, of the client's address, and the fair-use meter. A request with a known token and
-// under its limit costs one PostgreSQL statement: the limiter's.
+// under its limit costs one PostgreSQL statement: the limiter's, sent on the connection that
+// hears revocations, so that once it is answered the token's revocation, if any was committed
+// before the request came, has been heard.
 import type { Middleware } from 'koa';
 import type { Sql } from '../db/sql';
 import { tokenPrefix } from '../db/tokens';
@@ -17,8 +19,8 @@ export interface AccountAccess {
   authenticate: Middleware<ApiState>;
   /** Writes this process's counts so far (requests, lastUsedAt), for a route that reads them. */
   flushUsage(): Promise<void>;
-  /** Stops honouring a token this process has just revoked; resolves once every process has been told (see TokenCache.revoked). */
-  tokenRevoked(tokenHash: Buffer): Promise<void>;
+  /** Stops honouring a token this process has just revoked, before its notification comes back. */
+  forgetToken(tokenHash: Buffer): void;
   /** Listens for revoked tokens and starts the meter's flushes. */
   start(): Promise<void>;
   /** Writes the last counts and stops listening. */
@@ -27,7 +29,7 @@ export interface AccountAccess {
 
 export function createAccountAccess(sql: Sql, limits: RateLimits): AccountAccess {
   const tokens = createTokenCache(sql);
-  const limiter = createRateLimiter(sql, limits);
+  const limiter = createRateLimiter(tokens.connection, limits);
   const meter = createUsageMeter(sql);
 
   const authenticate: Middleware<ApiState> = async (ctx, next) => {
@@ -42,7 +44,7 @@ export function createAccountAccess(sql: Sql, limits: RateLimits): AccountAccess
       metrics.rateLimited.inc({ limit: limited });
       throw apiErrors.rateLimited(decision.resetSeconds, limited);
     }
-    if (!valid) throw apiErrors.unauthorized();
+    if (!valid || tokens.revokedSince(token!)) throw apiErrors.unauthorized();
     ctx.state.accountId = valid.accountId;
     meter.count(valid, tokenPrefix(token!), now);
     await next();
@@ -51,7 +53,7 @@ export function createAccountAccess(sql: Sql, limits: RateLimits): AccountAccess
   return {
     authenticate,
     flushUsage: () => meter.flush(),
-    tokenRevoked: (tokenHash) => tokens.revoked(tokenHash),
+    forgetToken: (tokenHash) => tokens.forget(tokenHash),
     async start() {
       await tokens.start();
       meter.start();

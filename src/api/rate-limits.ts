@@ -1,8 +1,8 @@
 // The public API's rate limits, shared by every API process through PostgreSQL: one per
 // account, and one per client address for requests without a valid token. Counted by
 // rate-limiter-flexible's PostgreSQL store in the unlogged table `rate_limits`: one
-// statement per request, none once a key is over its limit (this process then refuses it
-// from memory until its window ends).
+// statement per request, on the connection it is given, none once a key is over its limit
+// (this process then refuses it from memory until its window ends).
 import ipaddr from 'ipaddr.js';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Sql } from '../db/sql';
@@ -36,7 +36,7 @@ export interface RateLimiter {
 
 /**
  * rate-limiter-flexible's PostgreSQL store talks to a node-postgres pool; this gives it the
- * one call it makes, `query({ text, values })`, on the process's postgres.js pool.
+ * one call it makes, `query({ text, values })`, on a postgres.js connection.
  */
 function storeClient(sql: Sql) {
   return {

@@ -127,11 +127,24 @@ export interface RevocationListener {
 /** Between two attempts to listen again after the connection was lost. */
 const RELISTEN_MS = 1000;
 
+export interface RevocationChannel {
+  /**
+   * The connection that listens. PostgreSQL sends a listening session the notifications
+   * committed before a statement of its ends, ahead of that statement's answer: a statement
+   * sent on it after a token's revocation was committed is answered after the revocation has
+   * been heard here.
+   */
+  connection: Sql;
+  /** Starts listening; resolves after the first attempt, listening or not. */
+  listen(): Promise<void>;
+  stop(): Promise<void>;
+}
+
 /**
- * Listens on `TOKEN_REVOKED_CHANNEL` over a connection of its own, and listens again whenever
- * that connection is lost. Resolves after the first attempt, listening or not.
+ * A connection of its own that listens on `TOKEN_REVOKED_CHANNEL`, and listens again
+ * whenever it is lost. It connects at the first statement sent on it, or at listen().
  */
-export async function listenForRevokedTokens(sql: Sql, listener: RevocationListener): Promise<{ stop(): Promise<void> }> {
+export function openRevocationChannel(sql: Sql, listener: RevocationListener): RevocationChannel {
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
   const lost = () => {
@@ -162,8 +175,9 @@ export async function listenForRevokedTokens(sql: Sql, listener: RevocationListe
       lost();
     }
   }
-  await subscribe();
   return {
+    connection,
+    listen: subscribe,
     async stop() {
       stopped = true;
       clearTimeout(retry);

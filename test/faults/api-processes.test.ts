@@ -58,20 +58,23 @@ describe('two API processes', () => {
   });
 
   it('refuse a token revoked through the other at once, though both had it in memory', async ({ task }) => {
-    const row = recordScenario(task, { scenario: 'two API processes: a token revoked through one' });
-    const account = await newAccount();
-    const second = (await apis[0]('POST', '/v3/account/tokens', { token: account.token, body: { name: 'second' } })).body;
-    for (const api of [...apis, ...apis]) expect((await api('GET', '/v3/webhooks', { token: second.token })).status).toBe(200);
+    const row = recordScenario(task, { scenario: 'two API processes: tokens revoked through one' });
+    const rounds = 5;
+    const statuses: number[] = [];
+    // Each round an account of its own, within its limit of BURST requests.
+    for (let round = 0; round < rounds; round++) {
+      const account = await newAccount();
+      const second = (await apis[0]('POST', '/v3/account/tokens', { token: account.token, body: { name: 'second' } })).body;
+      for (const api of [...apis, ...apis]) expect((await api('GET', '/v3/webhooks', { token: second.token })).status).toBe(200);
 
-    expect((await apis[0]('DELETE', `/v3/account/tokens/${second.id}`, { token: account.token })).status).toBe(204);
-    const after = [
-      await apis[1]('GET', '/v3/webhooks', { token: second.token }),
-      await apis[0]('GET', '/v3/webhooks', { token: second.token }),
-    ];
-    row.requests = 8;
-    row.outcome = `after the revocation: ${after.map((answer) => answer.status).join(', ')}`;
-    expect(after.map((answer) => answer.status)).toEqual([401, 401]);
-    expect((await apis[1]('GET', '/v3/webhooks', { token: account.token })).status).toBe(200);
+      expect((await apis[0]('DELETE', `/v3/account/tokens/${second.id}`, { token: account.token })).status).toBe(204);
+      statuses.push((await apis[1]('GET', '/v3/webhooks', { token: second.token })).status);
+      statuses.push((await apis[0]('GET', '/v3/webhooks', { token: second.token })).status);
+      expect((await apis[1]('GET', '/v3/webhooks', { token: account.token })).status).toBe(200);
+    }
+    row.requests = rounds * 9;
+    row.outcome = `after each revocation: ${statuses.join(', ')}`;
+    expect(statuses).toEqual(Array<number>(rounds * 2).fill(401));
   });
 
   it("count the requests both served on the account's meter", async ({ task }) => {

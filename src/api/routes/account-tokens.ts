@@ -11,7 +11,7 @@ import { validate, validators } from '../schemas';
 
 export interface AccountTokenRoutesDeps {
   sql: Sql;
-  access: Pick<AccountAccess, 'flushUsage' | 'tokenRevoked'>;
+  access: Pick<AccountAccess, 'flushUsage' | 'forgetToken'>;
   /** Reads the JSON body, on the routes that take one. */
   body: Middleware<ApiState>;
 }
@@ -39,13 +39,13 @@ export function accountTokenRoutes({ sql, access, body: jsonBody }: AccountToken
     ctx.body = created;
   });
 
-  // Every API process forgets the token when its row goes (see token-cache.ts); the answer
-  // waits until this one has heard it too.
+  // Every API process refuses the token from now on (see token-cache.ts); this one without
+  // waiting for the notification.
   router.delete('/account/tokens/:tokenId', async (ctx) => {
     const tokenId = ctx.params.tokenId;
     const tokenHash = TOKEN_ID.test(tokenId) ? await deleteToken(sql, ctx.state.accountId!, tokenId) : null;
     if (tokenHash === null) throw apiErrors.tokenNotFound();
-    await access.tokenRevoked(tokenHash);
+    access.forgetToken(tokenHash);
     ctx.status = 204;
   });
 
