@@ -3,58 +3,40 @@
 // as a message on a page that keeps working, and the usage chart drawn from the meter's
 // numbers. Saves the screenshots docs/api.md shows.
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountAccess } from '../../src/api/account-access';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
 import { SCREENSHOTS, launchChromium } from './support/browser';
+import { PHONE, dashboardTabs } from './support/dashboard';
 
 let stack: TestStack;
 let receiver: Receiver;
 let browser: Browser;
-/** What the open pages printed as errors (a CSP violation is one) or threw. */
-let pageProblems: string[] = [];
-const contexts: BrowserContext[] = [];
+let tabs: ReturnType<typeof dashboardTabs>;
 
 beforeAll(async () => {
   stack = await startTestStack();
   receiver = await stack.startReceiver();
   browser = await launchChromium();
+  tabs = dashboardTabs(browser, () => `${stack.service.url}/dashboard`);
 });
 afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((context) => context.close()));
-  expect(pageProblems).toEqual([]);
+  await tabs.closeAll();
+  expect(tabs.problems).toEqual([]);
 });
 afterAll(async () => {
   await browser?.close();
   await stack?.stop();
 });
 
-/** A new tab on the dashboard at `baseUrl`, signed in with `token`. */
-async function openDashboard(token: string, { baseUrl = stack.service.url, viewport = { width: 1280, height: 900 } } = {}): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  const page = await context.newPage();
-  pageProblems = [];
-  page.on('console', (message) => {
-    // The API's 4xx answers the tests provoke are logged by the browser too; nothing else may be.
-    if (message.type() === 'error' && !message.location().url.includes('/v3/')) pageProblems.push(message.text());
-  });
-  page.on('pageerror', (error) => pageProblems.push(String(error)));
-  await page.goto(`${baseUrl}/dashboard`);
-  await page.getByLabel('Account API token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Your webhooks' }).waitFor();
-  return page;
-}
-
 const overflow = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
 
 describe('the API tokens page', () => {
   it('makes a second token, shown once, then revokes the first: refused at once, and the tab signs in again with the second', async () => {
     const account = await stack.createAccount();
-    const page = await openDashboard(account.token);
+    const page = await tabs.open(account.token);
     await page.getByRole('button', { name: 'API tokens', exact: true }).click();
     await page.getByRole('heading', { name: 'API tokens' }).waitFor();
     const initialRow = page.getByRole('row').filter({ hasText: 'initial' });
@@ -97,7 +79,7 @@ describe('the API tokens page', () => {
 
   it('fits a 375 px wide screen', async () => {
     const account = await stack.createAccount();
-    const page = await openDashboard(account.token, { viewport: { width: 375, height: 812 } });
+    const page = await tabs.open(account.token, PHONE);
     await page.getByRole('button', { name: 'API tokens', exact: true }).click();
     await page.getByRole('row').filter({ hasText: 'initial' }).waitFor();
     expect(await overflow(page)).toBeLessThanOrEqual(0);
@@ -111,7 +93,7 @@ describe('the usage page', () => {
   it("draws the last 30 days' requests beside deliveries from the meter's numbers", async () => {
     const { owner, listId } = await stack.setUpListWebhook(receiver.urlFor('/ui/usage'));
     for (const writeId of ['u1', 'u2', 'u3']) await stack.reportWrite(listId, writeId);
-    const page = await openDashboard(owner.token);
+    const page = await tabs.open(owner.token);
     await page.getByRole('button', { name: 'Usage', exact: true }).click();
     await page.getByRole('heading', { name: 'Usage' }).waitFor();
     await page.locator('.chart svg').waitFor();
@@ -145,10 +127,11 @@ describe('a 429 in the dashboard', () => {
     const access = createAccountAccess(stack.service.sql, { account: { perSecond: 1, burst: 10 }, address: { perSecond: 1, burst: 10 } });
     await access.start();
     const api = await stack.startApiWith({ access });
+    const limitedTabs = dashboardTabs(browser, () => `${api.url}/dashboard`);
     try {
       const account = await stack.createAccount();
       // Two requests: signing in checks the token, then the list loads.
-      const page = await openDashboard(account.token, { baseUrl: api.url });
+      const page = await limitedTabs.open(account.token);
       for (let spent = false; !spent;) spent = (await api.request('GET', '/v3/webhooks', { token: account.token })).status === 429;
       await page.getByRole('button', { name: 'Usage', exact: true }).click();
       await page.getByRole('heading', { name: 'Usage' }).waitFor();
@@ -171,7 +154,9 @@ describe('a 429 in the dashboard', () => {
           { timeout: 20_000, interval: 1000 },
         )
         .toBe(1);
+      expect(limitedTabs.problems).toEqual([]);
     } finally {
+      await limitedTabs.closeAll();
       await api.close();
       await access.stop();
     }
