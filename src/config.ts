@@ -1,6 +1,7 @@
 // Configuration is read from the environment once, at start, into one typed object.
 // A missing or malformed value stops start-up with one line naming it.
 import ipaddr from 'ipaddr.js';
+import type { RateLimits } from './api/rate-limits';
 import { DEFAULT_DELIVERIES_PER_BATCH } from './contract/rules';
 
 export interface Config {
@@ -18,6 +19,10 @@ export interface Config {
   /** Writes, registrations and notices older than this are pruned (every hour, by a Temporal Schedule). */
   retentionDays: number;
   allowedCidrs: string[];
+  /** The public API's rate limits: per account, and per client address without a valid token. */
+  rateLimits: RateLimits;
+  /** Proxies in front of the API whose X-Forwarded-For is believed for the client's address; 0: none. */
+  trustProxyHops: number;
   dataDir: string;
   logLevel: string;
   /** Unset: notices are recorded and logged, not mailed. Holds credentials: never logged. */
@@ -117,6 +122,17 @@ export function loadConfig(env: Env = process.env): Config {
     deliveriesPerBatch: integer(env, 'DELIVERIES_PER_BATCH', DEFAULT_DELIVERIES_PER_BATCH, 1, 1000),
     retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),
     allowedCidrs: cidrList(env, 'WEBHOOK_ALLOWED_CIDRS'),
+    rateLimits: {
+      account: {
+        perSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 20, 1, 1_000_000),
+        burst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000_000),
+      },
+      address: {
+        perSecond: integer(env, 'RATE_LIMIT_UNAUTHENTICATED_PER_SECOND', 5, 1, 1_000_000),
+        burst: integer(env, 'RATE_LIMIT_UNAUTHENTICATED_BURST', 20, 1, 1_000_000_000),
+      },
+    },
+    trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 10),
     dataDir: optional(env, 'DATA_DIR') ?? '.data',
     logLevel: optional(env, 'LOG_LEVEL') ?? 'info',
     smtpUrl: smtpUrl(env),

@@ -51,6 +51,11 @@ export const metrics = {
     ['outcome'],
   ),
   writesAccepted: counter('list_writes_accepted_total', 'List writes answered 202; repeated: a writeId seen before', ['repeated']),
+  rateLimited: counter(
+    'http_requests_rate_limited_total',
+    'Public API requests answered 429, by the limit they were over: account, or address (without a valid token)',
+    ['limit'],
+  ),
   httpRequests: counter('http_requests_total', 'HTTP requests answered, by method, route and status', ['method', 'route', 'status']),
   httpDuration: histogram('http_request_duration_seconds', 'HTTP request time, by method and route', ['method', 'route']),
 };

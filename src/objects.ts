@@ -72,6 +72,38 @@ export const createdAccount = responseObject({
   token: { type: 'string', description: "The account's API token; shown in this response only" },
 });
 
+export const apiTokenObject = responseObject({
+  id: { type: 'string', pattern: idPattern('tkn') },
+  name: { type: 'string' },
+  prefix: {
+    type: ['string', 'null'],
+    description: "The token's first 8 characters; null for a token made before tokens had names, until its next use",
+  },
+  createdAt: timestamp,
+  lastUsedAt: { type: ['string', 'null'], format: 'date-time', description: 'Moves at most once a minute; null: never used' },
+  expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'From then on the token is refused; null: never' },
+});
+export type ApiToken = FromSchema<typeof apiTokenObject>;
+
+export const apiTokenList = responseObject({ data: { type: 'array', items: apiTokenObject } });
+
+export const createdApiToken = responseObject({
+  ...apiTokenObject.properties,
+  token: { type: 'string', pattern: '^tok_', description: 'The token itself; shown in this response only' },
+});
+export type CreatedApiToken = FromSchema<typeof createdApiToken>;
+
+export const usageDay = responseObject({
+  date: { type: 'string', format: 'date', description: 'A UTC day' },
+  apiRequests: { type: 'integer', minimum: 0, description: "Requests to the public API with one of the account's tokens" },
+  deliveries: { type: 'integer', minimum: 0, description: "POSTs to the account's webhooks: event deliveries, pings, redeliveries" },
+});
+export type UsageDay = FromSchema<typeof usageDay>;
+
+export const usage = responseObject({
+  data: { type: 'array', items: usageDay, description: 'One entry per UTC day, oldest first, today last' },
+});
+
 export const listObject = responseObject({
   id: { type: 'string' },
   ownerAccountId: { type: 'string' },

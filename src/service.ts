@@ -4,6 +4,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { version } from '../package.json';
 import type Koa from 'koa';
+import { createAccountAccess } from './api/account-access';
 import { createApp, createWorkerApp } from './api/app';
 import type { ApiState } from './api/middleware';
 import type { Config } from './config';
@@ -140,6 +141,8 @@ async function runApi(
   const { config } = options;
   const { policy, resolve } = urlPolicy(options);
   const client = new Client({ connection, namespace: config.temporalNamespace });
+  const access = createAccountAccess(sql, config.rateLimits);
+  await access.start();
   const app = createApp({
     sql,
     workflows: createWorkflows(client, {
@@ -153,6 +156,8 @@ async function runApi(
     checkUrl: (raw) => checkWebhookUrl(raw, policy, resolve),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
     sdkMetricsUrl: options.sdkMetricsUrl,
+    access,
+    trustProxyHops: config.trustProxyHops,
   });
   const server = await listen(app, config.port);
   return {
@@ -160,6 +165,7 @@ async function runApi(
     client,
     async stop() {
       await server.stop();
+      await access.stop();
     },
   };
 }

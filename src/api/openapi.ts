@@ -3,7 +3,14 @@
 // one source of truth. Served at GET /v3/openapi.json.
 import { version } from '../../package.json';
 import { DELIVERY_LOG_KEPT } from '../db/deliveries';
-import { byteSize, INTERNAL_BODY_LIMIT_BYTES, MAX_WEBHOOKS_PER_ACCOUNT, PUBLIC_BODY_LIMIT_BYTES } from '../limits';
+import {
+  byteSize,
+  INTERNAL_BODY_LIMIT_BYTES,
+  MAX_TOKENS_PER_ACCOUNT,
+  MAX_WEBHOOKS_PER_ACCOUNT,
+  PUBLIC_BODY_LIMIT_BYTES,
+  USAGE_DAYS,
+} from '../limits';
 import * as objects from '../objects';
 import type { ErrorCode } from './errors';
 import * as schemas from './schemas';
@@ -37,6 +44,11 @@ const components = {
   UpdateAccountBody: schemas.updateAccountBody,
   Notice: objects.noticeObject,
   NoticePage: objects.noticePage,
+  ApiToken: objects.apiTokenObject,
+  ApiTokenList: objects.apiTokenList,
+  CreatedApiToken: objects.createdApiToken,
+  CreateTokenBody: schemas.createTokenBody,
+  Usage: objects.usage,
 } as const;
 
 /** An error response: the envelope, with `code` limited to what this status means here. */
@@ -90,6 +102,49 @@ const withToken = (own: Record<string, unknown>, bodyLimitBytes?: number) => ({
 /** What an operation that reads a JSON body of at most `bodyLimitBytes` answers: `own`, a 400 for a body that is no JSON or fails its schema, and the rest. */
 const withJsonBody = (own: Record<string, unknown>, bodyLimitBytes: number) =>
   withToken({ ...own, 400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']) }, bodyLimitBytes);
+
+// The public API's rate limit: every answer past the token check carries the RateLimit-*
+// headers (a 503 or 500 may come before the limiter answered), and 429 is one answer more.
+const rateLimitHeaders = {
+  'RateLimit-Limit': { required: true, description: 'Requests the bucket holds', schema: { type: 'integer', minimum: 1 } },
+  'RateLimit-Remaining': { required: true, description: 'Requests left in it', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Reset': { required: true, description: 'Seconds until it is full again', schema: { type: 'integer', minimum: 0 } },
+};
+const rateLimited = {
+  429: {
+    ...errors("Over the account's rate limit, or the client address's without a valid token; nothing was done", ['RATE_LIMITED']),
+    headers: { 'Retry-After': { required: true, schema: { type: 'integer', minimum: 1 } } },
+  },
+};
+type Responses = Record<string, { headers?: Record<string, unknown> }>;
+/** An account-token operation's responses, rate-limited: 429 added, the RateLimit-* headers on each but 503 and 500. */
+function withRateLimit(responses: Responses): Responses {
+  return Object.fromEntries(
+    Object.entries({ ...responses, ...rateLimited }).map(([status, response]) => [
+      status,
+      status === '503' || status === 'default' ? response : { ...response, headers: { ...rateLimitHeaders, ...response.headers } },
+    ]),
+  );
+}
+type Paths = Record<string, Record<string, unknown>>;
+/** The paths, each operation that takes an account's token rate-limited. */
+function rateLimitingAccounts(paths: Paths): Paths {
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item).map(([key, operation]) => {
+          const limited = (operation as { security?: unknown }).security === account;
+          return [
+            key,
+            limited ? { ...(operation as object), responses: withRateLimit((operation as { responses: Responses }).responses) } : operation,
+          ];
+        }),
+      ),
+    ]),
+  );
+}
+
 const webhookNotFound = { 404: errors("Unknown webhook, or another account's", ['WEBHOOK_NOT_FOUND']) };
 /** What a POST that acts on one of the caller's webhooks answers: `success`, or one of these errors. */
 const actionOnWebhook = (success: ReturnType<typeof ok>) => withJsonBody({ 200: success, ...webhookNotFound }, PUBLIC_BODY_LIMIT_BYTES);
@@ -112,7 +167,9 @@ export function buildOpenApiDocument() {
       description:
         'Public API (/v3) for accounts and internal API (/internal/v3) for upstream services. Every error has the body ' +
         '{"error": {"code", "message", ...details}}. An unknown route answers 404 NOT_FOUND; a known route with another ' +
-        'method answers 405 METHOD_NOT_ALLOWED with an Allow header.',
+        'method answers 405 METHOD_NOT_ALLOWED with an Allow header. The routes an account token reaches are rate-limited ' +
+        'per account, and per client address for requests without a valid token: their answers carry RateLimit-Limit, ' +
+        'RateLimit-Remaining and RateLimit-Reset, and one over the limit is 429 RATE_LIMITED with Retry-After.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     components: {
@@ -122,7 +179,7 @@ export function buildOpenApiDocument() {
         internalToken: { type: 'http', scheme: 'bearer', description: 'INTERNAL_API_TOKEN' },
       },
     },
-    paths: {
+    paths: rateLimitingAccounts({
       '/v3/webhooks': {
         get: {
           operationId: 'listWebhooks',
@@ -278,6 +335,53 @@ export function buildOpenApiDocument() {
           }),
         },
       },
+      '/v3/account/tokens': {
+        get: {
+          operationId: 'listTokens',
+          summary: "The account's API tokens, oldest first",
+          security: account,
+          responses: withToken({ 200: ok('The tokens; never the tokens themselves', ref('ApiTokenList')) }),
+        },
+        post: {
+          operationId: 'createToken',
+          summary: `Make an API token (at most ${MAX_TOKENS_PER_ACCOUNT} per account)`,
+          security: account,
+          requestBody: body('CreateTokenBody'),
+          responses: withToken(
+            {
+              201: ok('Created; the only response that holds the token', ref('CreatedApiToken')),
+              400: errors('Invalid request, or expiresAt not in the future', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
+              409: errors(`The account has ${MAX_TOKENS_PER_ACCOUNT} tokens`, ['TOKEN_LIMIT_EXCEEDED']),
+            },
+            PUBLIC_BODY_LIMIT_BYTES,
+          ),
+        },
+      },
+      '/v3/account/tokens/{tokenId}': {
+        parameters: [{ name: 'tokenId', in: 'path', required: true, schema: { type: 'string' }, description: 'Token id (tkn_...)' }],
+        delete: {
+          operationId: 'revokeToken',
+          summary: 'Revoke a token: every API process refuses it from the answer on',
+          description: "Any of the account's tokens, the one the request is made with included (the account then needs another).",
+          security: account,
+          responses: withToken({
+            204: ok('Revoked'),
+            404: errors("Unknown token, or another account's", ['TOKEN_NOT_FOUND']),
+          }),
+        },
+      },
+      '/v3/account/usage': {
+        get: {
+          operationId: 'getUsage',
+          summary: `The fair-use meter: API requests and deliveries per UTC day, the last ${USAGE_DAYS} days`,
+          description:
+            "apiRequests counts the requests made with any of the account's tokens (a second or so behind, per API process); " +
+            'deliveries counts the POSTs the service made to its webhooks. Polling costs a request per look; a webhook ' +
+            'costs a delivery per change.',
+          security: account,
+          responses: withToken({ 200: ok(`${USAGE_DAYS} days, oldest first`, ref('Usage')) }),
+        },
+      },
       '/v3/openapi.json': {
         get: {
           operationId: 'getOpenApiDocument',
@@ -364,6 +468,6 @@ export function buildOpenApiDocument() {
           ),
         },
       },
-    },
+    }),
   };
 }

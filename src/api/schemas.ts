@@ -14,6 +14,13 @@ const ajv = new Ajv2020({ allErrors: false, strict: true });
 const id = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' } as const;
 const events = { type: 'array', minItems: 1, maxItems: TOPICS.length, uniqueItems: true, items: topicSchema } as const;
 const listIds = { type: 'array', maxItems: MAX_LIST_IDS, uniqueItems: true, items: id } as const;
+// No NUL: PostgreSQL text cannot hold it (it was a 500).
+const nameText = { type: 'string', minLength: 1, pattern: '^[^\\u0000]*$', description: 'Any text but the NUL character' } as const;
+const isoTime = {
+  type: 'string',
+  maxLength: 40,
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$',
+} as const;
 
 // ---- requests ----
 
@@ -63,11 +70,7 @@ export const createAccountBody = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
-  // No NUL: PostgreSQL text cannot hold it (it was a 500).
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^\\u0000]*$', description: 'Any text but the NUL character' },
-    notificationEmail,
-  },
+  properties: { name: { ...nameText, maxLength: 200 }, notificationEmail },
 } as const;
 export type CreateAccountBody = FromSchema<typeof createAccountBody>;
 
@@ -88,12 +91,7 @@ export const listWriteBody = {
   required: ['writeId', 'changes'],
   properties: {
     writeId: { ...id, description: 'Unique per list: a repeat with the same body is answered again, never delivered twice' },
-    at: {
-      type: 'string',
-      maxLength: 40,
-      pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$',
-      description: 'ISO 8601 time of the write; default now',
-    },
+    at: { ...isoTime, description: 'ISO 8601 time of the write; default now' },
     changes: {
       type: 'array',
       minItems: 1,
@@ -124,6 +122,17 @@ export const rotateSecretBody = {
   },
 } as const;
 export type RotateSecretBody = FromSchema<typeof rotateSecretBody>;
+
+export const createTokenBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: { ...nameText, maxLength: 100 },
+    expiresAt: { ...isoTime, description: 'ISO 8601 time, in the future, from which the token is refused; omitted: never' },
+  },
+} as const;
+export type CreateTokenBody = FromSchema<typeof createTokenBody>;
 
 export const deliveriesQuery = {
   type: 'object',
@@ -172,6 +181,7 @@ export const validators = {
   deliveriesQuery: ajv.compile<DeliveriesQuery>(deliveriesQuery),
   updateAccountBody: ajv.compile<UpdateAccountBody>(updateAccountBody),
   noticesQuery: ajv.compile<NoticesQuery>(noticesQuery),
+  createTokenBody: ajv.compile<CreateTokenBody>(createTokenBody),
   id: ajv.compile<string>(idParameter),
 };
 

@@ -1,27 +1,23 @@
-import { hashToken, newToken } from '../secrets';
 import { newId } from '../ids';
 import type { Account } from '../objects';
 import type { Db, Sql } from './sql';
+import { insertToken } from './tokens';
 
+/** The name of the token an account is made with. */
+export const INITIAL_TOKEN_NAME = 'initial';
+
+/** A new account and its first token (shown this once). */
 export async function createAccount(
   sql: Sql,
   name: string,
   notificationEmail: string | null = null,
 ): Promise<{ id: string; token: string }> {
   const id = newId('acc');
-  const token = newToken();
-  await sql.begin(async (tx) => {
+  const { token } = await sql.begin(async (tx) => {
     await tx`INSERT INTO accounts (id, name, notification_email) VALUES (${id}, ${name}, ${notificationEmail})`;
-    await tx`INSERT INTO account_tokens (token_hash, account_id) VALUES (${hashToken(token)}, ${id})`;
+    return insertToken(tx, id, { name: INITIAL_TOKEN_NAME });
   });
   return { id, token };
-}
-
-/** The account a token belongs to, or null. Looked up by hash: the token itself is never stored. */
-export async function findAccountIdByToken(sql: Db, token: string): Promise<string | null> {
-  const [row] = await sql<{ accountId: string }[]>`
-    SELECT account_id AS "accountId" FROM account_tokens WHERE token_hash = ${hashToken(token)}`;
-  return row?.accountId ?? null;
 }
 
 /** The ids among `accountIds` that name no account. */

@@ -114,7 +114,8 @@ const JSON_OID = 114;
 
 /**
  * Logs attempts with what each sent and got back, in one statement however many (nothing
- * for a webhook that is gone), and now and then prunes a webhook's log. A failed event
+ * for a webhook that is gone), counts those sent on their accounts' fair-use meter, and now
+ * and then prunes a webhook's log. A failed event
  * delivery is also reported against its webhook, in the same statement, before its workflow
  * hears of it; a skipped one is logged and neither reported nor counted. `failuresToReset`,
  * for each attempt: whether, once the statement has counted the attempts, its webhook has a
@@ -153,7 +154,7 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
       UPDATE webhooks w SET deliveries_logged = w.deliveries_logged + p.attempts,
                             failures_reported = w.failures_reported + p.failures
       FROM locked p WHERE w.id = p.id
-      RETURNING w.id, w.deliveries_logged, p.attempts,
+      RETURNING w.id, w.account_id, w.deliveries_logged, p.attempts,
                 w.consecutive_failures > 0 OR w.failures_reported > w.failures_counted AS failures_to_reset
     ), inserted AS (
       INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, redelivery_of, outcome, status_code, error, duration_ms,
@@ -162,6 +163,16 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
              a.request, a.response
       FROM attempt a JOIN counted c ON c.id = a.webhook_id
       ON CONFLICT (id) DO NOTHING
+      RETURNING webhook_id, outcome
+    ), metered AS (
+      -- The fair-use meter, here rather than a statement per delivery: what was sent, not
+      -- what was skipped. Accounts in id order, so that two calls counting the same accounts
+      -- cannot deadlock.
+      INSERT INTO account_usage (account_id, day, deliveries)
+      SELECT c.account_id, (now() AT TIME ZONE 'UTC')::date, count(*) FROM inserted i JOIN counted c ON c.id = i.webhook_id
+      WHERE i.outcome <> 'skipped'
+      GROUP BY c.account_id ORDER BY c.account_id
+      ON CONFLICT (account_id, day) DO UPDATE SET deliveries = account_usage.deliveries + EXCLUDED.deliveries
     )
     SELECT id AS "webhookId", deliveries_logged AS logged, attempts AS added, failures_to_reset AS "failuresToReset" FROM counted`;
   for (const { webhookId, logged, added } of counted) {

@@ -8,6 +8,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccountAccess } from '../../src/api/account-access';
 import { errorEnvelope } from '../../src/objects';
 import { createSql } from '../../src/db/sql';
 import { startResettingServer, type DeadServer } from '../support/dead-server';
@@ -660,6 +661,43 @@ describe('GET /v3/account/notices', () => {
   });
 });
 
+describe('GET and POST /v3/account/tokens, DELETE /v3/account/tokens/{tokenId}', () => {
+  it('lists the tokens (200), makes one (201), revokes it (204), then answers 404 TOKEN_NOT_FOUND', async () => {
+    const account = await stack.createAccount();
+    const listed = await call('GET', '/v3/account/tokens', { token: account.token });
+    expect(listed).toMatchObject({ status: 200, body: { data: [{ name: 'initial', prefix: account.token.slice(0, 8) }] } });
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const created = await call('POST', '/v3/account/tokens', { token: account.token, body: { name: 'contract', expiresAt } });
+    expect(created).toMatchObject({ status: 201, body: { name: 'contract', expiresAt, token: expect.stringMatching(/^tok_/) } });
+    expect((await call('DELETE', `/v3/account/tokens/${created.body.id}`, { token: account.token })).status).toBe(204);
+    expectError(await call('DELETE', `/v3/account/tokens/${created.body.id}`, { token: account.token }), 404, 'TOKEN_NOT_FOUND');
+  });
+
+  it('answers 400 VALIDATION_FAILED and MALFORMED_JSON, and 409 TOKEN_LIMIT_EXCEEDED for an 11th token', async () => {
+    const { token } = await stack.createAccount();
+    const past = await call('POST', '/v3/account/tokens', { token, body: { name: 'x', expiresAt: '2000-01-01T00:00:00Z' } });
+    expect(expectError(past, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/expiresAt', message: expect.any(String) }]);
+    const malformed = await call('POST', '/v3/account/tokens', {
+      token,
+      rawBody: '{"name"',
+      headers: { 'content-type': 'application/json' },
+    });
+    expectError(malformed, 400, 'MALFORMED_JSON');
+    for (let i = 2; i <= 10; i++) expect((await call('POST', '/v3/account/tokens', { token, body: { name: `t${i}` } })).status).toBe(201);
+    expectError(await call('POST', '/v3/account/tokens', { token, body: { name: 't11' } }), 409, 'TOKEN_LIMIT_EXCEEDED');
+  });
+});
+
+describe('GET /v3/account/usage', () => {
+  it('answers 200 with the last 30 days', async () => {
+    const { token } = await stack.createAccount();
+    const usage = await call('GET', '/v3/account/usage', { token });
+    expect(usage.status).toBe(200);
+    expect(usage.body.data).toHaveLength(30);
+    expect(usage.body.data.at(-1)).toMatchObject({ apiRequests: 1, deliveries: 0 });
+  });
+});
+
 // ---- what every operation of a kind answers, from the document ----
 
 describe('every operation that needs a token', () => {
@@ -684,6 +722,41 @@ describe('every operation that needs a token', () => {
         expectError(response, 401, 'UNAUTHORIZED');
         expect(response.headers.get('www-authenticate')).toBe('Bearer');
       }
+    }
+  });
+});
+
+describe('every operation an account token reaches, on an app whose limits allow one request', () => {
+  it('answers 429 RATE_LIMITED with Retry-After and the RateLimit headers, per account and, without a valid token, per address', async () => {
+    const limited = documenting('429');
+    expect(limited.length).toBeGreaterThan(0);
+    const access = createAccountAccess(stack.service.sql, { account: { perSecond: 1, burst: 1 }, address: { perSecond: 1, burst: 1 } });
+    await access.start();
+    const api = await stack.startApiWith({ access, trustProxyHops: 1 });
+    try {
+      for (const found of limited) {
+        const method = found.method.toUpperCase();
+        const path = samplePath(found.template);
+        const body = found.operation.requestBody ? validBody(found) : undefined;
+        const account = await stack.createAccount();
+        // Address of the documentation range, unique per operation: a bucket of its own.
+        const address = { 'x-forwarded-for': `192.0.2.${limited.indexOf(found) + 1}` };
+        expect((await api.request('GET', '/v3/webhooks', { token: account.token })).status).toBe(200);
+        expect((await api.request('GET', '/v3/webhooks', { headers: address })).status).toBe(401);
+        for (const options of [
+          { token: account.token, body },
+          { body, headers: address },
+        ]) {
+          const response = await api.request(method, path, options);
+          check(method, path, response);
+          expectError(response, 429, 'RATE_LIMITED');
+          expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+          expect(response.headers.get('ratelimit-remaining')).toBe('0');
+        }
+      }
+    } finally {
+      await api.close();
+      await access.stop();
     }
   });
 });

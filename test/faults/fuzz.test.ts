@@ -25,8 +25,19 @@ import { recordScenario, type ScenarioFigures } from './support/scenarios';
 
 const PUBLIC_BODY_LIMIT = 64 * 1024;
 const INTERNAL_BODY_LIMIT = 1024 * 1024;
-const TABLES = ['accounts', 'account_tokens', 'lists', 'list_members', 'webhooks', 'list_writes', 'deliveries', 'notices'];
+/** What a rejected request must not change: each table, or what of it a request could change (lastUsedAt moves with any request). */
+const TABLES: Record<string, string> = {
+  accounts: 'accounts',
+  account_tokens: '(SELECT token_hash, account_id, id, name, prefix, expires_at, created_at FROM account_tokens)',
+  lists: 'lists',
+  list_members: 'list_members',
+  webhooks: 'webhooks',
+  list_writes: 'list_writes',
+  deliveries: 'deliveries',
+  notices: 'notices',
+};
 const UNKNOWN_WEBHOOK = 'wh_000000000000000000000000';
+const UNKNOWN_TOKEN = 'tkn_000000000000000000000000';
 
 const ajv = new Ajv2020({ strict: false });
 const isEnvelope = ajv.compile(errorEnvelope);
@@ -44,6 +55,8 @@ let hookB: string;
 /** A logged event delivery of each tenant's webhook, for the redelivery routes. */
 let deliveryA: string;
 let deliveryB: string;
+/** The token of b's, for the revocation route. */
+let tokenB: string;
 const listA = `fuzz-a-${randomBytes(4).toString('hex')}`;
 const listB = `fuzz-b-${randomBytes(4).toString('hex')}`;
 const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
@@ -66,6 +79,7 @@ beforeAll(async () => {
   const loggedDelivery = async (token: string, hook: string) =>
     (await stack.request('GET', `/v3/webhooks/${hook}/deliveries?limit=1`, { token })).body.data[0].id as string;
   [deliveryA, deliveryB] = [await loggedDelivery(a.token, hookA), await loggedDelivery(b.token, hookB)];
+  tokenB = (await stack.request('GET', '/v3/account/tokens', { token: b.token })).body.data[0].id;
   const document = await stack.request('GET', '/v3/openapi.json');
   expect(document.status).toBe(200);
   served = new OpenApi(document.body);
@@ -78,10 +92,12 @@ afterAll(() => stack?.stop());
 let baseline: Record<string, string>;
 
 async function snapshot(): Promise<Record<string, string>> {
-  const query = TABLES.map(
-    (table) =>
-      `SELECT '${table}' AS t, count(*)::int AS n, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${table} x`,
-  ).join(' UNION ALL ');
+  const query = Object.entries(TABLES)
+    .map(
+      ([table, source]) =>
+        `SELECT '${table}' AS t, count(*)::int AS n, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${source} x`,
+    )
+    .join(' UNION ALL ');
   const rows = await stack.service.sql.unsafe<{ t: string; n: number; h: string }[]>(query);
   return Object.fromEntries(rows.map((row) => [row.t, `${row.n} rows ${row.h}`]));
 }
@@ -165,7 +181,7 @@ async function judge(probe: Probe, tally: Tally): Promise<void> {
     else if (!found && !served.knowsPath(probe.path) && !(response.status === 404 && code === 'NOT_FOUND'))
       problem(`expected 404 NOT_FOUND`);
     const after = await snapshot();
-    const changed = TABLES.filter((table) => after[table] !== baseline[table]);
+    const changed = Object.keys(TABLES).filter((table) => after[table] !== baseline[table]);
     if (changed.length > 0) problem(`a rejected request changed ${changed.join(', ')}`);
     else tally.unchanged += 1;
     baseline = after;
@@ -352,6 +368,7 @@ function validBodyFor(operationId: string): unknown {
     case 'rotateSecret':
       return {};
     case 'createAccount':
+    case 'createToken':
       return { name: 'fuzz' };
     case 'updateAccount':
       return { notificationEmail: 'fuzz@example.com' };
@@ -371,6 +388,8 @@ function ownPath(found: DocumentedOperation, values: Record<string, string> = {}
     id: deleting ? UNKNOWN_WEBHOOK : hookA,
     listId: deleting ? 'fuzz-nowhere' : listA,
     deliveryId: deliveryA,
+    // Never a token of a's: the fuzz goes on with a.token.
+    tokenId: UNKNOWN_TOKEN,
   };
   return found.template.replace(/\{([^}]+)\}/g, (_, name: string) => values[name] ?? defaults[name]);
 }
@@ -500,13 +519,10 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
         expect: { status: 404, code: 'WEBHOOK_NOT_FOUND' },
       };
     }
-    if (name === 'deliveryId') {
-      yield {
-        ...base,
-        label: "another tenant's delivery",
-        path: ownPath(found, { deliveryId: deliveryB }),
-        expect: { status: 404, code: 'DELIVERY_NOT_FOUND' },
-      };
+    const theirs = { deliveryId: [deliveryB, 'delivery', 'DELIVERY_NOT_FOUND'], tokenId: [tokenB, 'token', 'TOKEN_NOT_FOUND'] }[name];
+    if (theirs) {
+      const [value, what, code] = theirs;
+      yield { ...base, label: `another tenant's ${what}`, path: ownPath(found, { [name]: value }), expect: { status: 404, code } };
     }
     for (const value of BAD_PATH_VALUES) yield { ...base, label: `{${name}} = ${short(value)}`, path: ownPath(found, { [name]: value }) };
   }
@@ -645,7 +661,10 @@ describe('bad input, generated from the OpenAPI document', () => {
     for (const [template, item] of Object.entries(served.document.paths)) {
       for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
         if (item[method.toLowerCase()]) continue;
-        const path = template.replace(/\{id\}/, hookA).replace(/\{listId\}/, listA);
+        const path = template
+          .replace(/\{id\}/, hookA)
+          .replace(/\{listId\}/, listA)
+          .replace(/\{tokenId\}/, UNKNOWN_TOKEN);
         const token = template.startsWith('/internal/') ? stack.internalApiToken : a.token;
         probes.push({
           label: `${method} ${template}`,

@@ -2,31 +2,23 @@
 // The token lives in sessionStorage only: never in a URL, a cookie or localStorage.
 import type {
   Account,
+  ApiToken,
+  CreatedApiToken,
   CreatedWebhook,
   DeliveryDetail,
-  DeliveryLogEntry,
   DeliveryPage,
   DeliveryResult,
-  Notice,
   NoticePage,
   RedeliveryResult,
+  UsageDay,
   Webhook,
   WebhookStatus,
 } from '../../objects';
 import type { Topic } from '../../topics';
 
-export type {
-  Account,
-  CreatedWebhook,
-  DeliveryDetail,
-  DeliveryLogEntry,
-  DeliveryPage,
-  DeliveryResult,
-  Notice,
-  RedeliveryResult,
-  Topic,
-  Webhook,
-};
+// The views take the API's objects from here, with the API itself.
+export type * from '../../objects';
+export type { Topic };
 export interface LogFilters {
   outcome?: string;
   kind?: string;
@@ -132,6 +124,10 @@ export function createApi(token: string, onUnauthorized: () => void) {
     setNotificationEmail: (notificationEmail: string | null) => request<Account>('PATCH', '/account', { notificationEmail }),
     listNotices: (page: { webhookId?: string; before?: string | null; limit?: number }) =>
       request<NoticePage>('GET', `/account/notices?${queryOf(page)}`),
+    listTokens: async () => (await request<{ data: ApiToken[] }>('GET', '/account/tokens')).data,
+    createToken: (body: { name: string; expiresAt?: string }) => request<CreatedApiToken>('POST', '/account/tokens', body),
+    revokeToken: (id: string) => request<undefined>('DELETE', `/account/tokens/${encodeURIComponent(id)}`),
+    usage: async () => (await request<{ data: UsageDay[] }>('GET', '/account/usage')).data,
   };
 }
 

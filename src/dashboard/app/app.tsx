@@ -4,6 +4,8 @@ import { createApi, session } from './api';
 import { NoticesPage } from './notices';
 import { RegisterWebhook } from './register-webhook';
 import { SignIn } from './sign-in';
+import { Tokens } from './tokens';
+import { Usage } from './usage';
 import type { View } from './view';
 import { WebhookDetail } from './webhook-detail';
 import { WebhookList } from './webhook-list';
@@ -43,6 +45,12 @@ export function App() {
           <button type="button" class="link" onClick={() => setView({ name: 'notices' })}>
             Notices
           </button>
+          <button type="button" class="link" onClick={() => setView({ name: 'tokens' })}>
+            API tokens
+          </button>
+          <button type="button" class="link" onClick={() => setView({ name: 'usage' })}>
+            Usage
+          </button>
           <button type="button" class="link" onClick={() => signOut('Signed out.')}>
             Sign out
           </button>
@@ -53,6 +61,8 @@ export function App() {
         {view.name === 'register' && <RegisterWebhook api={api} navigate={setView} />}
         {view.name === 'webhook' && <WebhookDetail key={view.id} api={api} id={view.id} navigate={setView} />}
         {view.name === 'notices' && <NoticesPage api={api} navigate={setView} />}
+        {view.name === 'tokens' && <Tokens api={api} signedInPrefix={token!.slice(0, 8)} />}
+        {view.name === 'usage' && <Usage api={api} />}
       </main>
     </>
   );

@@ -1,6 +1,7 @@
 // How the dashboard says what happened: errors next to their cause, results, loading.
 import type { ComponentChildren } from 'preact';
 import { ApiRequestError, type DeliveryResult } from './api';
+import type { Loaded } from './use-load';
 
 /** The text to show for anything an action threw. */
 export function errorText(error: unknown): string {
@@ -31,6 +32,29 @@ export function Loading({ what }: { what: string }) {
     <p class="loading" role="status">
       Loading {what}…
     </p>
+  );
+}
+
+/** What a view shows while its data loads, or when loading failed: the error and a way to try again. */
+export function LoadState({ loaded, what }: { loaded: Pick<Loaded<unknown>, 'loading' | 'error' | 'reload'>; what: string }) {
+  if (loaded.loading) return <Loading what={what} />;
+  if (loaded.error === null) return null;
+  return (
+    <div>
+      <ErrorText error={loaded.error} />
+      <button type="button" onClick={loaded.reload}>
+        Try again
+      </button>
+    </div>
+  );
+}
+
+/** The last column's heading of a table whose rows end in buttons. */
+export function ActionsHeading() {
+  return (
+    <th scope="col">
+      <span class="visually-hidden">Actions</span>
+    </th>
   );
 }
 

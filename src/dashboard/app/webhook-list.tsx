@@ -1,6 +1,6 @@
 // The account's webhooks, each with its topics, list filter, status and failure count.
 import type { Api, Webhook } from './api';
-import { ErrorText, Loading, Status, Time } from './feedback';
+import { LoadState, Status, Time } from './feedback';
 import { PageHeading } from './heading';
 import { LabelledCell } from './labelled-cell';
 import { useLoad } from './use-load';
@@ -17,15 +17,7 @@ export function WebhookList({ api, notice, navigate }: { api: Api; notice?: stri
           Register a webhook
         </button>
       </p>
-      {webhooks.loading && <Loading what="your webhooks" />}
-      {webhooks.error !== null && (
-        <div>
-          <ErrorText error={webhooks.error} />
-          <button type="button" onClick={webhooks.reload}>
-            Try again
-          </button>
-        </div>
-      )}
+      <LoadState loaded={webhooks} what="your webhooks" />
       {webhooks.data?.length === 0 && <p class="empty">No webhooks yet. Register one to receive your lists' changes.</p>}
       {webhooks.data && webhooks.data.length > 0 && (
         <table class="webhooks">
