@@ -4,21 +4,23 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# npm install, not npm ci: the lock file lacks the optional @swc/core packages of other
-# platforms (our registry does not serve them), which npm ci treats as out of sync.
-RUN npm install --no-audit --no-fund
+# npm ci installs exactly the lock file's tree, or fails if package.json and it disagree. The
+# lock file names every platform's optional packages (@swc/core's too): CI keeps it complete.
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY workflows ./workflows
 COPY activities ./activities
 RUN npm run build
 
-# Runtime: production dependencies and dist/ only.
+# Runtime: production dependencies and dist/ only. The embedded defaults' packages
+# (embedded-postgres, @temporalio/testing) are dev dependencies: the image needs DATABASE_URL
+# and TEMPORAL_ADDRESS, as docker-compose.yml sets them. test/deploy runs this install step.
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # Only the embedded defaults write to DATA_DIR (.data); the app itself stays root-owned.
 RUN mkdir -p .data && chown node:node .data

@@ -8,8 +8,9 @@ import { findDeliveryTarget, type DeliveryRecord, type DeliveryTarget } from '..
 import type { DeliveryBookkeeping } from '../src/delivery/bookkeeping';
 import { eventPayload, pingPayload } from '../src/delivery/payloads';
 import { postSigned } from '../src/delivery/post-signed';
+import type { HttpExchange } from '../src/delivery/sender';
 import { newId } from '../src/ids';
-import type { DeliveryResult } from '../src/objects';
+import type { DeliveryResult, SentRequest } from '../src/objects';
 import type { ActivityDependencies } from './dependencies';
 
 /** The fields that name an event delivery in the logs. */
@@ -28,11 +29,7 @@ function describe(delivery: PlannedDelivery, event: ListEvent) {
  * A failed event delivery, already logged and told: the receiver's failure or one of ours,
  * as `result.error` says. The SDK logs it at DEBUG, not as a worker warning.
  */
-export function deliveryFailed(
-  delivery: Pick<PlannedDelivery, 'deliveryId' | 'webhookId'>,
-  result: DeliveryResult,
-  detail: string,
-): ApplicationFailure {
+function deliveryFailed(delivery: PlannedDelivery, result: DeliveryResult, detail: string): ApplicationFailure {
   return ApplicationFailure.create({
     type: DELIVERY_FAILED,
     message: `delivery ${delivery.deliveryId} to ${delivery.webhookId} failed: ${result.error}${detail}`,
@@ -42,10 +39,23 @@ export function deliveryFailed(
   });
 }
 
-/** A ping or a redelivery: sent because an owner asked, never counted against the webhook. */
-export type OnDemandDelivery = Omit<DeliveryRecord, 'result'> & { kind: 'ping' | 'redelivery' };
+/** What an event delivery's attempt came to, with what was sent and what came back. */
+type EventAttempt = Omit<HttpExchange, 'request'> & { request: SentRequest | null };
 
-/** A ping or redelivery an owner asked for, to `target`: one signed attempt, counted in metrics and logged, never against the webhook. */
+/** An attempt lost or refused on our side: nothing known to be sent, nothing came back. */
+export const INTERNAL_FAILURE: EventAttempt = {
+  result: { delivered: false, statusCode: null, durationMs: 0, error: 'internal' },
+  request: null,
+  response: null,
+};
+
+/** A ping or a redelivery: sent because an owner asked, never counted against the webhook. */
+export type OnDemandDelivery = Omit<DeliveryRecord, 'result' | 'request' | 'response'> & { kind: 'ping' | 'redelivery' };
+
+/**
+ * A ping or redelivery an owner asked for, to `target`: one signed attempt, counted in metrics
+ * and logged, never against the webhook. What was sent and what came back are logged with it.
+ */
 export async function sendOnDemandTo(
   { http, logger, metrics }: Pick<ActivityDependencies, 'http' | 'logger' | 'metrics'>,
   bookkeeping: Pick<DeliveryBookkeeping, 'record'>,
@@ -54,7 +64,8 @@ export async function sendOnDemandTo(
   body: string,
 ): Promise<DeliveryResult> {
   const { id: deliveryId, webhookId, kind } = delivery;
-  const result = await postSigned(http, { url: target.url, webhookId, deliveryId, event: delivery.event, body }, target.secret);
+  const exchange = await postSigned(http, { url: target.url, webhookId, deliveryId, event: delivery.event, body }, target.secret);
+  const { result } = exchange;
   (kind === 'ping' ? metrics.pings : metrics.redeliveries).inc({
     outcome: result.delivered ? 'delivered' : 'failed',
     error: result.error ?? 'none',
@@ -68,17 +79,29 @@ export async function sendOnDemandTo(
     error: result.error,
     durationMs: result.durationMs,
   });
-  await bookkeeping.record({ ...delivery, result });
+  await bookkeeping.record({ ...delivery, ...exchange });
+  // The result alone: what the receiver sent back stays in PostgreSQL, out of Temporal.
   return result;
 }
 
 export function createDeliveryActivities({ sql, http, logger, metrics }: ActivityDependencies, bookkeeping: DeliveryBookkeeping) {
+  /** The log row of an event delivery of a write: what it came to, and what was sent and came back. */
+  function eventRecord(
+    delivery: PlannedDelivery,
+    event: ListEvent,
+    attempt: Pick<DeliveryRecord, 'result' | 'request' | 'response'>,
+  ): DeliveryRecord {
+    const { deliveryId: id, webhookId, topic } = delivery;
+    return { id, webhookId, kind: 'event', event: topic, ...event, ...attempt };
+  }
+
   /** One log line, metrics and a log row per event delivery attempt. */
   async function recordEventAttempt(
     delivery: PlannedDelivery,
     event: ListEvent,
-    result: DeliveryResult,
+    attempt: EventAttempt,
   ): Promise<{ failuresToReset: boolean }> {
+    const { result } = attempt;
     const outcome = result.delivered ? 'delivered' : 'failed';
     metrics.deliveries.inc({ topic: delivery.topic, outcome, error: result.error ?? 'none' });
     if (result.error !== 'internal') metrics.deliveryDuration.observe({ outcome }, result.durationMs / 1000);
@@ -90,16 +113,7 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
       error: result.error,
       durationMs: result.durationMs,
     });
-    return bookkeeping.record({
-      id: delivery.deliveryId,
-      webhookId: delivery.webhookId,
-      kind: 'event',
-      event: delivery.topic,
-      listId: event.listId,
-      cursor: event.cursor,
-      at: event.at,
-      result,
-    });
+    return bookkeeping.record(eventRecord(delivery, event, attempt));
   }
 
   /** A ping or redelivery an owner asked for, to the webhook as it is now. */
@@ -107,6 +121,13 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
     const target = await findDeliveryTarget(sql, delivery.webhookId);
     if (target === null) throw ApplicationFailure.nonRetryable(`webhook ${delivery.webhookId} no longer exists`, WEBHOOK_GONE);
     return sendOnDemandTo({ http, logger, metrics }, bookkeeping, target, delivery, body);
+  }
+
+  /** A delivery not sent, its webhook paused or deleted since the write was accepted: counted in metrics and logs, never against the webhook. */
+  function skip(delivery: PlannedDelivery, event: ListEvent, reason: 'paused' | 'deleted'): EventDeliveryOutcome {
+    metrics.deliveriesSkipped.inc({ reason });
+    logger.info({ msg: 'delivery skipped', reason, ...describe(delivery, event) });
+    return { skipped: true };
   }
 
   return {
@@ -134,38 +155,39 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
      */
     async deliverEvent({ delivery, event }: { delivery: PlannedDelivery; event: ListEvent }): Promise<EventDeliveryOutcome> {
       const target = await bookkeeping.claim({ webhookId: delivery.webhookId, deliveryId: delivery.deliveryId });
-      // Paused or deleted since the write was accepted: nothing is sent, nothing counted.
-      if (target === null || target.status !== 'active') {
-        const reason = target === null ? 'deleted' : 'paused';
-        metrics.deliveriesSkipped.inc({ reason });
-        logger.info({ msg: 'delivery skipped', reason, ...describe(delivery, event) });
-        return { skipped: true };
-      }
+      // Deleted (since the write was accepted): it matches nothing, and nothing is logged.
+      if (target === null) return skip(delivery, event, 'deleted');
       // Run again after its workflow task was retried (a worker died before this attempt's
       // result was recorded): the first run may have sent it, so this one sends nothing.
       // Logged as `internal` unless the first run logged its own outcome.
       if (!target.claimed) {
-        const result: DeliveryResult = { delivered: false, statusCode: null, durationMs: 0, error: 'internal' };
-        await recordEventAttempt(delivery, event, result);
-        throw deliveryFailed(delivery, result, ' (already attempted by an earlier run: nothing sent)');
+        await recordEventAttempt(delivery, event, INTERNAL_FAILURE);
+        throw deliveryFailed(delivery, INTERNAL_FAILURE.result, ' (already attempted by an earlier run: nothing sent)');
+      }
+      // Paused: logged as skipped, never sent, never counted.
+      if (target.status !== 'active') {
+        await bookkeeping.record(eventRecord(delivery, event, { result: 'skipped', request: null, response: null }));
+        return skip(delivery, event, 'paused');
       }
       const body = eventPayload(delivery.topic, event.listId, event.cursor, event.at);
       const message = { url: target.url, webhookId: delivery.webhookId, deliveryId: delivery.deliveryId, event: delivery.topic, body };
-      const result = await postSigned(http, message, target.secret);
+      const exchange = await postSigned(http, message, target.secret);
+      const { result } = exchange;
       // Read as the attempt is logged, after the POST: a failure reported before then is
       // one this success comes after, and so resets. A success that resets nothing would
       // only wake the webhook's workflow for nothing.
-      const { failuresToReset } = await recordEventAttempt(delivery, event, result);
+      const { failuresToReset } = await recordEventAttempt(delivery, event, exchange);
       if (!result.delivered || failuresToReset) {
         await bookkeeping.tellOutcome(delivery.webhookId, result.delivered);
       }
       if (!result.delivered) throw deliveryFailed(delivery, result, result.statusCode === null ? '' : ` (HTTP ${result.statusCode})`);
+      // The result alone: what the receiver sent back stays in PostgreSQL, out of Temporal.
       return result;
     },
 
     /** A delivery whose attempt was lost on our side (a worker died mid-way): logged as `internal`. */
     async recordInternalFailure({ delivery, event }: { delivery: PlannedDelivery; event: ListEvent }): Promise<void> {
-      await recordEventAttempt(delivery, event, { delivered: false, statusCode: null, durationMs: 0, error: 'internal' });
+      await recordEventAttempt(delivery, event, INTERNAL_FAILURE);
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Sql } from '../src/db/sql';
 import type { HttpSender } from '../src/delivery/sender';
 import type { Logger } from '../src/logger';
 import type { Metrics } from '../src/metrics';
+import type { Mailer } from '../src/notices/mailer';
 
 /** What the activities are made from: one of each per worker process. */
 export interface ActivityDependencies {
@@ -11,6 +12,17 @@ export interface ActivityDependencies {
   logger: Logger;
   /** The process's metrics (`GET /metrics`). */
   metrics: Metrics;
-  /** The worker's Temporal client, to start and signal `webhook/{id}`. */
+  /** The worker's Temporal client, to start and signal `webhook/{id}` and start `notice/{id}`. */
   client: Client;
+  notices: NoticeMailing;
+}
+
+/** How notices are mailed: NOTIFY_FROM, NOTIFY_MAX_PER_HOUR, PUBLIC_BASE_URL, and SMTP_URL's client. */
+export interface NoticeMailing {
+  /** Absent without SMTP_URL: notices are recorded and logged, not mailed. */
+  mailer: Mailer | undefined;
+  from: string;
+  maxPerHour: number;
+  /** The dashboard's address, linked from every mail. */
+  dashboardUrl: string;
 }

@@ -4,6 +4,7 @@
 import { createDeliveryBookkeeping } from '../src/delivery/bookkeeping';
 import { createDeliveryActivities } from './deliveries';
 import type { ActivityDependencies } from './dependencies';
+import { createNoticeActivities } from './notices';
 import { createRecoveryActivities } from './recoveries';
 import { createRegistrationActivities } from './registration';
 import { createRetentionActivities } from './retention';
@@ -19,6 +20,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createRecoveryActivities(dependencies, bookkeeping),
     ...createWebhookStateActivities(dependencies),
     ...createRetentionActivities(dependencies),
+    ...createNoticeActivities(dependencies),
   };
 }
 

@@ -12,7 +12,7 @@ import { claimRecoverySend, recordRecoverySend, recoveryExists, settleRecovery, 
 import type { DeliveryBookkeeping } from '../src/delivery/bookkeeping';
 import { eventPayload } from '../src/delivery/payloads';
 import type { Topic } from '../src/topics';
-import { sendOnDemandTo } from './deliveries';
+import { INTERNAL_FAILURE, sendOnDemandTo } from './deliveries';
 import type { ActivityDependencies } from './dependencies';
 
 /** The failure type of `awaitRecoveryRecorded` while the API's transaction has not committed. */
@@ -33,7 +33,6 @@ export function createRecoveryActivities(dependencies: ActivityDependencies, boo
     if (settled.state === 'unclaimed') return { notSent: 'unclaimed' };
     if (settled.unlogged) {
       const { item, redeliveryId } = settled;
-      const result = { delivered: false, statusCode: null, durationMs: 0, error: 'internal' } as const;
       metrics.redeliveries.inc({ outcome: 'failed', error: 'internal' });
       logger.info({
         msg: 'redelivery',
@@ -42,7 +41,7 @@ export function createRecoveryActivities(dependencies: ActivityDependencies, boo
         redeliveryOf: item.redeliveryOf,
         error: 'internal',
       });
-      await bookkeeping.record({ id: redeliveryId, webhookId: send.webhookId, kind: 'redelivery', ...item, result });
+      await bookkeeping.record({ id: redeliveryId, webhookId: send.webhookId, kind: 'redelivery', ...item, ...INTERNAL_FAILURE });
     }
     return { settled: settled.outcome };
   }

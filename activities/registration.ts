@@ -33,7 +33,8 @@ export function createRegistrationActivities({ sql, http, client }: ActivityDepe
         event: 'ping',
         body: pingPayload(request.webhookId),
       };
-      return postSigned(http, message, claim.secret);
+      // Not logged (the webhook may not exist yet): what came back goes no further than here.
+      return (await postSigned(http, message, claim.secret)).result;
     },
 
     abandonRegistration(registrationId: string): Promise<void> {

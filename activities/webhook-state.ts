@@ -1,12 +1,15 @@
-// The activities of `webhook/{id}`: its state mirrored into PostgreSQL, and its deletion.
+// The activities of `webhook/{id}`: its state mirrored into PostgreSQL with the notices it
+// makes, and its deletion.
+import { Context } from '@temporalio/activity';
 import type { WebhookLifecycleState } from '../src/contract/payloads';
 import { deleteWebhookRow, mirrorWebhookState } from '../src/db/webhooks';
+import { startNoticeMail } from '../src/temporal/notice-client';
 import type { ActivityDependencies } from './dependencies';
 
-export function createWebhookStateActivities({ sql, logger, metrics }: ActivityDependencies) {
+export function createWebhookStateActivities({ sql, logger, metrics, client, notices }: ActivityDependencies) {
   return {
     async storeWebhookState(state: WebhookLifecycleState): Promise<void> {
-      const { paused } = await mirrorWebhookState(sql, state);
+      const { paused, notice, pendingMail } = await mirrorWebhookState(sql, state, { mailNotices: notices.mailer !== undefined });
       if (paused) {
         metrics.webhooksPaused.inc({ reason: state.pausedReason ?? 'manual' });
         logger.info({
@@ -15,6 +18,26 @@ export function createWebhookStateActivities({ sql, logger, metrics }: ActivityD
           reason: state.pausedReason,
           consecutiveFailures: state.consecutiveFailures,
         });
+      }
+      if (notice) {
+        metrics.notices.inc({ type: notice.type, mail: notice.mail });
+        logger.info({
+          msg: 'notice',
+          noticeId: notice.id,
+          type: notice.type,
+          webhookId: state.webhookId,
+          accountId: state.accountId,
+          consecutiveFailures: notice.consecutiveFailures,
+          lastError: notice.lastError,
+          lastStatusCode: notice.lastStatusCode,
+          mail: notice.mail,
+        });
+      }
+      // The mail of every notice still pending, this store's own and any an earlier attempt
+      // of it committed but died before starting: a retry of this activity starts it.
+      const { taskQueue } = Context.current().info;
+      for (const noticeId of pendingMail) {
+        await startNoticeMail(client, taskQueue, { noticeId, accountId: state.accountId, webhookId: state.webhookId });
       }
     },
 

@@ -1,13 +1,66 @@
-// An example webhook receiver (docs/api.md, "Receiving webhooks"). Run it behind your HTTPS
-// terminator: WEBHOOK_SECRET=whsec_... PORT=8080 node scripts/example-receiver.mjs
+// An example webhook receiver (docs/receiving.md) written with the package's receiver library,
+// as receivers/python/example_receiver.py and receivers/go/cmd/example-receiver are with theirs:
+//
+//   WEBHOOK_SECRETS=whsec_new,whsec_old SEEN_STATE_FILE=seen.jsonl TLS_CERT=cert.pem TLS_KEY=key.pem \
+//     PORT=8443 node scripts/example-receiver.mjs
+//
+// WEBHOOK_SECRETS holds one secret, or several (comma-separated) while one replaces another;
+// WEBHOOK_ID, if set, is the only SVC-Webhook accepted. Without TLS_CERT and TLS_KEY it serves
+// plain HTTP, for behind an HTTPS terminator. It prints {"listening": port}, then one JSON line
+// per request: the verdict, or the error that refused it.
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import { pathToFileURL } from 'node:url';
-import { verifySignature } from 'svc-webhooks/verify';
+import { DeliveryError, MemorySeenStore, WebhookReceiver } from 'svc-webhooks/receiver';
 
 const MAX_BODY_BYTES = 64 * 1024;
 
-export function createReceiver(secret, onEvent = (event) => console.log('received', event)) {
-  return http.createServer((req, res) => {
+/**
+ * A SeenStore kept in a file, so that gaps and duplicates are told across restarts: the library's
+ * MemorySeenStore, with every change appended to the file as a JSON line and replayed at start.
+ * An example for one process: a production receiver keeps this in its database.
+ */
+export class FileSeenStore {
+  constructor(path) {
+    this.path = path;
+    this.memory = new MemorySeenStore();
+    const lines = existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
+    for (const change of lines.map((line) => JSON.parse(line))) {
+      if (change.markSeen) this.memory.markSeen(change.markSeen);
+      if (change.forget) this.memory.forget(change.forget);
+      if (change.advanceCursor) this.memory.advanceCursor(...change.advanceCursor);
+    }
+  }
+
+  markSeen(key) {
+    const isNew = this.memory.markSeen(key);
+    if (isNew) appendFileSync(this.path, JSON.stringify({ markSeen: key }) + '\n');
+    return isNew;
+  }
+
+  forget(key) {
+    this.memory.forget(key);
+    appendFileSync(this.path, JSON.stringify({ forget: key }) + '\n');
+  }
+
+  advanceCursor(webhookId, listId, cursor) {
+    const previous = this.memory.advanceCursor(webhookId, listId, cursor);
+    if (previous === null || cursor > previous)
+      appendFileSync(this.path, JSON.stringify({ advanceCursor: [webhookId, listId, cursor] }) + '\n');
+    return previous;
+  }
+}
+
+/** One JSON line's worth: the verdict with its delivery's fields, or the error's code and message. */
+function describe(verdict) {
+  if (verdict.outcome === 'ping') return { outcome: 'ping' };
+  return { outcome: verdict.outcome, ...verdict.delivery, gap: verdict.gap ?? null };
+}
+
+/** An HTTP server (HTTPS with `tls`) that judges every request with `receiver` and tells `onVerdict` before it answers. */
+export function createReceiverServer({ receiver, tls, onVerdict = (line) => console.log(JSON.stringify(line)) }) {
+  const handle = (req, res) => {
     const chunks = [];
     let size = 0;
     req.on('data', (chunk) => {
@@ -16,18 +69,33 @@ export function createReceiver(secret, onEvent = (event) => console.log('receive
       else chunks.push(chunk);
     });
     req.on('end', () => {
-      // The registration ping comes before you hold the secret: answer it without checking.
-      if (req.headers['svc-event'] === 'ping') return res.writeHead(204).end();
-      // Verify the raw bytes as received, before parsing them.
-      const raw = Buffer.concat(chunks);
-      if (!verifySignature(raw, req.headers['svc-signature'], secret)) return res.writeHead(401).end();
-      onEvent(JSON.parse(raw.toString('utf8')), req.headers['svc-delivery']);
-      // Answer quickly (the service waits at most DELIVERY_TIMEOUT_MS); do slow work afterwards.
-      res.writeHead(204).end();
+      // Verify the raw bytes as received: the library parses them only once they are verified.
+      receiver.receive(req.headers, Buffer.concat(chunks)).then(
+        (verdict) => {
+          onVerdict(describe(verdict));
+          // Answer quickly (the service waits at most DELIVERY_TIMEOUT_MS); do slow work afterwards.
+          // A duplicate is answered 2xx too: it was handled when it first came.
+          res.writeHead(204).end();
+        },
+        (error) => {
+          if (!(error instanceof DeliveryError)) return res.writeHead(500).end();
+          onVerdict({ error: error.code, message: error.message });
+          res.writeHead(error.code === 'invalid_signature' ? 401 : 400).end();
+        },
+      );
     });
-  });
+  };
+  return tls ? https.createServer(tls, handle) : http.createServer(handle);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  createReceiver(process.env.WEBHOOK_SECRET).listen(Number(process.env.PORT ?? 8080));
+  const env = process.env;
+  const receiver = new WebhookReceiver({
+    secrets: (env.WEBHOOK_SECRETS ?? '').split(',').filter(Boolean),
+    webhookId: env.WEBHOOK_ID || undefined,
+    store: env.SEEN_STATE_FILE ? new FileSeenStore(env.SEEN_STATE_FILE) : undefined,
+  });
+  const tls = env.TLS_CERT && env.TLS_KEY ? { cert: readFileSync(env.TLS_CERT), key: readFileSync(env.TLS_KEY) } : undefined;
+  const server = createReceiverServer({ receiver, tls });
+  server.listen(Number(env.PORT ?? 8443), () => console.log(JSON.stringify({ listening: server.address().port })));
 }

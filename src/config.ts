@@ -1,6 +1,7 @@
 // Configuration is read from the environment once, at start, into one typed object.
 // A missing or malformed value stops start-up with one line naming it.
 import ipaddr from 'ipaddr.js';
+import type { RateLimits } from './api/rate-limits';
 import { DEFAULT_DELIVERIES_PER_BATCH } from './contract/rules';
 
 export interface Config {
@@ -15,13 +16,25 @@ export interface Config {
   deliveryTimeoutMs: number;
   /** A write with more deliveries than this is delivered in child workflows of this many. */
   deliveriesPerBatch: number;
-  /** Writes and registrations older than this are pruned (every hour, by a Temporal Schedule). */
+  /** Writes, registrations and notices older than this are pruned (every hour, by a Temporal Schedule). */
   retentionDays: number;
   /** The most sends a second of one recovery (POST /v3/webhooks/{id}/recoveries). */
   recoveryRatePerSecond: number;
   allowedCidrs: string[];
+  /** The public API's rate limits: per account, and per client address without a valid token. */
+  rateLimits: RateLimits;
+  /** Proxies in front of the API whose X-Forwarded-For is believed for the client's address; 0: none. */
+  trustProxyHops: number;
   dataDir: string;
   logLevel: string;
+  /** Unset: notices are recorded and logged, not mailed. Holds credentials: never logged. */
+  smtpUrl: string | undefined;
+  /** The From of notice mails. */
+  notifyFrom: string;
+  /** Notice mails per account in any 60 minutes; the rest are recorded and not mailed. */
+  notifyMaxPerHour: number;
+  /** Where owners reach the service; notice mails link to its /dashboard. No trailing slash. */
+  publicBaseUrl: string;
 }
 
 export class ConfigError extends Error {
@@ -57,6 +70,36 @@ function cidrList(env: Env, name: string): string[] {
   return cidrs;
 }
 
+/** SMTP_URL: an smtp:// or smtps:// URL. Its value is never repeated: it may hold a password. */
+function smtpUrl(env: Env): string | undefined {
+  const raw = optional(env, 'SMTP_URL');
+  if (raw === undefined) return undefined;
+  if (!URL.canParse(raw) || !['smtp:', 'smtps:'].includes(new URL(raw).protocol) || !new URL(raw).hostname) {
+    throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL with a host (credentials, if any, in the URL)');
+  }
+  return raw;
+}
+
+function notifyFrom(env: Env): string {
+  const from = optional(env, 'NOTIFY_FROM') ?? DEFAULT_NOTIFY_FROM;
+  // One header's value: an address, or a name and <address>; never a line break.
+  if (!from.includes('@') || /\p{Cc}/u.test(from) || from.length > 320) {
+    throw new ConfigError(`NOTIFY_FROM must be an email address, or a name and <address>, on one line (got "${from}")`);
+  }
+  return from;
+}
+
+function publicBaseUrl(env: Env, port: number): string {
+  const raw = optional(env, 'PUBLIC_BASE_URL');
+  if (raw === undefined) return `http://localhost:${port}`;
+  if (!URL.canParse(raw) || !['http:', 'https:'].includes(new URL(raw).protocol)) {
+    throw new ConfigError(`PUBLIC_BASE_URL must be an http:// or https:// URL (got "${raw}")`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+export const DEFAULT_NOTIFY_FROM = 'Webhook notices <webhooks@localhost>';
+
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = optional(env, 'DATABASE_URL');
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -70,8 +113,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (internalApiToken !== undefined && internalApiToken.length < 32) {
     throw new ConfigError('INTERNAL_API_TOKEN must be at least 32 characters');
   }
+  const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
     databaseUrl,
     temporalAddress,
     temporalNamespace: optional(env, 'TEMPORAL_NAMESPACE') ?? 'default',
@@ -81,7 +125,22 @@ export function loadConfig(env: Env = process.env): Config {
     retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),
     recoveryRatePerSecond: integer(env, 'RECOVERY_RATE_PER_SECOND', 10, 1, 1000),
     allowedCidrs: cidrList(env, 'WEBHOOK_ALLOWED_CIDRS'),
+    rateLimits: {
+      account: {
+        perSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 20, 1, 1_000_000),
+        burst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000_000),
+      },
+      address: {
+        perSecond: integer(env, 'RATE_LIMIT_UNAUTHENTICATED_PER_SECOND', 5, 1, 1_000_000),
+        burst: integer(env, 'RATE_LIMIT_UNAUTHENTICATED_BURST', 20, 1, 1_000_000_000),
+      },
+    },
+    trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 10),
     dataDir: optional(env, 'DATA_DIR') ?? '.data',
     logLevel: optional(env, 'LOG_LEVEL') ?? 'info',
+    smtpUrl: smtpUrl(env),
+    notifyFrom: notifyFrom(env),
+    notifyMaxPerHour: integer(env, 'NOTIFY_MAX_PER_HOUR', 20, 0, 100_000),
+    publicBaseUrl: publicBaseUrl(env, port),
   };
 }

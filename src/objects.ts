@@ -15,7 +15,8 @@ const timestamp = { type: 'string', format: 'date-time' } as const;
 export const topicSchema = { type: 'string', enum: TOPICS } as const;
 export const deliveryIdSchema = { type: 'string', pattern: idPattern('dlv') } as const;
 export const deliveryKindSchema = { enum: ['event', 'ping', 'redelivery'] } as const;
-export const deliveryOutcomeSchema = { enum: ['delivered', 'failed'] } as const;
+/** What an attempt came to; `skipped`: its webhook was paused, and nothing was sent. */
+export const deliveryOutcomeSchema = { enum: ['delivered', 'failed', 'skipped'] } as const;
 
 export const webhookObject = responseObject({
   id: { type: 'string', pattern: idPattern('wh') },
@@ -41,7 +42,10 @@ export type CreatedWebhook = FromSchema<typeof createdWebhookObject>;
 export const webhookList = responseObject({ data: { type: 'array', items: webhookObject } });
 
 /** Why an outbound POST (event delivery or ping) did not succeed; `internal` is our own failure, never the receiver's. */
-const deliveryErrorSchema = { enum: ['timeout', 'redirect', 'non_2xx', 'connection', 'tls', 'blocked_address', 'internal', null] } as const;
+const DELIVERY_ERRORS = ['timeout', 'redirect', 'non_2xx', 'connection', 'tls', 'blocked_address', 'internal'] as const;
+const deliveryErrorSchema = { enum: [...DELIVERY_ERRORS, null] } as const;
+/** A log entry's error: a POST's, or `paused` for a delivery skipped while its webhook was paused. */
+const loggedErrorSchema = { enum: [...DELIVERY_ERRORS, 'paused', null] } as const;
 
 /** One POST's result: a ping's answer, and what a delivery's attempt came to. */
 export const deliveryResultObject = responseObject({
@@ -68,6 +72,38 @@ export const createdAccount = responseObject({
   token: { type: 'string', description: "The account's API token; shown in this response only" },
 });
 
+export const apiTokenObject = responseObject({
+  id: { type: 'string', pattern: idPattern('tkn') },
+  name: { type: 'string' },
+  prefix: {
+    type: ['string', 'null'],
+    description: "The token's first 8 characters; null for a token made before tokens had names, until its next use",
+  },
+  createdAt: timestamp,
+  lastUsedAt: { type: ['string', 'null'], format: 'date-time', description: 'Moves at most once a minute; null: never used' },
+  expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'From then on the token is refused; null: never' },
+});
+export type ApiToken = FromSchema<typeof apiTokenObject>;
+
+export const apiTokenList = responseObject({ data: { type: 'array', items: apiTokenObject } });
+
+export const createdApiToken = responseObject({
+  ...apiTokenObject.properties,
+  token: { type: 'string', pattern: '^tok_', description: 'The token itself; shown in this response only' },
+});
+export type CreatedApiToken = FromSchema<typeof createdApiToken>;
+
+export const usageDay = responseObject({
+  date: { type: 'string', format: 'date', description: 'A UTC day' },
+  apiRequests: { type: 'integer', minimum: 0, description: "Requests to the public API with one of the account's tokens" },
+  deliveries: { type: 'integer', minimum: 0, description: "POSTs to the account's webhooks: event deliveries, pings, redeliveries" },
+});
+export type UsageDay = FromSchema<typeof usageDay>;
+
+export const usage = responseObject({
+  data: { type: 'array', items: usageDay, description: 'One entry per UTC day, oldest first, today last' },
+});
+
 export const listObject = responseObject({
   id: { type: 'string' },
   ownerAccountId: { type: 'string' },
@@ -92,7 +128,7 @@ export const deliveryLogEntry = responseObject({
   redeliveryOf: { type: ['string', 'null'], description: 'The delivery a redelivery repeats; null for the others' },
   outcome: deliveryOutcomeSchema,
   statusCode: { type: ['integer', 'null'] },
-  error: deliveryErrorSchema,
+  error: loggedErrorSchema,
   durationMs: { type: 'integer', minimum: 0 },
   attemptedAt: timestamp,
 });
@@ -100,11 +136,82 @@ export type DeliveryLogEntry = FromSchema<typeof deliveryLogEntry>;
 /** What the delivery log holds: event deliveries, pings, and an owner's redeliveries. */
 export type DeliveryKind = DeliveryLogEntry['kind'];
 
+/** HTTP headers by lower-case name, in the order they were sent or received. */
+const headersSchema = { type: 'object', additionalProperties: { type: 'string' } } as const;
+
+/** What the service sent: the webhook's URL, the headers it set, and the exact body. */
+export const sentRequestObject = responseObject({
+  url: { type: 'string' },
+  headers: { ...headersSchema, description: 'Lower-case names, as sent; never the signing secret (the signature is not the secret)' },
+  body: { type: 'string', description: 'The exact body' },
+});
+export type SentRequest = FromSchema<typeof sentRequestObject>;
+
+/** What the receiver answered, cut to the limits of docs/api.md. */
+export const receivedResponseObject = responseObject({
+  statusCode: { type: 'integer' },
+  headers: { ...headersSchema, description: 'Lower-case names, in the order received, kept to 4 KiB in all' },
+  body: { type: 'string', description: 'The first 4 KiB of the body, decoded as UTF-8 (invalid bytes replaced): text, never markup' },
+  bodyTruncated: { type: 'boolean', description: 'Whether the body went on past what is kept (over 4 KiB, or cut off by the deadline)' },
+});
+export type ReceivedResponse = FromSchema<typeof receivedResponseObject>;
+
+export const deliveryDetail = responseObject({
+  ...deliveryLogEntry.properties,
+  request: {
+    anyOf: [sentRequestObject, { type: 'null' }],
+    description: 'What was sent; null when nothing was (skipped, internal, or logged before the log kept it)',
+  },
+  response: {
+    anyOf: [receivedResponseObject, { type: 'null' }],
+    description: 'What came back; null when no response arrived (time-out before the headers, connection, TLS, blocked address, skipped)',
+  },
+});
+export type DeliveryDetail = FromSchema<typeof deliveryDetail>;
+
+/** The `next` of a page: pass it as `before` for the next one. */
+const nextPage = { type: ['string', 'null'], description: 'Pass as `before` for the next page; null on the last' } as const;
+
 export const deliveryPage = responseObject({
   data: { type: 'array', items: deliveryLogEntry },
-  next: { type: ['string', 'null'], description: 'Pass as `before` for the next page; null on the last' },
+  next: nextPage,
 });
 export type DeliveryPage = FromSchema<typeof deliveryPage>;
+
+export const accountObject = responseObject({
+  id: { type: 'string', pattern: idPattern('acc') },
+  name: { type: 'string' },
+  notificationEmail: { type: ['string', 'null'], description: "Where the account's notices are mailed; null: nowhere" },
+  createdAt: timestamp,
+});
+export type Account = FromSchema<typeof accountObject>;
+
+export const noticeTypeSchema = { enum: ['webhook.failing', 'webhook.paused'] } as const;
+
+/** What `webhook/{id}` told the owner of a webhook whose receiver keeps failing. */
+export const noticeObject = responseObject({
+  id: { type: 'string', pattern: idPattern('ntc') },
+  type: { type: 'string', ...noticeTypeSchema, description: 'webhook.failing: 10 failures in a row; webhook.paused: paused after 20' },
+  webhookId: { type: 'string', pattern: idPattern('wh') },
+  url: { type: 'string', description: "The webhook's URL when the notice was made" },
+  consecutiveFailures: { type: 'integer', minimum: 0, description: 'The count when the notice was made' },
+  lastError: { ...deliveryErrorSchema, description: 'The error of the last failed event delivery before the notice' },
+  lastStatusCode: { type: ['integer', 'null'], description: 'Its HTTP status, if a response came' },
+  createdAt: timestamp,
+  emailedAt: {
+    type: ['string', 'null'],
+    format: 'date-time',
+    description: 'When it was mailed; null: not mailed (yet, or at all: no SMTP_URL, no notificationEmail, or over the hourly cap)',
+  },
+});
+export type Notice = FromSchema<typeof noticeObject>;
+export type NoticeType = Notice['type'];
+
+export const noticePage = responseObject({
+  data: { type: 'array', items: noticeObject },
+  next: nextPage,
+});
+export type NoticePage = FromSchema<typeof noticePage>;
 
 export const recoveryStatusSchema = { enum: ['running', 'completed', 'stopped', 'cancelled'] } as const;
 export const recoveryStoppedReasonSchema = { enum: ['receiver_failing', 'webhook_paused', 'webhook_deleted', null] } as const;

@@ -4,6 +4,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { version } from '../package.json';
 import type Koa from 'koa';
+import { createAccountAccess } from './api/account-access';
 import { createApp, createWorkerApp } from './api/app';
 import type { ApiState } from './api/middleware';
 import type { Config } from './config';
@@ -13,6 +14,7 @@ import { createHttpSender, type HttpSenderOptions } from './delivery/sender';
 import { checkWebhookUrl, createAddressPolicy, systemResolver } from './delivery/url-policy';
 import type { Logger } from './logger';
 import { metrics } from './metrics';
+import { createMailer } from './notices/mailer';
 import { createWorkflows } from './temporal/client';
 import { ensureRetentionSchedule } from './temporal/retention-schedule';
 import { createWorker } from './temporal/worker';
@@ -103,11 +105,18 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
   const http = createHttpSender({ timeoutMs: config.deliveryTimeoutMs, policy, resolve, ca: options.sender?.ca, userAgent: USER_AGENT });
   const taskQueue = options.taskQueue ?? TASK_QUEUE;
   const client = new Client({ connection, namespace: config.temporalNamespace });
+  const mailer = config.smtpUrl === undefined ? undefined : createMailer(config.smtpUrl);
+  const notices = {
+    mailer,
+    from: config.notifyFrom,
+    maxPerHour: config.notifyMaxPerHour,
+    dashboardUrl: `${config.publicBaseUrl}/dashboard`,
+  };
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
     taskQueue,
-    activities: createActivities({ sql, http, logger: options.logger, metrics, client }),
+    activities: createActivities({ sql, http, logger: options.logger, metrics, client, notices }),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
   });
   await ensureRetentionSchedule(client, taskQueue, config.retentionDays);
@@ -117,6 +126,7 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
       worker.shutdown();
       await running;
       await http.close();
+      mailer?.close();
     },
   };
 }
@@ -131,6 +141,8 @@ async function runApi(
   const { config } = options;
   const { policy, resolve } = urlPolicy(options);
   const client = new Client({ connection, namespace: config.temporalNamespace });
+  const access = createAccountAccess(sql, config.rateLimits);
+  await access.start();
   const app = createApp({
     sql,
     workflows: createWorkflows(client, {
@@ -145,6 +157,8 @@ async function runApi(
     checkUrl: (raw) => checkWebhookUrl(raw, policy, resolve),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
     sdkMetricsUrl: options.sdkMetricsUrl,
+    access,
+    trustProxyHops: config.trustProxyHops,
   });
   const server = await listen(app, config.port);
   return {
@@ -152,6 +166,7 @@ async function runApi(
     client,
     async stop() {
       await server.stop();
+      await access.stop();
     },
   };
 }

@@ -14,8 +14,14 @@ describe('loadConfig', () => {
       retentionDays: 30,
       recoveryRatePerSecond: 10,
       allowedCidrs: [],
+      rateLimits: { account: { perSecond: 20, burst: 200 }, address: { perSecond: 5, burst: 20 } },
+      trustProxyHops: 0,
       dataDir: '.data',
       logLevel: 'info',
+      smtpUrl: undefined,
+      notifyFrom: 'Webhook notices <webhooks@localhost>',
+      notifyMaxPerHour: 20,
+      publicBaseUrl: 'http://localhost:3000',
     });
   });
 
@@ -33,8 +39,17 @@ describe('loadConfig', () => {
         RETENTION_DAYS: '7',
         RECOVERY_RATE_PER_SECOND: '100',
         WEBHOOK_ALLOWED_CIDRS: ' 127.0.0.0/8, ::1/128 ',
+        RATE_LIMIT_PER_SECOND: '50',
+        RATE_LIMIT_BURST: '500',
+        RATE_LIMIT_UNAUTHENTICATED_PER_SECOND: '2',
+        RATE_LIMIT_UNAUTHENTICATED_BURST: '8',
+        TRUST_PROXY_HOPS: '1',
         DATA_DIR: '/var/lib/webhooks',
         LOG_LEVEL: 'warn',
+        SMTP_URL: 'smtps://notifier:p%40ss@smtp.example.com:465',
+        NOTIFY_FROM: 'Hooks <hooks@example.com>',
+        NOTIFY_MAX_PER_HOUR: '5',
+        PUBLIC_BASE_URL: 'https://hooks.example.com/',
       }),
     ).toEqual({
       port: 8080,
@@ -47,9 +62,19 @@ describe('loadConfig', () => {
       retentionDays: 7,
       recoveryRatePerSecond: 100,
       allowedCidrs: ['127.0.0.0/8', '::1/128'],
+      rateLimits: { account: { perSecond: 50, burst: 500 }, address: { perSecond: 2, burst: 8 } },
+      trustProxyHops: 1,
       dataDir: '/var/lib/webhooks',
       logLevel: 'warn',
+      smtpUrl: 'smtps://notifier:p%40ss@smtp.example.com:465',
+      notifyFrom: 'Hooks <hooks@example.com>',
+      notifyMaxPerHour: 5,
+      publicBaseUrl: 'https://hooks.example.com',
     });
+  });
+
+  it('links notice mails to the API itself unless PUBLIC_BASE_URL says otherwise', () => {
+    expect(loadConfig({ PORT: '8080' }).publicBaseUrl).toBe('http://localhost:8080');
   });
 
   it.each([
@@ -61,11 +86,24 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL must be a postgres:\/\/ connection string$/],
     [{ TEMPORAL_ADDRESS: 'http://temporal' }, /^TEMPORAL_ADDRESS must be host:port/],
     [{ INTERNAL_API_TOKEN: 'short' }, /^INTERNAL_API_TOKEN must be at least 32 characters$/],
+    [{ RATE_LIMIT_PER_SECOND: '0' }, /^RATE_LIMIT_PER_SECOND must be an integer from 1 to/],
+    [{ RATE_LIMIT_BURST: '2.5' }, /^RATE_LIMIT_BURST must be an integer/],
+    [{ TRUST_PROXY_HOPS: '11' }, /^TRUST_PROXY_HOPS must be an integer from 0 to 10/],
     [
       { WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,localhost' },
       /^WEBHOOK_ALLOWED_CIDRS must be a comma-separated list of CIDRs \(bad entry "localhost"\)$/,
     ],
+    [{ SMTP_URL: 'https://smtp.example.com' }, /^SMTP_URL must be an smtp:\/\/ or smtps:\/\/ URL/],
+    [{ SMTP_URL: 'smtp:' }, /^SMTP_URL must be/],
+    [{ NOTIFY_FROM: 'nobody' }, /^NOTIFY_FROM must be an email address/],
+    [{ NOTIFY_FROM: 'a@example.com\r\nBcc: b@example.com' }, /^NOTIFY_FROM must be/],
+    [{ NOTIFY_MAX_PER_HOUR: '-1' }, /^NOTIFY_MAX_PER_HOUR must be an integer from 0 to 100000/],
+    [{ PUBLIC_BASE_URL: 'hooks.example.com' }, /^PUBLIC_BASE_URL must be an http:\/\/ or https:\/\/ URL/],
   ])('stops with one line naming a malformed value: %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('never repeats SMTP_URL, which may hold a password', () => {
+    expect(() => loadConfig({ SMTP_URL: 'ftp://user:hunter2@smtp.example.com' })).toThrow(/^(?!.*hunter2)/);
   });
 });

@@ -3,8 +3,13 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   root: fileURLToPath(new URL('..', import.meta.url)),
-  // The package's own export, as a receiver imports it, read from the sources.
-  resolve: { alias: { 'svc-webhooks/verify': fileURLToPath(new URL('../src/delivery/signing.ts', import.meta.url)) } },
+  // The package's own exports, as a receiver imports them, read from the sources.
+  resolve: {
+    alias: {
+      'svc-webhooks/verify': fileURLToPath(new URL('../src/delivery/signing.ts', import.meta.url)),
+      'svc-webhooks/receiver': fileURLToPath(new URL('../receivers/typescript/index.ts', import.meta.url)),
+    },
+  },
   test: {
     include: ['test/**/*.test.ts'],
     // The fault suite, the cluster and the browser tests have commands of their own:

@@ -8,3 +8,4 @@ export { deliverListWrite } from './deliver-list-write';
 export { deliverListWriteBatch } from './deliver-list-write-batch';
 export { pruneRecords } from './prune-records';
 export { recoverDeliveries } from './recover-deliveries';
+export { mailNotice } from './mail-notice';

@@ -8,8 +8,8 @@ const { pruneRecords: prune } = proxyActivities<Activities>({
 });
 
 /**
- * Started every hour by the schedule `prune-records/{taskQueue}`: deletes the writes and
- * registrations older than the retention window. Its result, in the Web UI, says how many.
+ * Started every hour by the schedule `prune-records/{taskQueue}`: deletes the writes,
+ * registrations and notices older than the retention window. Its result, in the Web UI, says how many.
  */
 export async function pruneRecords({ retentionDays }: PruneRequest): Promise<Pruned> {
   return prune(retentionDays);

@@ -97,7 +97,7 @@ const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
         const message = { url: webhook.url, webhookId: webhook.webhookId, deliveryId: newId('dlv'), event: topic, body: payload };
         inFlight++;
         if (inFlight > maxInFlight) maxInFlight = inFlight;
-        void postSigned(sender, message, webhook.secret).then((result) => {
+        void postSigned(sender, message, webhook.secret).then(({ result }) => {
           inFlight--;
           outcomes.webhook.push(webhook.webhookId);
           outcomes.list.push(listId);

@@ -104,9 +104,8 @@ async function main(): Promise<void> {
   console.log('|---|---|---|---|');
   for (const [name, runs] of Object.entries(results)) {
     const both = runs.map((run) => run.nodeMs + run.postgresMs).sort((a, b) => a - b);
-    console.log(
-      `| ${name} | ${figures(runs, (run) => run.nodeMs)} | ${figures(runs, (run) => run.postgresMs)} | ${both[Math.floor(both.length / 2)].toFixed(3)} |`,
-    );
+    const median = both[Math.floor(both.length / 2)].toFixed(3);
+    console.log(`| ${name} | ${figures(runs, (run) => run.nodeMs)} | ${figures(runs, (run) => run.postgresMs)} | ${median} |`);
   }
 }
 

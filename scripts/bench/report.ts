@@ -2,9 +2,9 @@
 // (end-to-end latency against offered load; drawn as SVG, rendered with @resvg/resvg-js).
 import fs from 'node:fs';
 import path from 'node:path';
-import { type StepResult } from './lib/step';
-import { type Report, type ScenarioResult } from './lib/types';
+import { type Report, type ScenarioResult, type StepResult } from './lib/types';
 import { type LogScan } from './lib/logs';
+import { type Percentiles } from './lib/stats';
 
 const GROUP_ORDER = ['api', 'worker', 'service', 'baseline', 'floor', 'temporal', 'postgres', 'receivers', 'generator'];
 
@@ -41,15 +41,33 @@ const num = (v: number | null | undefined, digits = 1): string =>
 const ratio = (a: number | null | undefined, b: number | null | undefined): string =>
   a && b ? `${num(a / b, a / b < 0.1 ? 3 : 2)}×` : '–';
 
-/** The step a scenario is summed up by: its knee (null when it has none). */
+/** A row of a table: the cells, each between bars. */
+const row = (...cells: (string | number)[]): string => `| ${cells.join(' | ')} |`;
+/** Percentiles as `p50 / p99` (or with p99.9). */
+const p50p99 = (p: Percentiles): string => `${num(p.p50)} / ${num(p.p99)}`;
+const p50p99p999 = (p: Percentiles): string => `${p50p99(p)} / ${num(p.p99_9)}`;
+
 /** A section of the report: its heading, then the header of its table. */
 function pushTable(out: string[], title: string, columns: string[]): void {
-  out.push(`## ${title}`, '', `| ${columns.join(' | ')} |`, `|${columns.map(() => '---|').join('')}`);
+  out.push(`## ${title}`, '', row(...columns), `|${columns.map(() => '---|').join('')}`);
 }
 
+/** The step a scenario is summed up by: its knee (null when it has none). */
 function kneeStep(s: ScenarioResult): StepResult | null {
   if (!s.steps?.length) return null;
   return s.steps.find((st) => st.rate === s.knee) ?? null;
+}
+
+/** A step's ratios to the baseline: its latencies to the baseline step `latencies`, its throughput and CPU to `cpu`. */
+function versusBaseline(st: StepResult, { latencies, cpu }: { latencies: StepResult; cpu: StepResult }): string[] {
+  return [
+    `${ratio(st.deliveriesPerSec, cpu.deliveriesPerSec)} (${num(st.deliveriesPerSec)} vs ${num(cpu.deliveriesPerSec)})`,
+    ratio(st.acceptMs.p99, latencies.acceptMs.p99),
+    ratio(st.e2eMs.p50, latencies.e2eMs.p50),
+    ratio(st.e2eMs.p99, latencies.e2eMs.p99),
+    ratio(st.cpuMsPerDelivery.all, cpu.cpuMsPerDelivery.all),
+    `${ratio(st.cpuCeilingPerSec, cpu.cpuCeilingPerSec)} (${num(st.cpuCeilingPerSec, 0)} vs ${num(cpu.cpuCeilingPerSec, 0)})`,
+  ];
 }
 
 export function renderMarkdown(report: Report, image: string): string {
@@ -58,20 +76,32 @@ export function renderMarkdown(report: Report, image: string): string {
   out.push(`# Benchmark ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC (${c.quick ? 'quick: BENCH_QUICK=1' : 'full'})`);
   out.push('');
   out.push(
-    `${e.cpu}, ${e.cores} cores, ${e.memoryGiB} GiB; Node ${e.node}; Temporal SDK ${e.temporalSdk}, ${e.temporalCli}; ${String(e.postgres).split(' on ')[0]}; ` +
-      `commit ${e.git.commit?.slice(0, 10) ?? '?'}${e.git.dirty ? ' (uncommitted changes)' : ''}; load average at start ${e.loadAverageAtStart.join(' ')}.`,
+    [
+      `${e.cpu}, ${e.cores} cores, ${e.memoryGiB} GiB`,
+      `Node ${e.node}`,
+      `Temporal SDK ${e.temporalSdk}, ${e.temporalCli}`,
+      String(e.postgres).split(' on ')[0],
+      `commit ${e.git.commit?.slice(0, 10) ?? '?'}${e.git.dirty ? ' (uncommitted changes)' : ''}`,
+      `load average at start ${e.loadAverageAtStart.join(' ')}.`,
+    ].join('; '),
   );
   if (e.postgresCommitMs) {
     const p = e.postgresCommitMs;
     out.push(
-      `PostgreSQL commit latency on this machine (one small transaction every 50 ms, idle, before the scenarios; every accepted write waits for one): ` +
+      'PostgreSQL commit latency on this machine ' +
+        '(one small transaction every 50 ms, idle, before the scenarios; every accepted write waits for one): ' +
         `p50 ${num(p.p50)} ms, p99 ${num(p.p99)} ms, max ${num(p.max)} ms; ${p.over50} of ${p.commits} over 50 ms.`,
     );
   }
   out.push(
-    `Open loop: writes due at fixed times t0, every latency from t0. Steps of ${c.warmupMs / 1000} s warm-up + ${c.steadyMs / 1000} s steady (the figures) + drain (at most ${c.drainMs / 1000} s). ` +
-      `Knee: the highest step with end-to-end p99 < ${c.criteria.e2eP99Ms} ms, accept p99 < ${c.criteria.acceptP99Ms} ms, every write accepted and a balanced ledger; stepping stops at the first step that fails. ` +
-      `A failed step is run ${c.repeatsOfFailedStep ?? 0} more time(s) and the last attempt counts (single stalls of the disk fail steps at random); the steps table says so.`,
+    [
+      'Open loop: writes due at fixed times t0, every latency from t0.',
+      `Steps of ${c.warmupMs / 1000} s warm-up + ${c.steadyMs / 1000} s steady (the figures) + drain (at most ${c.drainMs / 1000} s).`,
+      `Knee: the highest step with end-to-end p99 < ${c.criteria.e2eP99Ms} ms, accept p99 < ${c.criteria.acceptP99Ms} ms,` +
+        ' every write accepted and a balanced ledger; stepping stops at the first step that fails.',
+      `A failed step is run ${c.repeatsOfFailedStep ?? 0} more time(s) and the last attempt counts` +
+        ' (single stalls of the disk fail steps at random); the steps table says so.',
+    ].join(' '),
   );
   out.push('');
   pushTable(out, 'At the knee', [
@@ -96,28 +126,35 @@ export function renderMarkdown(report: Report, image: string): string {
       s.steps!.length && s.steps!.every((st) => st.pass) && s.knee === c.rates[c.rates.length - 1]
         ? ' (highest step: limit not reached)'
         : '';
+    // The figures of the knee, else of the first step, marked as failed.
+    const figures = (st: StepResult) => [
+      num(st.acceptedPerSec),
+      num(st.deliveriesPerSec),
+      p50p99(st.acceptMs),
+      p50p99p999(st.e2eMs),
+      `${num(st.cpuMsPerDelivery.service, 2)} / ${num(st.cpuMsPerDelivery.all, 2)}`,
+      num(st.cpuCeilingPerSec, 0),
+      num(st.workerPeakRssMiB, 0),
+    ];
     if (!k) {
       const first = s.steps![0];
       out.push(
         first
-          ? `| ${s.id} | none: ${first.rate}/s failed (${first.failures.join('; ')}) | ${num(first.acceptedPerSec)} | ${num(first.deliveriesPerSec)} | ${num(first.acceptMs.p50)} / ${num(first.acceptMs.p99)} | ` +
-              `${num(first.e2eMs.p50)} / ${num(first.e2eMs.p99)} / ${num(first.e2eMs.p99_9)} | ${num(first.cpuMsPerDelivery.service, 2)} / ${num(first.cpuMsPerDelivery.all, 2)} | ${num(first.cpuCeilingPerSec, 0)} | ${num(first.workerPeakRssMiB, 0)} |`
+          ? row(s.id, `none: ${first.rate}/s failed (${first.failures.join('; ')})`, ...figures(first))
           : `| ${s.id} | no step | | | | | | | |`,
       );
       continue;
     }
-    out.push(
-      `| ${s.id} | ${k.rate}${top} | ${num(k.acceptedPerSec)} | ${num(k.deliveriesPerSec)} | ${num(k.acceptMs.p50)} / ${num(k.acceptMs.p99)} | ` +
-        `${num(k.e2eMs.p50)} / ${num(k.e2eMs.p99)} / ${num(k.e2eMs.p99_9)} | ${num(k.cpuMsPerDelivery.service, 2)} / ${num(k.cpuMsPerDelivery.all, 2)} | ${num(k.cpuCeilingPerSec, 0)} | ${num(k.workerPeakRssMiB, 0)} |`,
-    );
+    out.push(row(s.id, `${k.rate}${top}`, ...figures(k)));
   }
   const registrations = report.scenarios.filter((s) => s.kind === 'registration');
   for (const s of registrations) {
     if (s.error || !s.registration) continue;
     const r = s.registration;
     out.push(
-      `| ${s.id} | ${r.created}/${r.count} at ${r.rate}/s | | | registration p50 / p99: ${num(r.latencyMs.p50)} / ${num(r.latencyMs.p99)} | | ` +
-        `${num(r.cpuMsPerRegistration.service, 1)} / ${num(r.cpuMsPerRegistration.all, 1)} per registration | | ${num(r.workerPeakRssMiB, 0)} |`,
+      `| ${s.id} | ${r.created}/${r.count} at ${r.rate}/s | | | registration p50 / p99: ${p50p99(r.latencyMs)} | | ` +
+        `${num(r.cpuMsPerRegistration.service, 1)} / ${num(r.cpuMsPerRegistration.all, 1)} per registration | | ` +
+        `${num(r.workerPeakRssMiB, 0)} |`,
     );
   }
   out.push('');
@@ -150,15 +187,15 @@ export function renderMarkdown(report: Report, image: string): string {
         // (at 1 write/s the baseline's CPU per delivery is mostly its idle cost).
         const cpuRef = b ?? bf;
         out.push(
-          `| ${s.id} vs baseline-fanout${s.fanout}: latencies both at ${f.rate}/s (${s.id} has no knee), CPU vs the baseline at ${cpuRef.rate}/s | ${ratio(f.deliveriesPerSec, cpuRef.deliveriesPerSec)} (${num(f.deliveriesPerSec)} vs ${num(cpuRef.deliveriesPerSec)}) | ${ratio(f.acceptMs.p99, bf.acceptMs.p99)} | ${ratio(f.e2eMs.p50, bf.e2eMs.p50)} | ${ratio(f.e2eMs.p99, bf.e2eMs.p99)} | ` +
-            `${ratio(f.cpuMsPerDelivery.all, cpuRef.cpuMsPerDelivery.all)} | ${ratio(f.cpuCeilingPerSec, cpuRef.cpuCeilingPerSec)} (${num(f.cpuCeilingPerSec, 0)} vs ${num(cpuRef.cpuCeilingPerSec, 0)}) |`,
+          row(
+            `${s.id} vs baseline-fanout${s.fanout}: latencies both at ${f.rate}/s (${s.id} has no knee),` +
+              ` CPU vs the baseline at ${cpuRef.rate}/s`,
+            ...versusBaseline(f, { latencies: bf, cpu: cpuRef }),
+          ),
         );
         continue;
       }
-      out.push(
-        `| ${s.id} vs baseline-fanout${s.fanout} | ${ratio(k.deliveriesPerSec, b.deliveriesPerSec)} (${num(k.deliveriesPerSec)} vs ${num(b.deliveriesPerSec)}) | ` +
-          `${ratio(k.acceptMs.p99, b.acceptMs.p99)} | ${ratio(k.e2eMs.p50, b.e2eMs.p50)} | ${ratio(k.e2eMs.p99, b.e2eMs.p99)} | ${ratio(k.cpuMsPerDelivery.all, b.cpuMsPerDelivery.all)} | ${ratio(k.cpuCeilingPerSec, b.cpuCeilingPerSec)} (${num(k.cpuCeilingPerSec, 0)} vs ${num(b.cpuCeilingPerSec, 0)}) |`,
-      );
+      out.push(row(`${s.id} vs baseline-fanout${s.fanout}`, ...versusBaseline(k, { latencies: b, cpu: b })));
     }
     const capped = [...baselines.entries()].filter(([fanout]) => {
       const s = fanouts.find((x) => x.mode === 'baseline' && x.fanout === fanout);
@@ -166,7 +203,8 @@ export function renderMarkdown(report: Report, image: string): string {
     });
     if (capped.length)
       out.push(
-        `\nThe baseline passed every step (fan-out ${capped.map(([f]) => f).join(', ')}): its real limit is higher, so deliveries/s ratios are upper bounds.`,
+        `\nThe baseline passed every step (fan-out ${capped.map(([f]) => f).join(', ')}):` +
+          ' its real limit is higher, so deliveries/s ratios are upper bounds.',
       );
     out.push('');
   }
@@ -188,35 +226,63 @@ export function renderMarkdown(report: Report, image: string): string {
     );
     out.push('');
     out.push(
-      '| scenario | deliveries/s at the knee | vs the floor (normal activities) | vs the floor (local activities) | vs the baseline | CPU-ms per delivery, all processes |',
+      row(
+        'scenario',
+        'deliveries/s at the knee',
+        'vs the floor (normal activities)',
+        'vs the floor (local activities)',
+        'vs the baseline',
+        'CPU-ms per delivery, all processes',
+      ),
     );
     out.push('|---|---|---|---|---|---|');
     for (const s of measured) {
       const k = kneeStep(s);
       const versus = (ref: StepResult | null | undefined) => (k && ref ? `${ratio(k.deliveriesPerSec, ref.deliveriesPerSec)}` : '');
       out.push(
-        `| ${s.id} | ${k ? num(k.deliveriesPerSec) : 'no knee'} | ${versus(floor)} | ${versus(floorLocal)} | ${versus(baseline10)} | ${k ? num(k.cpuMsPerDelivery.all, 2) : ''} |`,
+        row(
+          s.id,
+          k ? num(k.deliveriesPerSec) : 'no knee',
+          versus(floor),
+          versus(floorLocal),
+          versus(baseline10),
+          k ? num(k.cpuMsPerDelivery.all, 2) : '',
+        ),
       );
     }
     out.push('');
   }
 
   pushSections(out, report, 'hot', 'Hot webhook', (s) => {
-    const h = s.hot!;
-    const st = s.steps![0];
+    const { hot: h, steps } = s as Required<Pick<ScenarioResult, 'hot' | 'steps'>>;
+    const { ledger: l, acceptMs, e2eMs, drainMs } = steps![0];
+    const history = h.history;
     out.push(`${h.rate} writes/s for ${h.durationS} s to one webhook; ${h.pattern}.`);
     out.push('');
     out.push(
-      `- Ledger: sent ${st.ledger.sent} = ${st.ledger.delivered} delivered + ${st.ledger.failedRecorded} failed + ${st.ledger.skipped} skipped while paused + ${st.ledger.missing} missing; ${st.ledger.duplicates} duplicates (${st.ledger.balanced ? 'balanced' : 'NOT balanced'}). Accept p50/p99 ${num(st.acceptMs.p50)}/${num(st.acceptMs.p99)} ms; end-to-end p50/p99 ${num(st.e2eMs.p50)}/${num(st.e2eMs.p99)} ms; drain ${num(st.drainMs / 1000)} s.`,
+      `- Ledger: sent ${l.sent} = ${l.delivered} delivered + ${l.failedRecorded} failed + ${l.skipped} skipped while paused` +
+        ` + ${l.missing} missing; ${l.duplicates} duplicates (${l.balanced ? 'balanced' : 'NOT balanced'}).` +
+        ` Accept p50/p99 ${num(acceptMs.p50)}/${num(acceptMs.p99)} ms; end-to-end p50/p99 ${num(e2eMs.p50)}/${num(e2eMs.p99)} ms;` +
+        ` drain ${num(drainMs / 1000)} s.`,
     );
     out.push(
-      `- Lag from the receipt of the last failure to the \`state\` query of \`webhook/{id}\` showing the final count (${h.finalQueryCount}, ${h.finalQueryStatus}): **${num(h.queryLagMs, 0)} ms**; to the database mirror (GET /v3/webhooks/{id}) showing ${h.finalDatabaseCount}: ${num(h.databaseLagMs, 0)} ms.`,
+      '- Lag from the receipt of the last failure to the `state` query of `webhook/{id}`' +
+        ` showing the final count (${h.finalQueryCount}, ${h.finalQueryStatus}): **${num(h.queryLagMs, 0)} ms**;` +
+        ` to the database mirror (GET /v3/webhooks/{id}) showing ${h.finalDatabaseCount}: ${num(h.databaseLagMs, 0)} ms.`,
     );
+    const queryErrors = h.queryErrorSample.length ? ` (${h.queryErrorSample.join('; ')})` : '';
     out.push(
-      `- Query: ${h.querySamples} answers, p50/p99 ${num(h.queryMs.p50)}/${num(h.queryMs.p99)} ms, ${h.queryErrors} errors${h.queryErrorSample.length ? ` (${h.queryErrorSample.join('; ')})` : ''}; highest count seen ${h.maxCountSeen}; reactivations: ${h.reactivations.length}.`,
+      `- Query: ${h.querySamples} answers, p50/p99 ${num(h.queryMs.p50)}/${num(h.queryMs.p99)} ms, ${h.queryErrors} errors${queryErrors};` +
+        ` highest count seen ${h.maxCountSeen}; reactivations: ${h.reactivations.length}.`,
     );
+    // Runs before outcomes were batched have no outcomesReceived.
+    const carrying = 'outcomesReceived' in history ? ` (carrying ${history.outcomesReceived} outcomes)` : '';
+    const readErrors = history.errors.length ? `; errors reading histories: ${history.errors.join('; ')}` : '';
     out.push(
-      `- History of \`webhook/{id}\`: ${h.history.runs} runs (${h.history.continuedAsNew} continue-as-new), ${h.history.signalsReceived} outcome signals received${'outcomesReceived' in h.history ? ` (carrying ${h.history.outcomesReceived} outcomes)` : ''} for ${h.signalsExpected} accepted writes, ${h.history.workflowTaskFailed} failed and ${h.history.workflowTaskTimedOut} timed-out workflow tasks; list-write workflows not completed: ${h.history.notCompletedListWrites ?? '?'}${h.history.errors.length ? `; errors reading histories: ${h.history.errors.join('; ')}` : ''}.`,
+      `- History of \`webhook/{id}\`: ${history.runs} runs (${history.continuedAsNew} continue-as-new),` +
+        ` ${history.signalsReceived} outcome signals received${carrying} for ${h.signalsExpected} accepted writes,` +
+        ` ${history.workflowTaskFailed} failed and ${history.workflowTaskTimedOut} timed-out workflow tasks;` +
+        ` list-write workflows not completed: ${history.notCompletedListWrites ?? '?'}${readErrors}.`,
     );
     out.push(`- Warnings / errors in the logs: ${logSummary(s.logs)}.`);
     out.push('');
@@ -225,20 +291,30 @@ export function renderMarkdown(report: Report, image: string): string {
   pushSections(out, report, 'recovery', 'Recovery', (s) => {
     const r = s.recovery!;
     out.push(
-      `${r.deliveries} failed deliveries recovered at RECOVERY_RATE_PER_SECOND=${r.rate}, beside ${r.liveWritesPerSec} live writes/s to the same webhook.`,
+      `${r.deliveries} failed deliveries recovered at RECOVERY_RATE_PER_SECOND=${r.rate},` +
+        ` beside ${r.liveWritesPerSec} live writes/s to the same webhook.`,
     );
     out.push('');
+    const duration = r.durationMs === null ? null : r.durationMs / 1000;
     out.push(
-      `- Recovery: ${r.status}${r.stoppedReason ? ` (${r.stoppedReason})` : ''} in **${num(r.durationMs === null ? null : r.durationMs / 1000)} s** (the rate allows ${num(r.expectedMs / 1000)} s; from its createdAt to its finishedAt); ${r.sent} sent, ${r.delivered} delivered, ${r.failed} failed of ${r.total}; ${r.redeliveriesLogged} redeliveries logged.`,
+      `- Recovery: ${r.status}${r.stoppedReason ? ` (${r.stoppedReason})` : ''} in **${num(duration)} s**` +
+        ` (the rate allows ${num(r.expectedMs / 1000)} s; from its createdAt to its finishedAt);` +
+        ` ${r.sent} sent, ${r.delivered} delivered, ${r.failed} failed of ${r.total}; ${r.redeliveriesLogged} redeliveries logged.`,
+    );
+    const span = r.receivedSpanMs === null ? null : r.receivedSpanMs / 1000;
+    out.push(
+      `- Received: ${r.received} (${r.distinctReceived} distinct, ${r.duplicates} twice) over ${num(span)} s;` +
+        ` at most ${r.mostInOneSecond} in any one second.`,
     );
     out.push(
-      `- Received: ${r.received} (${r.distinctReceived} distinct, ${r.duplicates} twice) over ${num(r.receivedSpanMs === null ? null : r.receivedSpanMs / 1000)} s; at most ${r.mostInOneSecond} in any one second.`,
+      `- Live deliveries meanwhile: ${r.live.accepted} writes accepted, ${r.live.received} delivered` +
+        ` (${r.live.missing} missing, ${r.live.duplicates} twice), write-to-receipt p50 / p99` +
+        ` ${num(r.live.latencyMs.p50)} / ${num(r.live.latencyMs.p99)} ms.`,
     );
     out.push(
-      `- Live deliveries meanwhile: ${r.live.accepted} writes accepted, ${r.live.received} delivered (${r.live.missing} missing, ${r.live.duplicates} twice), write-to-receipt p50 / p99 ${num(r.live.latencyMs.p50)} / ${num(r.live.latencyMs.p99)} ms.`,
-    );
-    out.push(
-      `- CPU-ms per send, service: ${num(r.cpuMsPerSend, 2)}; other work on the machine: ${num(r.quiet.otherCores, 2)} cores busy before, ${num(r.cpu.unattributedMs / 1000)} CPU s unattributed over ${num(r.cpu.wallMs / 1000)} s. Warnings / errors in the logs: ${logSummary(s.logs)}.`,
+      `- CPU-ms per send, service: ${num(r.cpuMsPerSend, 2)}; other work on the machine: ${num(r.quiet.otherCores, 2)} cores busy` +
+        ` before, ${num(r.cpu.unattributedMs / 1000)} CPU s unattributed over ${num(r.cpu.wallMs / 1000)} s.` +
+        ` Warnings / errors in the logs: ${logSummary(s.logs)}.`,
     );
     out.push('');
   });
@@ -260,12 +336,17 @@ export function renderMarkdown(report: Report, image: string): string {
       }
       const r = s.registration;
       out.push(
-        `| ${s.id} | ${r.created}/${r.count} (${r.accounts} accounts × ${r.count / r.accounts}) | ${r.rate}/s | ${num(r.latencyMs.p50)} / ${num(r.latencyMs.p99)} / ${num(r.latencyMs.p99_9)} | ` +
-          `${Object.entries(r.statuses)
+        row(
+          s.id,
+          `${r.created}/${r.count} (${r.accounts} accounts × ${r.count / r.accounts})`,
+          `${r.rate}/s`,
+          p50p99p999(r.latencyMs),
+          Object.entries(r.statuses)
             .map(([k, v]) => `${k}: ${v}`)
-            .join(
-              ', ',
-            )} | ${r.pings.received} / ${r.pings.verified} | ${num(r.cpuMsPerRegistration.service)} / ${num(r.cpuMsPerRegistration.all)} |`,
+            .join(', '),
+          `${r.pings.received} / ${r.pings.verified}`,
+          `${num(r.cpuMsPerRegistration.service)} / ${num(r.cpuMsPerRegistration.all)}`,
+        ),
       );
     }
     out.push('');
@@ -288,10 +369,28 @@ export function renderMarkdown(report: Report, image: string): string {
   for (const s of report.scenarios) {
     for (const st of s.steps ?? []) {
       const l = st.ledger;
+      const skipped = l.skipped ? ` + ${l.skipped} skipped` : '';
+      const unbalanced = l.balanced ? '' : ' **unbalanced**';
+      const result = s.kind === 'hot' ? '(hot)' : st.pass ? 'pass' : `fail: ${st.failures.join('; ')}`;
+      const earlier = st.discardedAttempts?.length
+        ? ` (repeated; earlier: ${st.discardedAttempts.map((d) => d.failures.join(', ')).join(' / ')})`
+        : '';
       out.push(
-        `| ${s.id} | ${st.rate} | ${num(st.acceptedPerSec)} | ${num(st.deliveriesPerSec)} | ${num(st.acceptMs.p50)} / ${num(st.acceptMs.p99)} | ${num(st.e2eMs.p50)} / ${num(st.e2eMs.p99)} / ${num(st.e2eMs.p99_9)} | ` +
-          `${l.sent} = ${l.delivered} + ${l.failedRecorded}${l.skipped ? ` + ${l.skipped} skipped` : ''} + ${l.missing} (${l.duplicates})${l.balanced ? '' : ' **unbalanced**'} | ${num(st.drainMs / 1000)} | ${st.temporalLog ? `${st.temporalLog.warnings} / ${st.temporalLog.errors}` : '–'} | ${num(st.cpuMsPerDelivery.all, 2)} (${num(st.cpuMsPerDelivery.allNetOfIdle, 2)}) | ` +
-          `${num(st.cpu.machineBusyMs / 1000)} / ${num(st.cpu.unattributedMs / 1000)} (${num(st.quiet?.otherCores, 2)}; peak ${num(st.outsideLoad?.maxCores, 2)}) | ${s.kind === 'hot' ? '(hot)' : st.pass ? 'pass' : `fail: ${st.failures.join('; ')}`}${st.discardedAttempts?.length ? ` (repeated; earlier: ${st.discardedAttempts.map((d) => d.failures.join(', ')).join(' / ')})` : ''} |`,
+        row(
+          s.id,
+          st.rate,
+          num(st.acceptedPerSec),
+          num(st.deliveriesPerSec),
+          p50p99(st.acceptMs),
+          p50p99p999(st.e2eMs),
+          `${l.sent} = ${l.delivered} + ${l.failedRecorded}${skipped} + ${l.missing} (${l.duplicates})${unbalanced}`,
+          num(st.drainMs / 1000),
+          st.temporalLog ? `${st.temporalLog.warnings} / ${st.temporalLog.errors}` : '–',
+          `${num(st.cpuMsPerDelivery.all, 2)} (${num(st.cpuMsPerDelivery.allNetOfIdle, 2)})`,
+          `${num(st.cpu.machineBusyMs / 1000)} / ${num(st.cpu.unattributedMs / 1000)}` +
+            ` (${num(st.quiet?.otherCores, 2)}; peak ${num(st.outsideLoad?.maxCores, 2)})`,
+          `${result}${earlier}`,
+        ),
       );
     }
   }
@@ -346,7 +445,13 @@ export function renderMarkdown(report: Report, image: string): string {
       cpu.groups[g] ? `${num(cpu.groups[g].cpuMs / 1000)} s (${num(cpu.groups[g].peakRssMiB, 0)})` : '',
     );
     out.push(
-      `| ${s.id} | ${st ? `${st.rate}/s` : s.kind === 'recovery' ? 'recovery' : 'registrations'} | ${cells.join(' | ')} | ${num(cpu.unattributedMs / 1000)} | ${num(cpu.wallMs / 1000)} |`,
+      row(
+        s.id,
+        st ? `${st.rate}/s` : s.kind === 'recovery' ? 'recovery' : 'registrations',
+        ...cells,
+        num(cpu.unattributedMs / 1000),
+        num(cpu.wallMs / 1000),
+      ),
     );
   }
   out.push('');
@@ -355,19 +460,41 @@ export function renderMarkdown(report: Report, image: string): string {
   out.push('');
   const bodyBytes = report.scenarios.flatMap((s) => s.steps ?? []).find((st) => st.writes?.bodyBytes)?.writes.bodyBytes;
   out.push(
-    `- Write requests carry ${c.changesPerWrite} \`item.added\` changes, ${bodyBytes ?? '?'} bytes each. Delivery bodies are fixed by the contract (\`{"event","listId","cursor","at"}\`, about 110 bytes): "1 KiB bodies" can only apply to the write request.`,
+    `- Write requests carry ${c.changesPerWrite} \`item.added\` changes, ${bodyBytes ?? '?'} bytes each.` +
+      ' Delivery bodies are fixed by the contract (`{"event","listId","cursor","at"}`, about 110 bytes):' +
+      ' "1 KiB bodies" can only apply to the write request.',
   );
   out.push(
-    '- Fan-out 10: one list, owner with 5 webhooks and a member with 5 (at most 5 per account), each subscribed to `list.changed` only, each on its own HTTPS receiver (origin): 10 deliveries per write. Fan-out 1: 10 lists of 10 accounts with one webhook each, writes round-robin over the lists. Each write fires `item.added` and `list.changed`.',
+    [
+      '- Fan-out 10: one list, owner with 5 webhooks and a member with 5 (at most 5 per account), each subscribed to `list.changed` only,',
+      'each on its own HTTPS receiver (origin): 10 deliveries per write.',
+      'Fan-out 1: 10 lists of 10 accounts with one webhook each, writes round-robin over the lists.',
+      'Each write fires `item.added` and `list.changed`.',
+    ].join(' '),
   );
   out.push(
-    '- Receivers verify every signature (pings once the registration has answered with the secret) and record (list, cursor, webhook, topic) and the receipt time; the ledger joins them with the 202 answers and with the delivery log (polled while it grows, since the service prunes it to 1000 per webhook).',
+    [
+      '- Receivers verify every signature (pings once the registration has answered with the secret)',
+      'and record (list, cursor, webhook, topic) and the receipt time; the ledger joins them with the 202 answers',
+      'and with the delivery log (polled while it grows, since the service prunes it to 1000 per webhook).',
+    ].join(' '),
   );
   out.push(
-    '- CPU: /proc/<pid>/stat of each process (the Temporal CLI with its children; PostgreSQL: the postmaster, its background processes and the backends of the bench database) over warm-up + steady + drain, divided by the deliveries of the step. "service" sums the system under test (API, worker, Temporal, PostgreSQL; or the baseline process), "all" adds receivers and generator. Unattributed = machine busy CPU minus all measured processes (the kernel, the harness, anything else running on the machine).',
+    [
+      '- CPU: /proc/<pid>/stat of each process (the Temporal CLI with its children;',
+      'PostgreSQL: the postmaster, its background processes and the backends of the bench database)',
+      'over warm-up + steady + drain, divided by the deliveries of the step.',
+      '"service" sums the system under test (API, worker, Temporal, PostgreSQL; or the baseline process),',
+      '"all" adds receivers and generator.',
+      'Unattributed = machine busy CPU minus all measured processes (the kernel, the harness, anything else running on the machine).',
+    ].join(' '),
   );
   out.push(
-    '- CPU ceiling = cores × 1000 / CPU-ms per delivery (all processes): the deliveries/s this machine could carry at the measured CPU cost were nothing else running. Unlike latency and the knee, it hardly depends on other load on the machine, which the steps table shows (unattributed CPU).',
+    [
+      '- CPU ceiling = cores × 1000 / CPU-ms per delivery (all processes):',
+      'the deliveries/s this machine could carry at the measured CPU cost were nothing else running.',
+      'Unlike latency and the knee, it hardly depends on other load on the machine, which the steps table shows (unattributed CPU).',
+    ].join(' '),
   );
   out.push('- Peak RSS of PostgreSQL sums its processes and so counts its shared buffers several times.');
   out.push(`- Worker: ${e.workerOptions.sdkDefaults}; the product sets only: ${e.workerOptions.overrides.join(' ')}.`);
@@ -383,9 +510,8 @@ export function renderMarkdown(report: Report, image: string): string {
     const top = Object.entries(temporalLog.byMessage)
       .sort((a, b) => Number(b[1]) - Number(a[1]))
       .slice(0, 4);
-    out.push(
-      `- Temporal server log, ${s.id}: ${temporalLog.warnings} warnings, ${temporalLog.errors} errors; most frequent: ${top.map(([k, v]) => `\`${k}\` ×${v}`).join(', ')}.`,
-    );
+    const frequent = top.map(([k, v]) => `\`${k}\` ×${v}`).join(', ');
+    out.push(`- Temporal server log, ${s.id}: ${temporalLog.warnings} warnings, ${temporalLog.errors} errors; most frequent: ${frequent}.`);
   }
   const allLogs = report.scenarios.filter((s) => s.logs).map((s) => `${s.id}: ${logSummary(s.logs)}`);
   if (allLogs.length) out.push(`- Warnings / errors in the service logs: ${allLogs.join('; ')}.`);
@@ -395,13 +521,31 @@ export function renderMarkdown(report: Report, image: string): string {
   return out.join('\n');
 }
 
+/** A section per scenario of `kind`: its heading, then what `render` writes of its outcome, or its error. */
+function pushSections(
+  out: string[],
+  report: Report,
+  kind: 'hot' | 'recovery',
+  title: string,
+  render: (scenario: ScenarioResult) => void,
+): void {
+  for (const s of report.scenarios.filter((x) => x.kind === kind)) {
+    out.push(`## ${title} (${s.id})`);
+    out.push('');
+    if (s.error || !s[kind]) {
+      out.push(`error: ${s.error}`);
+      out.push('');
+    } else render(s);
+  }
+}
+
 function logSummary(logs: LogScan | undefined): string {
   if (!logs) return 'none read';
   return Object.entries(logs)
-    .map(
-      ([name, l]) =>
-        `${name} ${l.warnings} warnings, ${l.errors} errors${l.sample.length ? ` (e.g. \`${l.sample[0]?.replace(/`/g, "'").slice(0, 160)}\`)` : ''}`,
-    )
+    .map(([name, l]) => {
+      const example = l.sample.length ? ` (e.g. \`${l.sample[0]?.replace(/`/g, "'").slice(0, 160)}\`)` : '';
+      return `${name} ${l.warnings} warnings, ${l.errors} errors${example}`;
+    })
     .join(', ');
 }
 
@@ -427,15 +571,16 @@ export function chart(report: Report): string {
   const y = (v: number) => m.top + ph - ((Math.log10(Math.max(v, yMin)) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin))) * ph;
   const parts = [];
   parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}"` +
+      ' font-family="DejaVu Sans, sans-serif" font-size="12">',
   );
   parts.push(`<rect width="${W}" height="${H}" fill="white"/>`);
   parts.push(
     `<text x="${m.left}" y="28" font-size="16" font-weight="bold">End-to-end latency (write t0 to receipt) against offered load</text>`,
   );
-  parts.push(
-    `<text x="${m.left}" y="44" font-size="11" fill="#555">${esc(`${report.startedAt.slice(0, 16)} ${report.config.quick ? 'quick' : 'full'} run; solid p99, dashed p50; hollow marker: step failed`)}</text>`,
-  );
+  const run = `${report.startedAt.slice(0, 16)} ${report.config.quick ? 'quick' : 'full'} run`;
+  const subtitle = `${run}; solid p99, dashed p50; hollow marker: step failed`;
+  parts.push(`<text x="${m.left}" y="44" font-size="11" fill="#555">${esc(subtitle)}</text>`);
   // Grid and axes.
   for (let v = yMin; v <= yMax; v *= 10) {
     parts.push(`<line x1="${m.left}" x2="${m.left + pw}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`);
@@ -459,13 +604,13 @@ export function chart(report: Report): string {
     ] as const) {
       const pts = s.steps!.filter((st) => st.e2eMs[key] !== null);
       if (!pts.length) continue;
-      parts.push(
-        `<polyline fill="none" stroke="${color}" stroke-width="2" ${dash ? `stroke-dasharray="${dash}"` : ''} points="${pts.map((st) => `${x(st.rate).toFixed(1)},${y(st.e2eMs[key]!).toFixed(1)}`).join(' ')}"/>`,
-      );
+      const at = (st: StepResult) => ({ cx: x(st.rate).toFixed(1), cy: y(st.e2eMs[key]!).toFixed(1) });
+      const points = pts.map((st) => `${at(st).cx},${at(st).cy}`).join(' ');
+      const dashes = dash ? `stroke-dasharray="${dash}"` : '';
+      parts.push(`<polyline fill="none" stroke="${color}" stroke-width="2" ${dashes} points="${points}"/>`);
       for (const st of pts) {
-        parts.push(
-          `<circle cx="${x(st.rate).toFixed(1)}" cy="${y(st.e2eMs[key]!).toFixed(1)}" r="3.5" fill="${st.pass ? color : 'white'}" stroke="${color}" stroke-width="1.5"/>`,
-        );
+        const { cx, cy } = at(st);
+        parts.push(`<circle cx="${cx}" cy="${cy}" r="3.5" fill="${st.pass ? color : 'white'}" stroke="${color}" stroke-width="1.5"/>`);
       }
     }
     const ly = m.top + 10 + i * 22;
@@ -480,7 +625,8 @@ function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-// `node dist/scripts/bench/report.js scripts/bench/results/<stamp>.json` renders the Markdown and the chart of a run again, next to the JSON.
+// `node dist/scripts/bench/report.js scripts/bench/results/<stamp>.json` renders the Markdown
+// and the chart of a run again, next to the JSON.
 if (require.main === module) {
   const file = process.argv[2];
   if (!file) {
@@ -489,22 +635,4 @@ if (require.main === module) {
   }
   const report = JSON.parse(fs.readFileSync(file, 'utf8')) as Report;
   void writeReports(report, path.dirname(path.resolve(file))).then(({ paths }) => console.log(`wrote ${paths.join(', ')}`));
-}
-
-/** A section per scenario of `kind`: its heading, then what `render` writes of its outcome, or its error. */
-function pushSections(
-  out: string[],
-  report: Report,
-  kind: 'hot' | 'recovery',
-  title: string,
-  render: (scenario: ScenarioResult) => void,
-): void {
-  for (const s of report.scenarios.filter((x) => x.kind === kind)) {
-    out.push(`## ${title} (${s.id})`);
-    out.push('');
-    if (s.error || !s[kind]) {
-      out.push(`error: ${s.error}`);
-      out.push('');
-    } else render(s);
-  }
 }

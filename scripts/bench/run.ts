@@ -37,7 +37,7 @@ import { launch } from './lib/launcher';
 import { scanLogs, scanServerLog, serverLogOffset } from './lib/logs';
 import { ProcessSampler } from './lib/proc';
 import * as stack from './lib/stack';
-import { measureIdle, runStep, type StepResult } from './lib/step';
+import { measureIdle, runStep } from './lib/step';
 import { round } from './lib/stats';
 import {
   type Context,
@@ -49,6 +49,7 @@ import {
   type ScenarioInfo,
   type ScenarioResult,
   type ServiceTarget,
+  type StepResult,
   type Target,
 } from './lib/types';
 import { writeReports } from './report';
@@ -196,10 +197,13 @@ async function runFanout(scenario: FanoutScenario, target: Target, ctx: Context)
     step.discardedAttempts = discarded;
     steps.push(step);
     const { ledger } = step;
+    const skipped = ledger.skipped ? `${ledger.skipped} skipped while paused + ` : '';
     log(
-      `${scenario.id} ${rate}/s: accepted ${step.acceptedPerSec}/s, deliveries ${step.deliveriesPerSec}/s, accept p99 ${step.acceptMs.p99} ms, ` +
-        `e2e p50/p99 ${step.e2eMs.p50}/${step.e2eMs.p99} ms, ledger ${ledger.balanced ? 'balanced' : 'NOT balanced'} ` +
-        `(sent ${ledger.sent} = ${ledger.delivered} delivered + ${ledger.failedRecorded} failed + ${ledger.skipped ? `${ledger.skipped} skipped while paused + ` : ''}${ledger.missing} missing; ${ledger.duplicates} dup), ` +
+      `${scenario.id} ${rate}/s: accepted ${step.acceptedPerSec}/s, deliveries ${step.deliveriesPerSec}/s, ` +
+        `accept p99 ${step.acceptMs.p99} ms, e2e p50/p99 ${step.e2eMs.p50}/${step.e2eMs.p99} ms, ` +
+        `ledger ${ledger.balanced ? 'balanced' : 'NOT balanced'} ` +
+        `(sent ${ledger.sent} = ${ledger.delivered} delivered + ${ledger.failedRecorded} failed + ${skipped}` +
+        `${ledger.missing} missing; ${ledger.duplicates} dup), ` +
         `${step.cpuMsPerDelivery.all} CPU-ms/delivery -> ${step.pass ? 'pass' : `FAIL (${step.failures.join('; ')})`}`,
     );
     if (!ledger.balanced) {

@@ -8,7 +8,11 @@ import { metricsText, registry } from '../metrics';
 import { apiErrors } from './errors';
 import { INTERNAL_BODY_LIMIT_BYTES, PUBLIC_BODY_LIMIT_BYTES } from '../limits';
 import { buildOpenApiDocument } from './openapi';
-import { authenticateAccount, authenticateInternal, errorEnvelope, jsonBody, requestLog, type ApiState } from './middleware';
+import type { AccountAccess } from './account-access';
+import { authenticateInternal, errorEnvelope, jsonBody, requestLog, type ApiState } from './middleware';
+import { accountRoutes } from './routes/account';
+import { accountTokenRoutes } from './routes/account-tokens';
+import { accountUsageRoutes } from './routes/account-usage';
 import { internalRoutes } from './routes/internal';
 import { recoveryRoutes } from './routes/recoveries';
 import { webhookRoutes } from './routes/webhooks';
@@ -22,6 +26,10 @@ export interface AppDependencies {
   deliveryTimeoutMs: number;
   /** Where the Temporal SDK's Prometheus exporter answers, if it runs; appended to /metrics. */
   sdkMetricsUrl?: string;
+  /** The public API's tokens, rate limits and meter (started and stopped by the caller). */
+  access: AccountAccess;
+  /** Proxies in front of the API whose X-Forwarded-For is believed (TRUST_PROXY_HOPS); 0: none. */
+  trustProxyHops?: number;
 }
 
 /** The routers of the three route groups, in the order the app tries them. */
@@ -43,11 +51,17 @@ export function createRouters(deps: AppDependencies): Router<ApiState>[] {
 
   // Auth comes first, before a route reads its body (only routes that take one do).
   const publicApi = new Router<ApiState>({ prefix: '/v3' });
-  publicApi.use(authenticateAccount(deps.sql));
-  const webhooks = webhookRoutes({ ...deps, body: jsonBody(PUBLIC_BODY_LIMIT_BYTES) });
-  publicApi.use(webhooks.routes(), webhooks.allowedMethods());
-  const recoveries = recoveryRoutes({ ...deps, body: jsonBody(PUBLIC_BODY_LIMIT_BYTES) });
-  publicApi.use(recoveries.routes(), recoveries.allowedMethods());
+  publicApi.use(deps.access.authenticate);
+  const publicBody = jsonBody(PUBLIC_BODY_LIMIT_BYTES);
+  for (const routes of [
+    webhookRoutes({ ...deps, body: publicBody }),
+    accountRoutes({ ...deps, body: publicBody }),
+    accountTokenRoutes({ ...deps, body: publicBody }),
+    accountUsageRoutes(deps),
+    recoveryRoutes({ ...deps, body: publicBody }),
+  ]) {
+    publicApi.use(routes.routes(), routes.allowedMethods());
+  }
 
   const internalApi = new Router<ApiState>({ prefix: '/internal/v3' });
   internalApi.use(authenticateInternal(deps.internalApiToken));
@@ -70,8 +84,11 @@ function probeRoutes(deps: Pick<AppDependencies, 'sdkMetricsUrl'>): Router<ApiSt
   return router;
 }
 
-function appWith(logger: Logger, routers: Router<ApiState>[]): Koa<ApiState> {
+function appWith(logger: Logger, routers: Router<ApiState>[], trustProxyHops = 0): Koa<ApiState> {
   const app = new Koa<ApiState>();
+  // ctx.ip: the socket's peer, or, behind that many trusted proxies, the address the outermost saw.
+  app.proxy = trustProxyHops > 0;
+  app.maxIpsCount = trustProxyHops;
   // Errors are answered by errorEnvelope and logged there; Koa's own printer would repeat them.
   app.silent = true;
   app.use(requestLog(logger));
@@ -85,7 +102,7 @@ function appWith(logger: Logger, routers: Router<ApiState>[]): Koa<ApiState> {
 
 /** The API process: both APIs, the probes, and the dashboard page (which calls the public API). */
 export function createApp(deps: AppDependencies): Koa<ApiState> {
-  return appWith(deps.logger, [...createRouters(deps), dashboardRoutes()]);
+  return appWith(deps.logger, [...createRouters(deps), dashboardRoutes()], deps.trustProxyHops);
 }
 
 /** A worker running alone answers /healthz and /metrics only. */

@@ -21,6 +21,9 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'WEBHOOK_UNREACHABLE'
+  | 'TOKEN_NOT_FOUND'
+  | 'TOKEN_LIMIT_EXCEEDED'
+  | 'RATE_LIMITED'
   | 'INTERNAL'
   | 'UNAVAILABLE';
 
@@ -72,6 +75,18 @@ export const apiErrors = {
       reason,
       ...(statusCode === null ? {} : { statusCode }),
     }),
+  tokenNotFound: () => new ApiError(404, 'TOKEN_NOT_FOUND', 'No such token.'),
+  tokenLimitExceeded: (limit: number) =>
+    new ApiError(409, 'TOKEN_LIMIT_EXCEEDED', `An account may have at most ${limit} tokens: revoke one first.`),
+  rateLimited: (retryAfterSeconds: number, limited: 'account' | 'address') =>
+    new ApiError(
+      429,
+      'RATE_LIMITED',
+      `${limited === 'account' ? 'This account is over its rate limit' : 'Too many requests without a valid token from this address'}: ` +
+        `try again in ${retryAfterSeconds} ${retryAfterSeconds === 1 ? 'second' : 'seconds'}.`,
+      {},
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
   internal: () => new ApiError(500, 'INTERNAL', 'Something went wrong on our side.'),
   unavailable: () => new ApiError(503, 'UNAVAILABLE', 'A backing service is unreachable; try again shortly.', {}, { 'Retry-After': '5' }),
 };

@@ -1,8 +1,6 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Middleware, ParameterizedContext } from 'koa';
 import getRawBody from 'raw-body';
-import { findAccountIdByToken } from '../db/accounts';
-import type { Sql } from '../db/sql';
 import { UrlNotAllowedError } from '../delivery/url-policy';
 import type { Logger } from '../logger';
 import { metrics } from '../metrics';
@@ -139,20 +137,10 @@ export function jsonBody(limitBytes: number): Middleware<ApiState> {
   };
 }
 
-function bearerToken(ctx: ApiContext): string | null {
+/** The request's Bearer token, if it has one of a sane form. */
+export function bearerToken(ctx: ApiContext): string | null {
   const match = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i.exec(ctx.get('Authorization'));
   return match ? match[1] : null;
-}
-
-/** Public API: the Bearer token of an account; sets ctx.state.accountId. */
-export function authenticateAccount(sql: Sql): Middleware<ApiState> {
-  return async (ctx, next) => {
-    const token = bearerToken(ctx);
-    const accountId = token === null ? null : await findAccountIdByToken(sql, token);
-    if (accountId === null) throw apiErrors.unauthorized();
-    ctx.state.accountId = accountId;
-    await next();
-  };
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();

@@ -3,7 +3,15 @@
 // one source of truth. Served at GET /v3/openapi.json.
 import { version } from '../../package.json';
 import { DELIVERY_LOG_KEPT } from '../db/deliveries';
-import { byteSize, INTERNAL_BODY_LIMIT_BYTES, MAX_WEBHOOKS_PER_ACCOUNT, PUBLIC_BODY_LIMIT_BYTES, RECOVERIES_LISTED } from '../limits';
+import {
+  byteSize,
+  INTERNAL_BODY_LIMIT_BYTES,
+  MAX_TOKENS_PER_ACCOUNT,
+  MAX_WEBHOOKS_PER_ACCOUNT,
+  PUBLIC_BODY_LIMIT_BYTES,
+  RECOVERIES_LISTED,
+  USAGE_DAYS,
+} from '../limits';
 import * as objects from '../objects';
 import type { ErrorCode } from './errors';
 import * as schemas from './schemas';
@@ -29,9 +37,19 @@ const components = {
   ListWriteBody: schemas.listWriteBody,
   WriteAccepted: objects.writeAccepted,
   DeliveryPage: objects.deliveryPage,
+  DeliveryDetail: objects.deliveryDetail,
   RedeliveryResult: objects.redeliveryResult,
   RotateSecretBody: schemas.rotateSecretBody,
   RotatedSecret: objects.rotatedSecret,
+  Account: objects.accountObject,
+  UpdateAccountBody: schemas.updateAccountBody,
+  Notice: objects.noticeObject,
+  NoticePage: objects.noticePage,
+  ApiToken: objects.apiTokenObject,
+  ApiTokenList: objects.apiTokenList,
+  CreatedApiToken: objects.createdApiToken,
+  CreateTokenBody: schemas.createTokenBody,
+  Usage: objects.usage,
   CreateRecoveryBody: schemas.createRecoveryBody,
   Recovery: objects.recoveryObject,
   RecoveryList: objects.recoveryList,
@@ -90,16 +108,60 @@ const withToken = (own: Record<string, unknown>, bodyLimitBytes?: number) => ({
   ...unavailable,
   ...unexpected,
 });
+/** What an operation that reads a JSON body of at most `bodyLimitBytes` answers: `own`, a 400 for a body that is no JSON or fails its schema, and the rest. */
+const withJsonBody = (own: Record<string, unknown>, bodyLimitBytes: number) =>
+  withToken({ ...own, 400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']) }, bodyLimitBytes);
+
+// The public API's rate limit: every answer past the token check carries the RateLimit-*
+// headers (a 503 or 500 may come before the limiter answered), and 429 is one answer more.
+const rateLimitHeaders = {
+  'RateLimit-Limit': { required: true, description: 'Requests the bucket holds', schema: { type: 'integer', minimum: 1 } },
+  'RateLimit-Remaining': { required: true, description: 'Requests left in it', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Reset': { required: true, description: 'Seconds until it is full again', schema: { type: 'integer', minimum: 0 } },
+};
+const rateLimited = {
+  429: {
+    ...errors("Over the account's rate limit, or the client address's without a valid token; nothing was done", ['RATE_LIMITED']),
+    headers: { 'Retry-After': { required: true, schema: { type: 'integer', minimum: 1 } } },
+  },
+};
+type Responses = Record<string, { headers?: Record<string, unknown> }>;
+/** An account-token operation's responses, rate-limited: 429 added, the RateLimit-* headers on each but 503 and 500. */
+function withRateLimit(responses: Responses): Responses {
+  return Object.fromEntries(
+    Object.entries({ ...responses, ...rateLimited }).map(([status, response]) => [
+      status,
+      status === '503' || status === 'default' ? response : { ...response, headers: { ...rateLimitHeaders, ...response.headers } },
+    ]),
+  );
+}
+type Paths = Record<string, Record<string, unknown>>;
+/** The paths, each operation that takes an account's token rate-limited. */
+function rateLimitingAccounts(paths: Paths): Paths {
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item).map(([key, operation]) => {
+          const limited = (operation as { security?: unknown }).security === account;
+          return [
+            key,
+            limited ? { ...(operation as object), responses: withRateLimit((operation as { responses: Responses }).responses) } : operation,
+          ];
+        }),
+      ),
+    ]),
+  );
+}
+
 const webhookNotFound = { 404: errors("Unknown webhook, or another account's", ['WEBHOOK_NOT_FOUND']) };
 /** What a POST that acts on one of the caller's webhooks answers: `success`, or one of these errors. */
-const actionOnWebhook = (success: ReturnType<typeof ok>) =>
-  withToken(
-    { 200: success, 400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']), ...webhookNotFound },
-    PUBLIC_BODY_LIMIT_BYTES,
-  );
+const actionOnWebhook = (success: ReturnType<typeof ok>) => withJsonBody({ 200: success, ...webhookNotFound }, PUBLIC_BODY_LIMIT_BYTES);
 const body = (name: keyof typeof components, required = true) => ({ required, content: json(ref(name)) });
 
 const webhookId = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Webhook id (wh_...)' };
+const deliveryId = (description: string) => ({ name: 'deliveryId', in: 'path', required: true, schema: { type: 'string' }, description });
+const deliveryNotFound = { 404: errors("Unknown webhook or delivery, or another's", ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND']) };
 const listId = { name: 'listId', in: 'path', required: true, schema: schemas.idParameter };
 const recoveryId = { name: 'recoveryId', in: 'path', required: true, schema: { type: 'string' }, description: 'Recovery id (rcv_...)' };
 const recoveryNotFound = {
@@ -118,7 +180,9 @@ export function buildOpenApiDocument() {
       description:
         'Public API (/v3) for accounts and internal API (/internal/v3) for upstream services. Every error has the body ' +
         '{"error": {"code", "message", ...details}}. An unknown route answers 404 NOT_FOUND; a known route with another ' +
-        'method answers 405 METHOD_NOT_ALLOWED with an Allow header.',
+        'method answers 405 METHOD_NOT_ALLOWED with an Allow header. The routes an account token reaches are rate-limited ' +
+        'per account, and per client address for requests without a valid token: their answers carry RateLimit-Limit, ' +
+        'RateLimit-Remaining and RateLimit-Reset, and one over the limit is 429 RATE_LIMITED with Retry-After.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     components: {
@@ -128,7 +192,7 @@ export function buildOpenApiDocument() {
         internalToken: { type: 'http', scheme: 'bearer', description: 'INTERNAL_API_TOKEN' },
       },
     },
-    paths: {
+    paths: rateLimitingAccounts({
       '/v3/webhooks': {
         get: {
           operationId: 'listWebhooks',
@@ -208,17 +272,21 @@ export function buildOpenApiDocument() {
           }),
         },
       },
+      '/v3/webhooks/{id}/deliveries/{deliveryId}': {
+        parameters: [webhookId, deliveryId('A logged attempt (dlv_...)')],
+        get: {
+          operationId: 'getDelivery',
+          summary: 'One entry of the delivery log, with what was sent and what came back',
+          description:
+            'The log entry plus request (url, headers as sent, the exact body; never the secret) and response (status, ' +
+            "headers kept to 4 KiB, the first 4 KiB of the body as UTF-8 text). The receiver's text is data: show it as " +
+            'text, never as markup.',
+          security: account,
+          responses: withToken({ 200: ok('The entry', ref('DeliveryDetail')), ...deliveryNotFound }),
+        },
+      },
       '/v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries': {
-        parameters: [
-          webhookId,
-          {
-            name: 'deliveryId',
-            in: 'path',
-            required: true,
-            schema: { type: 'string' },
-            description: 'A logged event delivery or redelivery (dlv_...)',
-          },
-        ],
+        parameters: [webhookId, deliveryId('A logged event delivery or redelivery (dlv_...)')],
         post: {
           operationId: 'redeliverDelivery',
           summary: 'Send a logged event again, now, once (also to a paused webhook); never counted as a failure',
@@ -229,7 +297,7 @@ export function buildOpenApiDocument() {
           requestBody: body('EmptyBody', false),
           responses: {
             ...actionOnWebhook(ok('What the redelivery got', ref('RedeliveryResult'))),
-            404: errors("Unknown webhook or delivery, or another's", ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND']),
+            ...deliveryNotFound,
             409: errors('A ping is not redelivered', ['NOT_REDELIVERABLE']),
           },
         },
@@ -296,6 +364,83 @@ export function buildOpenApiDocument() {
           responses: withToken({ 200: ok('The recovery', ref('Recovery')), ...recoveryNotFound }),
         },
       },
+      '/v3/account': {
+        get: {
+          operationId: 'getAccount',
+          summary: "The caller's account",
+          security: account,
+          responses: withToken({ 200: ok('The account', ref('Account')) }),
+        },
+        patch: {
+          operationId: 'updateAccount',
+          summary: "Set or clear where the account's notices are mailed",
+          security: account,
+          requestBody: body('UpdateAccountBody'),
+          responses: withJsonBody({ 200: ok('The account after the change', ref('Account')) }, PUBLIC_BODY_LIMIT_BYTES),
+        },
+      },
+      '/v3/account/notices': {
+        get: {
+          operationId: 'listNotices',
+          summary: `The account's notices, newest first (kept RETENTION_DAYS)`,
+          description:
+            'webhook.failing when a webhook fails 10 deliveries in a row, webhook.paused when 20 pause it; once per ' +
+            'streak of failures. Paged like the delivery log; webhookId narrows it to one webhook.',
+          security: account,
+          parameters: Object.entries(schemas.noticesQuery.properties).map(([name, schema]) => ({ name, in: 'query', schema })),
+          responses: withToken({
+            200: ok('A page of notices', ref('NoticePage')),
+            400: errors('Invalid query', ['VALIDATION_FAILED']),
+          }),
+        },
+      },
+      '/v3/account/tokens': {
+        get: {
+          operationId: 'listTokens',
+          summary: "The account's API tokens, oldest first",
+          security: account,
+          responses: withToken({ 200: ok('The tokens; never the tokens themselves', ref('ApiTokenList')) }),
+        },
+        post: {
+          operationId: 'createToken',
+          summary: `Make an API token (at most ${MAX_TOKENS_PER_ACCOUNT} per account)`,
+          security: account,
+          requestBody: body('CreateTokenBody'),
+          responses: withToken(
+            {
+              201: ok('Created; the only response that holds the token', ref('CreatedApiToken')),
+              400: errors('Invalid request, or expiresAt not in the future', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
+              409: errors(`The account has ${MAX_TOKENS_PER_ACCOUNT} tokens`, ['TOKEN_LIMIT_EXCEEDED']),
+            },
+            PUBLIC_BODY_LIMIT_BYTES,
+          ),
+        },
+      },
+      '/v3/account/tokens/{tokenId}': {
+        parameters: [{ name: 'tokenId', in: 'path', required: true, schema: { type: 'string' }, description: 'Token id (tkn_...)' }],
+        delete: {
+          operationId: 'revokeToken',
+          summary: 'Revoke a token: every API process refuses it from the answer on',
+          description: "Any of the account's tokens, the one the request is made with included (the account then needs another).",
+          security: account,
+          responses: withToken({
+            204: ok('Revoked'),
+            404: errors("Unknown token, or another account's", ['TOKEN_NOT_FOUND']),
+          }),
+        },
+      },
+      '/v3/account/usage': {
+        get: {
+          operationId: 'getUsage',
+          summary: `The fair-use meter: API requests and deliveries per UTC day, the last ${USAGE_DAYS} days`,
+          description:
+            "apiRequests counts the requests made with any of the account's tokens (a second or so behind, per API process); " +
+            'deliveries counts the POSTs the service made to its webhooks. Polling costs a request per look; a webhook ' +
+            'costs a delivery per change.',
+          security: account,
+          responses: withToken({ 200: ok(`${USAGE_DAYS} days, oldest first`, ref('Usage')) }),
+        },
+      },
       '/v3/openapi.json': {
         get: {
           operationId: 'getOpenApiDocument',
@@ -329,11 +474,8 @@ export function buildOpenApiDocument() {
           operationId: 'createAccount',
           security: internal,
           requestBody: body('CreateAccountBody'),
-          responses: withToken(
-            {
-              201: ok('Created; the token is shown once and stored only as a hash', ref('CreatedAccount')),
-              400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
-            },
+          responses: withJsonBody(
+            { 201: ok('Created; the token is shown once and stored only as a hash', ref('CreatedAccount')) },
             INTERNAL_BODY_LIMIT_BYTES,
           ),
         },
@@ -385,6 +527,6 @@ export function buildOpenApiDocument() {
           ),
         },
       },
-    },
+    }),
   };
 }

@@ -3,6 +3,7 @@
 // the OpenAPI document is built from the same objects, with the responses' (src/objects.ts).
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import type { FromSchema } from 'json-schema-to-ts';
+import { idPattern } from '../ids';
 import { MAX_CHANGES_PER_WRITE, MAX_LIST_IDS, MAX_LIST_MEMBERS } from '../limits';
 import { deliveryIdSchema, deliveryKindSchema, deliveryOutcomeSchema, topicSchema } from '../objects';
 import { CHANGE_TYPES, TOPICS } from '../topics';
@@ -13,6 +14,8 @@ const ajv = new Ajv2020({ allErrors: false, strict: true });
 const id = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' } as const;
 const events = { type: 'array', minItems: 1, maxItems: TOPICS.length, uniqueItems: true, items: topicSchema } as const;
 const listIds = { type: 'array', maxItems: MAX_LIST_IDS, uniqueItems: true, items: id } as const;
+// No NUL: PostgreSQL text cannot hold it (it was a 500).
+const nameText = { type: 'string', minLength: 1, pattern: '^[^\\u0000]*$', description: 'Any text but the NUL character' } as const;
 const isoTime = {
   type: 'string',
   maxLength: 40,
@@ -48,14 +51,26 @@ export type UpdateWebhookBody = FromSchema<typeof updateWebhookBody>;
 /** Routes without a body accept none or an empty object. */
 export const emptyBody = { type: 'object', additionalProperties: false } as const;
 
+/**
+ * An email address as mail is addressed in practice (RFC 5321/5322 without quoting or
+ * comments): a dot-atom local part of at most 64 characters, `@`, and a domain name of two or
+ * more labels (letters, digits, inner hyphens; at most 63 each); 254 characters in all.
+ */
+const EMAIL_PATTERN =
+  "^(?=[^@]{1,64}@)[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*" +
+  '@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$';
+const notificationEmail = {
+  type: ['string', 'null'],
+  maxLength: 254,
+  pattern: EMAIL_PATTERN,
+  description: "Where the account's notices are mailed (an address of at most 254 characters); null: nowhere",
+} as const;
+
 export const createAccountBody = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
-  // No NUL: PostgreSQL text cannot hold it (it was a 500).
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^\\u0000]*$', description: 'Any text but the NUL character' },
-  },
+  properties: { name: { ...nameText, maxLength: 200 }, notificationEmail },
 } as const;
 export type CreateAccountBody = FromSchema<typeof createAccountBody>;
 
@@ -119,6 +134,17 @@ export const createRecoveryBody = {
 } as const;
 export type CreateRecoveryBody = FromSchema<typeof createRecoveryBody>;
 
+export const createTokenBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: { ...nameText, maxLength: 100 },
+    expiresAt: { ...isoTime, description: 'ISO 8601 time, in the future, from which the token is refused; omitted: never' },
+  },
+} as const;
+export type CreateTokenBody = FromSchema<typeof createTokenBody>;
+
 export const deliveriesQuery = {
   type: 'object',
   additionalProperties: false,
@@ -131,6 +157,25 @@ export const deliveriesQuery = {
   },
 } as const;
 export type DeliveriesQuery = FromSchema<typeof deliveriesQuery>;
+
+export const updateAccountBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['notificationEmail'],
+  properties: { notificationEmail },
+} as const;
+export type UpdateAccountBody = FromSchema<typeof updateAccountBody>;
+
+export const noticesQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: deliveriesQuery.properties.limit,
+    before: { type: 'string', pattern: idPattern('ntc'), description: 'The `next` of the previous page' },
+    webhookId: { type: 'string', pattern: idPattern('wh'), description: "Only this webhook's notices" },
+  },
+} as const;
+export type NoticesQuery = FromSchema<typeof noticesQuery>;
 
 export const idParameter = id;
 
@@ -146,6 +191,9 @@ export const validators = {
   rotateSecretBody: ajv.compile<RotateSecretBody>(rotateSecretBody),
   createRecoveryBody: ajv.compile<CreateRecoveryBody>(createRecoveryBody),
   deliveriesQuery: ajv.compile<DeliveriesQuery>(deliveriesQuery),
+  updateAccountBody: ajv.compile<UpdateAccountBody>(updateAccountBody),
+  noticesQuery: ajv.compile<NoticesQuery>(noticesQuery),
+  createTokenBody: ajv.compile<CreateTokenBody>(createTokenBody),
   id: ajv.compile<string>(idParameter),
 };
 

@@ -145,9 +145,23 @@ export interface Pruned {
   listWrites: number;
   registrations: number;
   deliveryClaims: number;
+  /** Absent before notices existed. */
+  notices?: number;
   /** Finished recoveries (absent before recoveries existed). */
   recoveries?: number;
 }
+
+/** Input of `notice/{noticeId}`: the notice to mail, by id alone (its address is read when it is sent). */
+export interface NoticeMailRequest {
+  noticeId: string;
+}
+
+/**
+ * What became of a notice's mail, the result of `notice/{noticeId}`: sent; or not sent, since
+ * the account was over its hourly cap, has no notificationEmail, the worker has no SMTP_URL,
+ * or the notice is gone (pruned).
+ */
+export type NoticeMailOutcome = 'sent' | 'capped' | 'no_address' | 'not_configured' | 'gone';
 
 /**
  * Input of `recovery/{webhookId}/{recoveryId}`. Its set is fixed in PostgreSQL when it starts

@@ -15,6 +15,8 @@ import type {
   RegistrationResult,
   WebhookLifecycleInput,
   DeliveryResult,
+  NoticeMailRequest,
+  NoticeMailOutcome,
 } from './payloads';
 
 export const TASK_QUEUE = 'webhooks';
@@ -33,6 +35,7 @@ export interface WorkflowTypes {
   deliverListWriteBatch: (batch: ListWriteBatch) => Promise<void>;
   pruneRecords: (request: PruneRequest) => Promise<Pruned>;
   recoverDeliveries: (input: RecoveryInput) => Promise<RecoveryState>;
+  mailNotice: (request: NoticeMailRequest) => Promise<NoticeMailOutcome>;
 }
 
 /** Workflow ids, as operators search for them in the Temporal Web UI. */
@@ -44,5 +47,6 @@ export const recoveryWorkflowId = (webhookId: string, recoveryId: string) => `re
 export const listWriteWorkflowId = (listId: string, writeId: string) => `list-write/${listId}/${writeId}`;
 export const listWriteBatchWorkflowId = (listId: string, writeId: string, batch: number) =>
   `${listWriteWorkflowId(listId, writeId)}/batch/${batch}`;
+export const noticeWorkflowId = (noticeId: string) => `notice/${noticeId}`;
 /** One pruning schedule per task queue (that is, per deployment); its workflows' ids start the same. */
 export const retentionScheduleId = (taskQueue: string) => `prune-records/${taskQueue}`;

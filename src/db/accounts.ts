@@ -1,22 +1,23 @@
-import { hashToken, newToken } from '../secrets';
 import { newId } from '../ids';
+import type { Account } from '../objects';
 import type { Db, Sql } from './sql';
+import { insertToken } from './tokens';
 
-export async function createAccount(sql: Sql, name: string): Promise<{ id: string; token: string }> {
+/** The name of the token an account is made with. */
+export const INITIAL_TOKEN_NAME = 'initial';
+
+/** A new account and its first token (shown this once). */
+export async function createAccount(
+  sql: Sql,
+  name: string,
+  notificationEmail: string | null = null,
+): Promise<{ id: string; token: string }> {
   const id = newId('acc');
-  const token = newToken();
-  await sql.begin(async (tx) => {
-    await tx`INSERT INTO accounts (id, name) VALUES (${id}, ${name})`;
-    await tx`INSERT INTO account_tokens (token_hash, account_id) VALUES (${hashToken(token)}, ${id})`;
+  const { token } = await sql.begin(async (tx) => {
+    await tx`INSERT INTO accounts (id, name, notification_email) VALUES (${id}, ${name}, ${notificationEmail})`;
+    return insertToken(tx, id, { name: INITIAL_TOKEN_NAME });
   });
   return { id, token };
-}
-
-/** The account a token belongs to, or null. Looked up by hash: the token itself is never stored. */
-export async function findAccountIdByToken(sql: Db, token: string): Promise<string | null> {
-  const [row] = await sql<{ accountId: string }[]>`
-    SELECT account_id AS "accountId" FROM account_tokens WHERE token_hash = ${hashToken(token)}`;
-  return row?.accountId ?? null;
 }
 
 /** The ids among `accountIds` that name no account. */
@@ -25,4 +26,32 @@ export async function findUnknownAccountIds(sql: Db, accountIds: string[]): Prom
   const known = await sql<{ id: string }[]>`SELECT id FROM accounts WHERE id = ANY(${accountIds})`;
   const knownIds = new Set(known.map((row) => row.id));
   return accountIds.filter((id) => !knownIds.has(id));
+}
+
+interface AccountRow {
+  id: string;
+  name: string;
+  notification_email: string | null;
+  created_at: Date;
+}
+
+const toAccount = (row: AccountRow): Account => ({
+  id: row.id,
+  name: row.name,
+  notificationEmail: row.notification_email,
+  createdAt: row.created_at.toISOString(),
+});
+
+/** The account, or null once it is gone. */
+export async function findAccount(sql: Db, accountId: string): Promise<Account | null> {
+  const [row] = await sql<AccountRow[]>`SELECT id, name, notification_email, created_at FROM accounts WHERE id = ${accountId}`;
+  return row ? toAccount(row) : null;
+}
+
+/** Sets where the account's notices are mailed (null: nowhere); the account after it, or null once it is gone. */
+export async function setNotificationEmail(sql: Db, accountId: string, notificationEmail: string | null): Promise<Account | null> {
+  const [row] = await sql<AccountRow[]>`
+    UPDATE accounts SET notification_email = ${notificationEmail} WHERE id = ${accountId}
+    RETURNING id, name, notification_email, created_at`;
+  return row ? toAccount(row) : null;
 }

@@ -1,7 +1,16 @@
 // The delivery log and the claims beside it: every attempt a worker makes (event deliveries,
-// pings, redeliveries) is logged here, and every event delivery's one attempt is claimed
-// here before its POST.
-import type { DeliveryKind, DeliveryLogEntry, DeliveryResult, WebhookStatus } from '../objects';
+// pings, redeliveries) is logged here, with what it sent and what came back, and so is every
+// event delivery skipped while its webhook is paused; every event delivery's one attempt is
+// claimed here before its POST.
+import type {
+  DeliveryDetail,
+  DeliveryKind,
+  DeliveryLogEntry,
+  DeliveryResult,
+  ReceivedResponse,
+  SentRequest,
+  WebhookStatus,
+} from '../objects';
 import type { Db } from './sql';
 
 // ---- where a delivery goes, and the claim of its one attempt ----
@@ -28,11 +37,11 @@ export interface DeliveryClaim {
 export type ClaimedTarget = DeliveryTarget & { claimed: boolean };
 
 /**
- * The targets of event deliveries and, for each whose webhook is active, the claim of its
- * one attempt, in one statement however many. `claimed` is false when the webhook is not
- * active (nothing is claimed) or when an earlier run of the same delivery already claimed
- * it, in an earlier call or earlier in this one: then nothing may be sent. Null for a
- * delivery whose webhook is deleted.
+ * The targets of event deliveries and the claim of each one's attempt, in one statement
+ * however many. `claimed` is false when an earlier run of the same delivery already claimed
+ * it, in an earlier call or earlier in this one: then nothing may be sent. A paused
+ * webhook's delivery is claimed too, as skipped: a later run, after a reactivation, sends
+ * nothing either. Null for a delivery whose webhook is deleted.
  */
 export async function claimDeliveries(sql: Db, claims: readonly DeliveryClaim[]): Promise<(ClaimedTarget | null)[]> {
   const wanted = claims.map(({ webhookId, deliveryId }) => ({ webhook_id: webhookId, delivery_id: deliveryId }));
@@ -42,7 +51,7 @@ export async function claimDeliveries(sql: Db, claims: readonly DeliveryClaim[])
     ), target AS (
       SELECT wanted.delivery_id, w.url, w.secret, w.status FROM wanted JOIN webhooks w ON w.id = wanted.webhook_id
     ), claim AS (
-      INSERT INTO delivery_claims (delivery_id) SELECT delivery_id FROM target WHERE status = 'active'
+      INSERT INTO delivery_claims (delivery_id) SELECT delivery_id FROM target
       ON CONFLICT (delivery_id) DO NOTHING
       RETURNING delivery_id
     )
@@ -71,7 +80,28 @@ export interface DeliveryRecord {
   at: string | null;
   /** The id a redelivery repeats; absent for the others. */
   redeliveryOf?: string;
-  result: DeliveryResult;
+  /** What the POST came to; `skipped`: an event delivery not sent, its webhook being paused. */
+  result: DeliveryResult | 'skipped';
+  /** What was sent; null when nothing was. */
+  request: SentRequest | null;
+  /** What came back; null when no response arrived. */
+  response: ReceivedResponse | null;
+}
+
+/** The log's columns of what an attempt came to. */
+function outcomeColumns(result: DeliveryRecord['result']) {
+  if (result === 'skipped') return { outcome: 'skipped', status_code: null, error: 'paused', duration_ms: 0 };
+  return {
+    outcome: result.delivered ? 'delivered' : 'failed',
+    status_code: result.statusCode,
+    error: result.error,
+    duration_ms: result.durationMs,
+  };
+}
+
+/** A failed event delivery counts against its webhook; a skipped one, a ping's or redelivery's, or our own (`internal`) never does. */
+function reportsFailure({ kind, result }: DeliveryRecord): boolean {
+  return kind === 'event' && result !== 'skipped' && !result.delivered && result.error !== 'internal';
 }
 
 /** The log keeps at least this many attempts per webhook; older ones are pruned. */
@@ -79,11 +109,16 @@ export const DELIVERY_LOG_KEPT = 1000;
 /** Pruning runs once every this many attempts of a webhook, not on every insert. */
 export const DELIVERY_LOG_PRUNE_EVERY = 100;
 
+/** PostgreSQL's `json`: kept as text, so the headers keep the order they were sent and received in. */
+const JSON_OID = 114;
+
 /**
- * Logs attempts, in one statement however many (nothing for a webhook that is gone), and
- * now and then prunes a webhook's log. A failed event delivery is also reported against its
- * webhook, in the same statement, before its workflow hears of it. `failuresToReset`, for
- * each attempt: whether, once the statement has counted the attempts, its webhook has a
+ * Logs attempts with what each sent and got back, in one statement however many (nothing
+ * for a webhook that is gone), counts those sent on their accounts' fair-use meter, and now
+ * and then prunes a webhook's log. A failed event
+ * delivery is also reported against its webhook, in the same statement, before its workflow
+ * hears of it; a skipped one is logged and neither reported nor counted. `failuresToReset`,
+ * for each attempt: whether, once the statement has counted the attempts, its webhook has a
  * failure count above 0 or failures its workflow has yet to count; a success then has
  * something to reset. Attempts of one webhook in one call are concurrent, so a success
  * among them counts as coming after their failures.
@@ -98,17 +133,18 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
     cursor: delivery.cursor,
     at: delivery.at,
     redelivery_of: delivery.redeliveryOf ?? null,
-    outcome: delivery.result.delivered ? 'delivered' : 'failed',
-    status_code: delivery.result.statusCode,
-    error: delivery.result.error,
-    duration_ms: delivery.result.durationMs,
-    reports_failure: delivery.kind === 'event' && !delivery.result.delivered && delivery.result.error !== 'internal' ? 1 : 0,
+    ...outcomeColumns(delivery.result),
+    reports_failure: reportsFailure(delivery) ? 1 : 0,
+    request: delivery.request,
+    response: delivery.response,
   }));
+  // As `json`, not `jsonb`, which would sort the headers' names.
   const counted = await sql<{ webhookId: string; logged: string; added: string; failuresToReset: boolean }[]>`
     WITH attempt AS (
-      SELECT * FROM jsonb_to_recordset(${sql.json(attempts)}) AS a(
+      SELECT * FROM json_to_recordset(${sql.typed(attempts, JSON_OID)}) AS a(
         id text, webhook_id text, kind text, event text, list_id text, cursor bigint, at timestamptz,
-        redelivery_of text, outcome text, status_code integer, error text, duration_ms integer, reports_failure integer)
+        redelivery_of text, outcome text, status_code integer, error text, duration_ms integer, reports_failure integer,
+        request json, response json)
     ), per_webhook AS (
       SELECT webhook_id, count(*) AS attempts, sum(reports_failure) AS failures FROM attempt GROUP BY webhook_id
     ), locked AS (
@@ -118,13 +154,25 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
       UPDATE webhooks w SET deliveries_logged = w.deliveries_logged + p.attempts,
                             failures_reported = w.failures_reported + p.failures
       FROM locked p WHERE w.id = p.id
-      RETURNING w.id, w.deliveries_logged, p.attempts,
+      RETURNING w.id, w.account_id, w.deliveries_logged, p.attempts,
                 w.consecutive_failures > 0 OR w.failures_reported > w.failures_counted AS failures_to_reset
     ), inserted AS (
-      INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, redelivery_of, outcome, status_code, error, duration_ms)
-      SELECT a.id, a.webhook_id, a.kind, a.event, a.list_id, a.cursor, a.at, a.redelivery_of, a.outcome, a.status_code, a.error, a.duration_ms
+      INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, redelivery_of, outcome, status_code, error, duration_ms,
+                              request, response)
+      SELECT a.id, a.webhook_id, a.kind, a.event, a.list_id, a.cursor, a.at, a.redelivery_of, a.outcome, a.status_code, a.error, a.duration_ms,
+             a.request, a.response
       FROM attempt a JOIN counted c ON c.id = a.webhook_id
       ON CONFLICT (id) DO NOTHING
+      RETURNING webhook_id, outcome
+    ), metered AS (
+      -- The fair-use meter, here rather than a statement per delivery: what was sent, not
+      -- what was skipped. Accounts in id order, so that two calls counting the same accounts
+      -- cannot deadlock.
+      INSERT INTO account_usage (account_id, day, deliveries)
+      SELECT c.account_id, (now() AT TIME ZONE 'UTC')::date, count(*) FROM inserted i JOIN counted c ON c.id = i.webhook_id
+      WHERE i.outcome <> 'skipped'
+      GROUP BY c.account_id ORDER BY c.account_id
+      ON CONFLICT (account_id, day) DO UPDATE SET deliveries = account_usage.deliveries + EXCLUDED.deliveries
     )
     SELECT id AS "webhookId", deliveries_logged AS logged, attempts AS added, failures_to_reset AS "failuresToReset" FROM counted`;
   for (const { webhookId, logged, added } of counted) {
@@ -204,6 +252,13 @@ export async function findDelivery(sql: Db, webhookId: string, deliveryId: strin
   const [row] = await sql<DeliveryLogRow[]>`
     SELECT ${sql(LOG_COLUMNS)} FROM deliveries WHERE id = ${deliveryId} AND webhook_id = ${webhookId}`;
   return row ? toLogEntry(row) : null;
+}
+
+/** One entry of a webhook's log with what it sent and what came back; null as for findDelivery. */
+export async function findDeliveryDetail(sql: Db, webhookId: string, deliveryId: string): Promise<DeliveryDetail | null> {
+  const [row] = await sql<(DeliveryLogRow & Pick<DeliveryDetail, 'request' | 'response'>)[]>`
+    SELECT ${sql(LOG_COLUMNS)}, request, response FROM deliveries WHERE id = ${deliveryId} AND webhook_id = ${webhookId}`;
+  return row ? { ...toLogEntry(row), request: row.request, response: row.response } : null;
 }
 
 /** Newest first; `before` is the id of the last entry of the previous page. */

@@ -1,7 +1,9 @@
 import type { Topic } from '../topics';
-import type { Webhook } from '../objects';
+import type { Notice, Webhook } from '../objects';
 import type { WebhookLifecycleState } from '../contract/payloads';
-import type { Db } from './sql';
+import { noticeCrossed, type CountedState } from '../notices/crossing';
+import { insertNotice, type NoticeMailState } from './notices';
+import type { Db, Sql } from './sql';
 
 export interface WebhookRow {
   id: string;
@@ -88,21 +90,64 @@ export async function replaceWebhookSecret(sql: Db, webhookId: string, secret: s
   await sql`UPDATE webhooks SET secret = ${secret}, updated_at = now() WHERE id = ${webhookId}`;
 }
 
+/** What one store of the per-webhook workflow's state did. */
+export interface MirroredState {
+  /** This store paused the webhook (a repeat of the same store: false). */
+  paused: boolean;
+  /** The notice this store made (noticeCrossed in src/notices/crossing.ts), if any. */
+  notice: (Notice & { mail: NoticeMailState }) | null;
+  /** The webhook's notices whose mail is `pending`, this store's own included: their workflows are to be started. */
+  pendingMail: string[];
+}
+
 /**
- * Mirrors the per-webhook workflow's state, which only that workflow changes. Returns
- * true when this call paused the webhook (a repeat of the same call returns false).
+ * Mirrors the per-webhook workflow's state, which only that workflow changes, and makes the
+ * notice the change calls for, in one transaction: a notice exists if and only if the state
+ * that made it is stored, and a repeat of the same store changes nothing and makes none.
+ * The webhook's row lock orders the stores of one webhook. `mailNotices`: whether this
+ * worker mails notices (SMTP_URL; default: it does not); a notice is `pending` when it does
+ * and the account has a notificationEmail.
  */
-export async function mirrorWebhookState(sql: Db, state: WebhookLifecycleState): Promise<{ paused: boolean }> {
-  const [row] = await sql<{ wasStatus: string }[]>`
-    UPDATE webhooks w SET status = ${state.status}, paused_reason = ${state.pausedReason},
+export function mirrorWebhookState(sql: Sql, state: WebhookLifecycleState, { mailNotices = false } = {}): Promise<MirroredState> {
+  return sql.begin(async (tx): Promise<MirroredState> => {
+    const [before] = await tx<(CountedState & { accountId: string; url: string; hasAddress: boolean; pendingMail: string[] })[]>`
+      SELECT w.status, w.paused_reason AS "pausedReason", w.consecutive_failures AS "consecutiveFailures",
+             w.failures_counted::float8 AS "failuresCounted", w.account_id AS "accountId", w.url,
+             a.notification_email IS NOT NULL AS "hasAddress",
+             ARRAY(SELECT id FROM notices n WHERE n.webhook_id = w.id AND n.mail = 'pending' ORDER BY n.created_at, n.id) AS "pendingMail"
+      FROM webhooks w JOIN accounts a ON a.id = w.account_id
+      WHERE w.id = ${state.webhookId}
+      FOR UPDATE OF w`;
+    if (!before) return { paused: false, notice: null, pendingMail: [] };
+    const unchanged =
+      before.status === state.status &&
+      before.pausedReason === state.pausedReason &&
+      before.consecutiveFailures === state.consecutiveFailures &&
+      before.failuresCounted === state.failuresCounted;
+    if (unchanged) return { paused: false, notice: null, pendingMail: before.pendingMail };
+    await tx`
+      UPDATE webhooks SET status = ${state.status}, paused_reason = ${state.pausedReason},
                           consecutive_failures = ${state.consecutiveFailures},
                           failures_counted = ${state.failuresCounted}, updated_at = now()
-    FROM (SELECT id, status FROM webhooks WHERE id = ${state.webhookId} FOR UPDATE) AS before
-    WHERE w.id = before.id
-      AND (w.status, w.paused_reason, w.consecutive_failures, w.failures_counted)
-          IS DISTINCT FROM (${state.status}, ${state.pausedReason}, ${state.consecutiveFailures}, ${state.failuresCounted})
-    RETURNING before.status AS "wasStatus"`;
-  return { paused: row?.wasStatus === 'active' && state.status === 'paused' };
+      WHERE id = ${state.webhookId}`;
+    const paused = before.status === 'active' && state.status === 'paused';
+    const type = noticeCrossed(before, state);
+    if (!type) return { paused, notice: null, pendingMail: before.pendingMail };
+    const mail: NoticeMailState = !mailNotices ? 'not_configured' : before.hasAddress ? 'pending' : 'no_address';
+    const notice = await insertNotice(tx, {
+      accountId: before.accountId,
+      webhookId: state.webhookId,
+      type,
+      url: before.url,
+      consecutiveFailures: state.consecutiveFailures,
+      mail,
+    });
+    return {
+      paused,
+      notice: { ...notice, mail },
+      pendingMail: mail === 'pending' ? [...before.pendingMail, notice.id] : before.pendingMail,
+    };
+  });
 }
 
 export async function deleteWebhookRow(sql: Db, webhookId: string): Promise<void> {

@@ -1,5 +1,4 @@
-import type { DeliveryResult } from '../objects';
-import type { HttpSender } from './sender';
+import type { HttpExchange, HttpSender } from './sender';
 import { signPayload } from './signing';
 
 export interface SignedMessage {
@@ -12,8 +11,11 @@ export interface SignedMessage {
   body: string;
 }
 
-/** One signed POST of an event or ping, with the headers of docs/api.md, "Receiving webhooks". */
-export function postSigned(http: HttpSender, message: SignedMessage, secret: string): Promise<DeliveryResult> {
+/**
+ * One signed POST of an event or ping, with the headers of docs/api.md, "Receiving webhooks".
+ * The exchange's request holds the signature, never the secret.
+ */
+export function postSigned(http: HttpSender, message: SignedMessage, secret: string): Promise<HttpExchange> {
   return http.post(message.url, message.body, {
     'svc-event': message.event,
     'svc-signature': signPayload(message.body, secret),

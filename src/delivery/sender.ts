@@ -1,12 +1,13 @@
 // The one outbound HTTP client (pings and deliveries), as docs/api.md decides: one attempt,
-// https only, checked addresses only, no redirects, one overall deadline, body capped.
+// https only, checked addresses only, no redirects, one overall deadline, body capped. It
+// says what was sent and what came back, for the delivery log only.
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { Readable } from 'node:stream';
 import tls from 'node:tls';
 import { Agent, buildConnector, request } from 'undici';
-import type { DeliveryError, DeliveryResult } from '../objects';
+import type { DeliveryError, DeliveryResult, ReceivedResponse, SentRequest } from '../objects';
+import { KEPT_BODY_BYTES, captureResponse, type ResponseCapture } from './response-capture';
 import {
   type AddressPolicy,
   type Resolver,
@@ -16,8 +17,19 @@ import {
   systemResolver,
 } from './url-policy';
 
+/**
+ * One POST: its result, which workflows may see, and what was sent and what came back, which
+ * only the delivery log keeps (the receiver's text never enters a Temporal payload).
+ */
+export interface HttpExchange {
+  result: DeliveryResult;
+  request: SentRequest;
+  /** Null when no response arrived (no status line and headers within the deadline). */
+  response: ReceivedResponse | null;
+}
+
 export interface HttpSender {
-  post(url: string, body: string, headers: Record<string, string>): Promise<DeliveryResult>;
+  post(url: string, body: string, headers: Record<string, string>): Promise<HttpExchange>;
   close(): Promise<void>;
 }
 
@@ -55,20 +67,25 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
 
   const agent = new Agent({ connect, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
 
-  async function post(url: string, body: string, headers: Record<string, string>): Promise<DeliveryResult> {
+  async function post(url: string, body: string, headers: Record<string, string>): Promise<HttpExchange> {
     const started = performance.now();
-    const result = (error: DeliveryError | null, statusCode: number | null): DeliveryResult => ({
-      delivered: error === null,
-      statusCode,
-      durationMs: Math.round(performance.now() - started),
-      error,
+    const sent: SentRequest = {
+      url,
+      headers: { ...lowerCaseKeys(headers), 'content-type': 'application/json', 'user-agent': userAgent },
+      body,
+    };
+    let received: ResponseCapture | null = null;
+    const exchange = (error: DeliveryError | null, statusCode: number | null): HttpExchange => ({
+      result: { delivered: error === null, statusCode, durationMs: Math.round(performance.now() - started), error },
+      request: sent,
+      response: received?.response() ?? null,
     });
 
     let target: URL;
     try {
       target = parseWebhookUrl(url); // the API validated it already; this is the last line of defence
     } catch {
-      return result('blocked_address', null);
+      return exchange('blocked_address', null);
     }
 
     // The only reliable bound: undici's body timeout is an idle timer and its headers
@@ -76,27 +93,24 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
     const signal = AbortSignal.timeout(timeoutMs);
     let statusCode: number | null = null;
     try {
-      const sent = request(target, {
-        method: 'POST',
-        body,
-        headers: { ...lowerCaseKeys(headers), 'content-type': 'application/json', 'user-agent': userAgent },
-        dispatcher: agent,
-        signal,
-      });
+      const pending = request(target, { method: 'POST', body, headers: sent.headers, dispatcher: agent, signal });
       // undici acts on an abort only once the request has a connection: a dial that hangs
       // (a slow DNS answer, a server that accepts and never completes the handshake) would
       // outlive the deadline. Whichever settles later is handled by race() and then ignored.
       const deadline = rejectOnAbort(signal);
-      const response = await Promise.race([sent, deadline.promise]).finally(() => deadline.stop());
+      const response = await Promise.race([pending, deadline.promise]).finally(() => deadline.stop());
       statusCode = response.statusCode;
+      received = captureResponse(statusCode, response.headers);
       if (statusCode < 200 || statusCode >= 300) {
-        discard(response.body);
-        return result(statusCode >= 300 && statusCode < 400 ? 'redirect' : 'non_2xx', statusCode);
+        // What the receiver said, up to what is kept, within the same deadline; a body cut
+        // off by it, or by the connection, leaves the failure what the status made it.
+        await readAtMost(response.body, KEPT_BODY_BYTES + 1, received).catch(() => {});
+        return exchange(statusCode >= 300 && statusCode < 400 ? 'redirect' : 'non_2xx', statusCode);
       }
-      await readAtMost(response.body, MAX_RESPONSE_BYTES);
-      return result(null, statusCode);
+      await readAtMost(response.body, MAX_RESPONSE_BYTES, received);
+      return exchange(null, statusCode);
     } catch (err) {
-      return result(classifyError(err, signal), statusCode);
+      return exchange(classifyError(err, signal), statusCode);
     }
   }
 
@@ -115,20 +129,17 @@ function rejectOnAbort(signal: AbortSignal): { promise: Promise<never>; stop(): 
 }
 
 /**
- * Closes a body we will not read (and its connection). undici's body emits a "Request
- * aborted" error when destroyed before its end: without a listener, that would crash.
+ * Reads up to `limit` bytes, keeping the first of them in `capture`, and tells it when the
+ * body ends; leaving the loop early destroys the body (and its connection).
  */
-function discard(body: Readable): void {
-  body.on('error', () => {}).destroy();
-}
-
-/** Reads and discards up to `limit` bytes; leaving the loop early destroys the body. */
-async function readAtMost(body: AsyncIterable<Buffer>, limit: number): Promise<void> {
+async function readAtMost(body: AsyncIterable<Buffer>, limit: number, capture: ResponseCapture): Promise<void> {
   let received = 0;
   for await (const chunk of body) {
+    capture.keep(chunk);
     received += chunk.length;
-    if (received >= limit) break;
+    if (received >= limit) return;
   }
+  capture.end();
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, error: () => Error): Promise<T> {

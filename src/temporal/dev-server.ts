@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SEARCH_ATTRIBUTE_KEYS } from '../contract/search-attributes';
 
 const run = promisify(execFile);
@@ -81,7 +81,10 @@ export interface DevServerOptions {
  * mode without fsync is what the Temporal SDK's own CI uses: a crash of the process loses
  * nothing, only a crash of the machine could.
  */
-export function startDevServer(options: DevServerOptions): Promise<TestWorkflowEnvironment> {
+export async function startDevServer(options: DevServerOptions): Promise<TestWorkflowEnvironment> {
+  // Loaded here, not at the top: @temporalio/testing is a dev dependency, absent from a
+  // production install, which never starts a dev server.
+  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
   return TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: options.cliPath },

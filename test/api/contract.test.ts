@@ -8,6 +8,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccountAccess } from '../../src/api/account-access';
 import { errorEnvelope } from '../../src/objects';
 import { createSql } from '../../src/db/sql';
 import { startResettingServer, type DeadServer } from '../support/dead-server';
@@ -28,7 +29,10 @@ const PUBLIC_BODY_LIMIT = 64 * 1024;
 const INTERNAL_BODY_LIMIT = 1024 * 1024;
 
 /** Request bodies the sample generator cannot make valid, by operationId. */
-const SAMPLE_BODIES: Record<string, unknown> = { createRecovery: { since: '2026-01-01T00:00:00.000Z' } };
+const SAMPLE_BODIES: Record<string, unknown> = {
+  createRecovery: { since: '2026-01-01T00:00:00.000Z' },
+  updateAccount: { notificationEmail: 'contract@example.com' },
+};
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -530,6 +534,37 @@ describe('GET /v3/webhooks/{id}/deliveries', () => {
   });
 });
 
+describe('GET /v3/webhooks/{id}/deliveries/{deliveryId}', () => {
+  it('answers 200 with the entry, what was sent and what came back; 404 DELIVERY_NOT_FOUND and WEBHOOK_NOT_FOUND', async () => {
+    const { account, token, webhook } = await accountWithWebhook('/contract/detail');
+    await stack.putList('contract-detail', account.id);
+    // One delivered, one failed with a body, one skipped while paused: every form of the answer.
+    await stack.reportWrite('contract-detail', 'w1');
+    failingPaths.add('/contract/detail');
+    await stack.reportWrite('contract-detail', 'w2');
+    await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { status: 'paused' } });
+    await stack.reportWrite('contract-detail', 'w3');
+    const entries = (await call('GET', `/v3/webhooks/${webhook.id}/deliveries`, { token })).body.data;
+    expect(entries.map((entry: { outcome: string }) => entry.outcome)).toEqual(['skipped', 'failed', 'delivered']);
+    for (const entry of entries) {
+      const detail = await call('GET', `/v3/webhooks/${webhook.id}/deliveries/${entry.id}`, { token });
+      expect(detail.status).toBe(200);
+      expect(detail.body).toMatchObject(entry);
+    }
+
+    for (const unknown of ['dlv_000000000000000000000000', 'nope'])
+      expectError(await call('GET', `/v3/webhooks/${webhook.id}/deliveries/${unknown}`, { token }), 404, 'DELIVERY_NOT_FOUND');
+    const other = await call('POST', '/v3/webhooks', { token, body: { url: receiver.urlFor('/contract/detail-other') } });
+    expectError(await call('GET', `/v3/webhooks/${other.body.id}/deliveries/${entries[0].id}`, { token }), 404, 'DELIVERY_NOT_FOUND');
+    const stranger = await stack.createAccount();
+    expectError(
+      await call('GET', `/v3/webhooks/${webhook.id}/deliveries/${entries[0].id}`, { token: stranger.token }),
+      404,
+      'WEBHOOK_NOT_FOUND',
+    );
+  });
+});
+
 describe('POST /v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries', () => {
   it('answers 200 with the new delivery id and what it got, with no body or an empty object', async () => {
     const { account, token, webhook } = await accountWithWebhook('/contract/redeliver');
@@ -669,6 +704,80 @@ describe('POST, GET and DELETE /v3/webhooks/{id}/recoveries', () => {
   });
 });
 
+describe('GET and PATCH /v3/account', () => {
+  it('answers 200 with the account, before and after PATCH sets and clears the notificationEmail, and 400s', async () => {
+    const { token, id } = await stack.createAccount();
+    expect(await call('GET', '/v3/account', { token })).toMatchObject({ status: 200, body: { id, notificationEmail: null } });
+    const set = await call('PATCH', '/v3/account', { token, body: { notificationEmail: 'owner@example.com' } });
+    expect(set).toMatchObject({ status: 200, body: { id, notificationEmail: 'owner@example.com' } });
+    expect((await call('PATCH', '/v3/account', { token, body: { notificationEmail: null } })).body.notificationEmail).toBeNull();
+
+    const invalid = await call('PATCH', '/v3/account', { token, body: { notificationEmail: 'not an address' } });
+    expect(expectError(invalid, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/notificationEmail', message: expect.any(String) }]);
+    expectError(
+      await call('PATCH', '/v3/account', { token, rawBody: '{', headers: { 'content-type': 'application/json' } }),
+      400,
+      'MALFORMED_JSON',
+    );
+  });
+});
+
+describe('GET /v3/account/notices', () => {
+  it('answers 200 with a page of notices once a webhook fails 10 deliveries in a row, and 400 for a bad query', async () => {
+    const { account, token, webhook } = await accountWithWebhook('/contract/noticed');
+    expect(await call('GET', '/v3/account/notices', { token })).toMatchObject({ status: 200, body: { data: [], next: null } });
+    await stack.putList('contract-noticed', account.id);
+    failingPaths.add('/contract/noticed');
+    for (let i = 0; i < 10; i++) await stack.reportWrite('contract-noticed', `w${i}`);
+    await stack.waitForFailureCount(token, webhook.id, 10);
+    const page = await call('GET', `/v3/account/notices?limit=1&webhookId=${webhook.id}`, { token });
+    expect(page).toMatchObject({
+      status: 200,
+      body: { data: [{ type: 'webhook.failing', webhookId: webhook.id, consecutiveFailures: 10, lastStatusCode: 500 }], next: null },
+    });
+
+    const badQuery = await call('GET', '/v3/account/notices?before=dlv_000000000000000000000000', { token });
+    expect(expectError(badQuery, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/query/before', message: expect.any(String) }]);
+  });
+});
+
+describe('GET and POST /v3/account/tokens, DELETE /v3/account/tokens/{tokenId}', () => {
+  it('lists the tokens (200), makes one (201), revokes it (204), then answers 404 TOKEN_NOT_FOUND', async () => {
+    const account = await stack.createAccount();
+    const listed = await call('GET', '/v3/account/tokens', { token: account.token });
+    expect(listed).toMatchObject({ status: 200, body: { data: [{ name: 'initial', prefix: account.token.slice(0, 8) }] } });
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const created = await call('POST', '/v3/account/tokens', { token: account.token, body: { name: 'contract', expiresAt } });
+    expect(created).toMatchObject({ status: 201, body: { name: 'contract', expiresAt, token: expect.stringMatching(/^tok_/) } });
+    expect((await call('DELETE', `/v3/account/tokens/${created.body.id}`, { token: account.token })).status).toBe(204);
+    expectError(await call('DELETE', `/v3/account/tokens/${created.body.id}`, { token: account.token }), 404, 'TOKEN_NOT_FOUND');
+  });
+
+  it('answers 400 VALIDATION_FAILED and MALFORMED_JSON, and 409 TOKEN_LIMIT_EXCEEDED for an 11th token', async () => {
+    const { token } = await stack.createAccount();
+    const past = await call('POST', '/v3/account/tokens', { token, body: { name: 'x', expiresAt: '2000-01-01T00:00:00Z' } });
+    expect(expectError(past, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/expiresAt', message: expect.any(String) }]);
+    const malformed = await call('POST', '/v3/account/tokens', {
+      token,
+      rawBody: '{"name"',
+      headers: { 'content-type': 'application/json' },
+    });
+    expectError(malformed, 400, 'MALFORMED_JSON');
+    for (let i = 2; i <= 10; i++) expect((await call('POST', '/v3/account/tokens', { token, body: { name: `t${i}` } })).status).toBe(201);
+    expectError(await call('POST', '/v3/account/tokens', { token, body: { name: 't11' } }), 409, 'TOKEN_LIMIT_EXCEEDED');
+  });
+});
+
+describe('GET /v3/account/usage', () => {
+  it('answers 200 with the last 30 days', async () => {
+    const { token } = await stack.createAccount();
+    const usage = await call('GET', '/v3/account/usage', { token });
+    expect(usage.status).toBe(200);
+    expect(usage.body.data).toHaveLength(30);
+    expect(usage.body.data.at(-1)).toMatchObject({ apiRequests: 1, deliveries: 0 });
+  });
+});
+
 // ---- what every operation of a kind answers, from the document ----
 
 describe('every operation that needs a token', () => {
@@ -693,6 +802,41 @@ describe('every operation that needs a token', () => {
         expectError(response, 401, 'UNAUTHORIZED');
         expect(response.headers.get('www-authenticate')).toBe('Bearer');
       }
+    }
+  });
+});
+
+describe('every operation an account token reaches, on an app whose limits allow one request', () => {
+  it('answers 429 RATE_LIMITED with Retry-After and the RateLimit headers, per account and, without a valid token, per address', async () => {
+    const limited = documenting('429');
+    expect(limited.length).toBeGreaterThan(0);
+    const access = createAccountAccess(stack.service.sql, { account: { perSecond: 1, burst: 1 }, address: { perSecond: 1, burst: 1 } });
+    await access.start();
+    const api = await stack.startApiWith({ access, trustProxyHops: 1 });
+    try {
+      for (const found of limited) {
+        const method = found.method.toUpperCase();
+        const path = samplePath(found.template);
+        const body = found.operation.requestBody ? validBody(found) : undefined;
+        const account = await stack.createAccount();
+        // Address of the documentation range, unique per operation: a bucket of its own.
+        const address = { 'x-forwarded-for': `192.0.2.${limited.indexOf(found) + 1}` };
+        expect((await api.request('GET', '/v3/webhooks', { token: account.token })).status).toBe(200);
+        expect((await api.request('GET', '/v3/webhooks', { headers: address })).status).toBe(401);
+        for (const options of [
+          { token: account.token, body },
+          { body, headers: address },
+        ]) {
+          const response = await api.request(method, path, options);
+          check(method, path, response);
+          expectError(response, 429, 'RATE_LIMITED');
+          expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+          expect(response.headers.get('ratelimit-remaining')).toBe('0');
+        }
+      }
+    } finally {
+      await api.close();
+      await access.stop();
     }
   });
 });

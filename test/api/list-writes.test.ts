@@ -397,6 +397,11 @@ describe('failed deliveries', () => {
     });
     expect(await skipped('paused')).toBe(before.paused + 1);
     expect(await skipped('deleted')).toBe(before.deleted + 1);
+    // The paused one is logged as skipped; the deleted one matches nothing.
+    const pausedLog = await suite.stack.request('GET', `/v3/webhooks/${paused.id}/deliveries?kind=event`, { token: owner.token });
+    expect(pausedLog.body.data).toEqual([
+      expect.objectContaining({ listId: 'list-skipped', cursor: 1, outcome: 'skipped', error: 'paused', statusCode: null, durationMs: 0 }),
+    ]);
     expect([...at('/skipped/paused'), ...at('/skipped/deleted')].filter((r) => r.headers['svc-event'] !== 'ping')).toHaveLength(0);
     expect(await suite.stack.outcomeSignals(paused.id)).toEqual([]);
   });

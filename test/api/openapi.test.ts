@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccountAccess } from '../../src/api/account-access';
 import { createApp, createRouters, type AppDependencies } from '../../src/api/app';
 import { ApiError, apiErrors } from '../../src/api/errors';
 import { buildOpenApiDocument } from '../../src/api/openapi';
@@ -44,11 +45,15 @@ function knownErrorCodes(): Map<string, number> {
   return codes;
 }
 
+const noDatabase = (() => {
+  throw new Error('no database in this test');
+}) as unknown as Sql;
+
 /** Dependencies for routes that touch neither PostgreSQL nor Temporal (the document, the route table). */
 const offline: AppDependencies = {
-  sql: (() => {
-    throw new Error('no database in this test');
-  }) as unknown as Sql,
+  sql: noDatabase,
+  // Never started: nothing here reaches a route that needs a token.
+  access: createAccountAccess(noDatabase, { account: { perSecond: 1, burst: 1 }, address: { perSecond: 1, burst: 1 } }),
   workflows: {} as Workflows,
   logger: createLogger('silent'),
   internalApiToken: 'unused',

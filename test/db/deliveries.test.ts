@@ -97,6 +97,43 @@ describe('recordDeliveries', () => {
     });
   });
 
+  it('logs a skipped delivery as skipped, error paused, never counted: it neither reports a failure nor resets one', async () => {
+    const { webhookId, accountId } = await newWebhook();
+    await attempt(webhookId, 'event', 'non_2xx');
+    await mirrorWebhookState(database.sql, {
+      webhookId,
+      accountId,
+      status: 'paused',
+      pausedReason: 'manual',
+      consecutiveFailures: 1,
+      failuresCounted: 1,
+    });
+    const skipped: DeliveryRecord = { ...attemptRecord(webhookId), result: 'skipped', request: null, response: null };
+    await recordDeliveries(database.sql, [skipped]);
+    const [row] = await database.sql`
+      SELECT outcome, status_code, error, duration_ms, request, response FROM deliveries WHERE id = ${skipped.id}`;
+    expect(row).toEqual({ outcome: 'skipped', status_code: null, error: 'paused', duration_ms: 0, request: null, response: null });
+    const [counters] = await database.sql<{ reported: number; count: number }[]>`
+      SELECT failures_reported::int AS reported, consecutive_failures AS count FROM webhooks WHERE id = ${webhookId}`;
+    expect(counters).toEqual({ reported: 1, count: 1 });
+  });
+
+  it('keeps what was sent and what came back with the row, its headers in their order and its text as it was', async () => {
+    const { webhookId } = await newWebhook();
+    const record = attemptRecord(webhookId, { error: 'non_2xx' });
+    // Names in an order no sort gives, a value with quotes and markup, text beyond ASCII.
+    const headers = { 'x-zeta': '1', 'content-type': 'text/html', 'x-alpha': '"quoted" <b>', etag: 'W/"ü"' };
+    const response = { statusCode: 503, headers, body: '<script>alert(1)</script> ünïcödé \uFFFD', bodyTruncated: true };
+    await recordDeliveries(database.sql, [
+      { ...record, result: { delivered: false, statusCode: 503, durationMs: 5, error: 'non_2xx' }, response },
+    ]);
+    const [row] = await database.sql`SELECT request, response FROM deliveries WHERE id = ${record.id}`;
+    expect(row.request).toEqual(record.request);
+    expect(Object.keys(row.request.headers)).toEqual(Object.keys(record.request!.headers));
+    expect(row.response).toEqual(response);
+    expect(Object.keys(row.response.headers)).toEqual(['x-zeta', 'content-type', 'x-alpha', 'etag']);
+  });
+
   it("prunes a webhook's log when a call crosses a multiple of the pruning interval", async () => {
     const { webhookId } = await newWebhook();
     const batch = () => Array.from({ length: DELIVERY_LOG_PRUNE_EVERY - 1 }, () => attemptRecord(webhookId));
@@ -123,21 +160,16 @@ describe('claimDeliveries', () => {
     expect(await claimDelivery(webhookId, newId('dlv'))).toMatchObject({ claimed: true });
   });
 
-  it('claims nothing for a paused webhook, and answers null for a deleted one', async () => {
+  it("claims a paused webhook's attempt too (as skipped: a run after a reactivation sends nothing), and answers null for a deleted one", async () => {
     const { webhookId, accountId } = await newWebhook();
-    await mirrorWebhookState(database.sql, {
-      webhookId,
-      accountId,
-      status: 'paused',
-      pausedReason: 'manual',
-      consecutiveFailures: 0,
-      failuresCounted: 0,
-    });
+    const state = { webhookId, accountId, pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 };
+    await mirrorWebhookState(database.sql, { ...state, status: 'paused', pausedReason: 'manual' });
     const deliveryId = newId('dlv');
-    expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'paused', claimed: false });
-    expect(await database.sql`SELECT 1 FROM delivery_claims WHERE delivery_id = ${deliveryId}`).toHaveLength(0);
+    expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'paused', claimed: true });
+    await mirrorWebhookState(database.sql, { ...state, status: 'active' });
+    expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: false });
     await database.sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
-    expect(await claimDelivery(webhookId, deliveryId)).toBeNull();
+    expect(await claimDelivery(webhookId, newId('dlv'))).toBeNull();
   });
 
   it('claims many deliveries in one call, the same delivery only once however often it is asked', async () => {
@@ -164,7 +196,7 @@ describe('claimDeliveries', () => {
     const answers = await claimDeliveries(database.sql, claims);
     expect(answers.map((answer) => answer && { status: answer.status, claimed: answer.claimed })).toEqual([
       { status: 'active', claimed: true },
-      { status: 'paused', claimed: false },
+      { status: 'paused', claimed: true },
       { status: 'active', claimed: false },
       null,
       { status: 'active', claimed: false },

@@ -3,6 +3,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { KEPT_BODY_BYTES, KEPT_HEADER_BYTES } from '../../src/delivery/response-capture';
 import { createHttpSender, type HttpSender, type HttpSenderOptions } from '../../src/delivery/sender';
 import { signPayload, verifySignature } from '../../src/delivery/signing';
 import { type Resolver, checkWebhookUrl, createAddressPolicy } from '../../src/delivery/url-policy';
@@ -79,7 +80,7 @@ describe('createHttpSender: success', () => {
   it('delivers a 2xx with the exact body and headers', async () => {
     const hook = await receiver();
     hook.respondWith({ status: 204 });
-    const result = await sender().post(hook.urlFor('/hooks/in?source=test'), body, svcHeaders);
+    const { result } = await sender().post(hook.urlFor('/hooks/in?source=test'), body, svcHeaders);
 
     expect(result).toEqual({ delivered: true, statusCode: 204, durationMs: expect.any(Number), error: null });
     expect(Number.isInteger(result.durationMs)).toBe(true);
@@ -111,7 +112,7 @@ describe('createHttpSender: success', () => {
   it('dials the checked address of a name and verifies the certificate against the name', async () => {
     const hook = await receiver({ cert: await issueServerCert(ca, ['hooks.test']) });
     const dns = tableResolver({ 'hooks.test': ['127.0.0.1'] });
-    const result = await sender({ resolve: dns.resolve }).post(`https://hooks.test:${hook.port}/in`, body, svcHeaders);
+    const { result } = await sender({ resolve: dns.resolve }).post(`https://hooks.test:${hook.port}/in`, body, svcHeaders);
 
     expect(result.error).toBeNull();
     const [received] = await hook.waitForRequests(1);
@@ -128,7 +129,7 @@ describe('createHttpSender: success', () => {
     const url = `https://hooks.test:${hook.port}/in`;
 
     const results = [];
-    for (let i = 0; i < 5; i++) results.push(await http.post(url, body, svcHeaders));
+    for (let i = 0; i < 5; i++) results.push((await http.post(url, body, svcHeaders)).result);
 
     expect(results.map((r) => r.error)).toEqual([null, null, null, null, null]);
     await hook.waitForRequests(5);
@@ -152,14 +153,14 @@ describe('createHttpSender: success', () => {
       if (previous === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
       else process.env.NODE_EXTRA_CA_CERTS = previous;
     }
-    const result = await http.post(hook.urlFor('/'), body, svcHeaders);
+    const { result } = await http.post(hook.urlFor('/'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: true, error: null });
   });
 
   it('delivers to an IPv6 literal', async () => {
     const hook = await receiver({ host: '::1' });
     expect(hook.url).toMatch(/^https:\/\/\[::1\]:\d+$/);
-    const result = await sender().post(hook.urlFor('/v6'), body, svcHeaders);
+    const { result } = await sender().post(hook.urlFor('/v6'), body, svcHeaders);
     expect(result.error).toBeNull();
     expect(result.delivered).toBe(true);
     await hook.waitForRequests(1);
@@ -168,7 +169,7 @@ describe('createHttpSender: success', () => {
   it('reads at most 64 KiB of a large (5 MB) response body', async () => {
     const hook = await receiver();
     hook.respondWith({ body: Buffer.alloc(5 * 1024 * 1024, 'x') });
-    const result = await sender().post(hook.urlFor('/big'), body, svcHeaders);
+    const { result } = await sender().post(hook.urlFor('/big'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: true, statusCode: 200, error: null });
   });
 
@@ -176,7 +177,7 @@ describe('createHttpSender: success', () => {
     const hook = await receiver();
     // 128 KiB and then nothing, without ending: waiting for the end would hit the deadline.
     hook.respondWith({ body: Buffer.alloc(128 * 1024, 'y'), leaveOpen: true });
-    const result = await sender({ timeoutMs: 2000 }).post(hook.urlFor('/endless'), body, svcHeaders);
+    const { result } = await sender({ timeoutMs: 2000 }).post(hook.urlFor('/endless'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: true, statusCode: 200, error: null });
   });
 
@@ -187,7 +188,7 @@ describe('createHttpSender: success', () => {
       headers: { 'content-encoding': 'gzip', 'content-type': 'application/json' },
       body: Buffer.from('definitely not gzip data'),
     });
-    const result = await sender().post(hook.urlFor('/gz'), body, svcHeaders);
+    const { result } = await sender().post(hook.urlFor('/gz'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: true, statusCode: 200, error: null });
     const [received] = await hook.waitForRequests(1);
     expect(received.headers['accept-encoding']).toBeUndefined();
@@ -198,7 +199,7 @@ describe('createHttpSender: receiver failures', () => {
   it.each([500, 404, 429])('reports %i as non_2xx', async (status) => {
     const hook = await receiver();
     hook.respondWith({ status, body: 'nope' });
-    const result = await sender().post(hook.urlFor('/'), body, svcHeaders);
+    const { result } = await sender().post(hook.urlFor('/'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, statusCode: status, error: 'non_2xx' });
   });
 
@@ -207,7 +208,7 @@ describe('createHttpSender: receiver failures', () => {
     const hook = await receiver();
     hook.respondWith({ status, headers: { location: target.urlFor('/elsewhere') } });
 
-    const result = await sender().post(hook.urlFor('/moved'), body, svcHeaders);
+    const { result } = await sender().post(hook.urlFor('/moved'), body, svcHeaders);
 
     expect(result).toMatchObject({ delivered: false, statusCode: status, error: 'redirect' });
     expect(hook.requests.map((r) => r.path)).toEqual(['/moved']);
@@ -218,7 +219,7 @@ describe('createHttpSender: receiver failures', () => {
   it('times out on a receiver that never answers', async () => {
     const hook = await receiver();
     hook.respondWith({ hang: true });
-    const result = await sender({ timeoutMs: 300 }).post(hook.urlFor('/slow'), body, svcHeaders);
+    const { result } = await sender({ timeoutMs: 300 }).post(hook.urlFor('/slow'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, statusCode: null, error: 'timeout' });
     await hook.waitForRequests(1);
   });
@@ -226,27 +227,27 @@ describe('createHttpSender: receiver failures', () => {
   it('times out when the body does not finish within the deadline', async () => {
     const hook = await receiver();
     hook.respondWith({ body: 'partial', leaveOpen: true });
-    const result = await sender({ timeoutMs: 300 }).post(hook.urlFor('/trickle'), body, svcHeaders);
+    const { result } = await sender({ timeoutMs: 300 }).post(hook.urlFor('/trickle'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, statusCode: 200, error: 'timeout' });
   });
 
   it('reports a self-signed certificate as tls', async () => {
     const hook = await receiver({ cert: await createSelfSignedCert() });
-    const result = await sender().post(hook.urlFor('/'), body, svcHeaders);
+    const { result } = await sender().post(hook.urlFor('/'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, statusCode: null, error: 'tls' });
     expect(hook.requests).toHaveLength(0);
   });
 
   it('reports a certificate from an untrusted CA as tls', async () => {
     const hook = await receiver();
-    const result = await sender({ ca: undefined }).post(hook.urlFor('/'), body, svcHeaders);
+    const { result } = await sender({ ca: undefined }).post(hook.urlFor('/'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, error: 'tls' });
     expect(hook.requests).toHaveLength(0);
   });
 
   it('reports a certificate for another host as tls (IP literal)', async () => {
     const hook = await receiver({ cert: await issueServerCert(ca, ['other.example']) });
-    const result = await sender().post(hook.urlFor('/'), body, svcHeaders);
+    const { result } = await sender().post(hook.urlFor('/'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, error: 'tls' });
     expect(hook.requests).toHaveLength(0);
   });
@@ -254,7 +255,7 @@ describe('createHttpSender: receiver failures', () => {
   it('reports a certificate for another host as tls (name)', async () => {
     const hook = await receiver({ cert: await issueServerCert(ca, ['other.example', '127.0.0.1']) });
     const dns = tableResolver({ 'hooks.test': ['127.0.0.1'] });
-    const result = await sender({ resolve: dns.resolve }).post(`https://hooks.test:${hook.port}/`, body, svcHeaders);
+    const { result } = await sender({ resolve: dns.resolve }).post(`https://hooks.test:${hook.port}/`, body, svcHeaders);
     // The certificate covers the address we dial, but not the name in the URL.
     expect(result).toMatchObject({ delivered: false, error: 'tls' });
     expect(hook.requests).toHaveLength(0);
@@ -267,7 +268,7 @@ describe('createHttpSender: receiver failures', () => {
       notAfterDate: new Date(Date.now() - day),
     });
     const hook = await receiver({ cert: expired });
-    const result = await sender().post(hook.urlFor('/'), body, svcHeaders);
+    const { result } = await sender().post(hook.urlFor('/'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, error: 'tls' });
   });
 
@@ -275,7 +276,7 @@ describe('createHttpSender: receiver failures', () => {
     const hook = await receiver();
     const url = hook.urlFor('/gone');
     await hook.close();
-    const result = await sender().post(url, body, svcHeaders);
+    const { result } = await sender().post(url, body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, statusCode: null, error: 'connection' });
   });
 
@@ -284,7 +285,7 @@ describe('createHttpSender: receiver failures', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
     const { port } = server.address() as net.AddressInfo;
-    const result = await sender().post(`https://127.0.0.1:${port}/`, body, svcHeaders);
+    const { result } = await sender().post(`https://127.0.0.1:${port}/`, body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, statusCode: null, error: 'connection' });
   });
 
@@ -298,7 +299,7 @@ describe('createHttpSender: receiver failures', () => {
           resolve(addresses);
         };
       });
-    const result = await sender({ timeoutMs: 300, resolve: slowDns }).post('https://slow-dns.test/', body, svcHeaders);
+    const { result } = await sender({ timeoutMs: 300, resolve: slowDns }).post('https://slow-dns.test/', body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, statusCode: null, error: 'timeout' });
     expect(answered).toBe(false); // the deadline, not the resolver, ended it
     answer(['127.0.0.1']);
@@ -306,7 +307,7 @@ describe('createHttpSender: receiver failures', () => {
 
   it('reports a name that does not resolve at dial time as connection', async () => {
     const dns = tableResolver({});
-    const result = await sender({ resolve: dns.resolve }).post('https://nowhere.test/', body, svcHeaders);
+    const { result } = await sender({ resolve: dns.resolve }).post('https://nowhere.test/', body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, statusCode: null, error: 'connection' });
     expect(dns.calls).toEqual(['nowhere.test']);
   });
@@ -320,7 +321,7 @@ describe('createHttpSender: address policy at dial time', () => {
     ['the unspecified address', (port: number) => `https://0.0.0.0:${port}/`],
   ])('refuses loopback as %s when no CIDR allows it', async (_name, urlFor) => {
     const hook = await receiver();
-    const result = await sender({ policy: strict }).post(urlFor(hook.port), body, svcHeaders);
+    const { result } = await sender({ policy: strict }).post(urlFor(hook.port), body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, statusCode: null, error: 'blocked_address' });
     expect(hook.requests).toHaveLength(0);
     expect(hook.connections).toBe(0);
@@ -329,7 +330,7 @@ describe('createHttpSender: address policy at dial time', () => {
   it('refuses a name resolving to loopback when no CIDR allows it', async () => {
     const hook = await receiver();
     const dns = tableResolver({ localhost: ['127.0.0.1'] });
-    const result = await sender({ policy: strict, resolve: dns.resolve }).post(
+    const { result } = await sender({ policy: strict, resolve: dns.resolve }).post(
       hook.urlFor('/').replace('127.0.0.1', 'localhost'),
       body,
       svcHeaders,
@@ -349,7 +350,7 @@ describe('createHttpSender: address policy at dial time', () => {
     const url = `https://rebind.test:${hook.port}/`;
 
     await expect(checkWebhookUrl(url, strict, rebinding)).resolves.toBeInstanceOf(URL);
-    const result = await sender({ policy: strict, resolve: rebinding }).post(url, body, svcHeaders);
+    const { result } = await sender({ policy: strict, resolve: rebinding }).post(url, body, svcHeaders);
 
     expect(result).toMatchObject({ delivered: false, statusCode: null, error: 'blocked_address' });
     expect(calls).toEqual(['rebind.test', 'rebind.test']); // registration, then exactly one at dial
@@ -359,8 +360,144 @@ describe('createHttpSender: address policy at dial time', () => {
   it.each(['http://127.0.0.1:1/', 'ftp://127.0.0.1/', 'https://user:pass@127.0.0.1/', 'not a url'])(
     'refuses %s before any network activity',
     async (url) => {
-      const result = await sender().post(url, body, svcHeaders);
+      const { result } = await sender().post(url, body, svcHeaders);
       expect(result).toMatchObject({ delivered: false, statusCode: null, error: 'blocked_address' });
     },
   );
+});
+
+describe('createHttpSender: what was sent and what came back', () => {
+  it('says what it sent: the URL, the headers as sent (lower-case), the exact body; the signature, never the secret', async () => {
+    const hook = await receiver();
+    const url = hook.urlFor('/sent?x=1');
+    const { request } = await sender().post(url, body, svcHeaders);
+    expect(request).toEqual({
+      url,
+      headers: {
+        'svc-event': 'item.added',
+        'svc-signature': signPayload(body, secret),
+        'svc-delivery': 'dlv_test1',
+        'svc-webhook': 'wh_test1',
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+      },
+      body,
+    });
+    const [received] = await hook.waitForRequests(1);
+    for (const [name, value] of Object.entries(request.headers)) expect(received.headers[name], name).toBe(value);
+    expect(received.rawBody.toString('utf8')).toBe(request.body);
+    expect(JSON.stringify(request)).not.toContain(secret);
+  });
+
+  it("keeps a 2xx's status, its headers in the order received (lower-case), and its body as text", async () => {
+    const hook = await receiver();
+    hook.respondWith({ status: 202, headers: { 'X-Zeta': 'last letter', 'Content-Type': 'text/plain', 'X-Alpha': 'a' }, body: 'accepted' });
+    const { result, response } = await sender().post(hook.urlFor('/'), body, svcHeaders);
+    expect(result).toMatchObject({ delivered: true, statusCode: 202 });
+    expect(response).toMatchObject({ statusCode: 202, body: 'accepted', bodyTruncated: false });
+    expect(Object.keys(response!.headers).slice(0, 3)).toEqual(['x-zeta', 'content-type', 'x-alpha']);
+    expect(response!.headers['x-zeta']).toBe('last letter');
+    expect(Object.keys(response!.headers).filter((name) => name !== name.toLowerCase())).toEqual([]);
+  });
+
+  it("keeps what a failing receiver said, and a redirect's Location", async () => {
+    const hook = await receiver();
+    hook.respondWith({ status: 503, headers: { 'retry-after': '120' }, body: '{"error":"database down"}' });
+    const failed = await sender().post(hook.urlFor('/'), body, svcHeaders);
+    expect(failed.result).toMatchObject({ delivered: false, statusCode: 503, error: 'non_2xx' });
+    expect(failed.response).toMatchObject({ statusCode: 503, body: '{"error":"database down"}', bodyTruncated: false });
+    expect(failed.response!.headers['retry-after']).toBe('120');
+
+    hook.respondWith({ status: 301, headers: { location: 'https://elsewhere.test/' } });
+    const moved = await sender().post(hook.urlFor('/'), body, svcHeaders);
+    expect(moved.result.error).toBe('redirect');
+    expect(moved.response).toMatchObject({ statusCode: 301, headers: { location: 'https://elsewhere.test/' }, body: '' });
+  });
+
+  it('keeps the first 4 KiB of a longer body, never a character cut in two by the limit', async () => {
+    const hook = await receiver();
+    // 4095 bytes of 'a', then 'é' (2 bytes) across the limit, then more.
+    hook.respondWith({ status: 500, body: `${'a'.repeat(KEPT_BODY_BYTES - 1)}é${'b'.repeat(10_000)}` });
+    const { result, response } = await sender().post(hook.urlFor('/'), body, svcHeaders);
+    expect(result.error).toBe('non_2xx');
+    expect(response!.body).toBe('a'.repeat(KEPT_BODY_BYTES - 1));
+    expect(response!.bodyTruncated).toBe(true);
+
+    hook.respondWith({ body: 'c'.repeat(KEPT_BODY_BYTES) });
+    const exact = await sender().post(hook.urlFor('/'), body, svcHeaders);
+    expect(exact.response).toMatchObject({ body: 'c'.repeat(KEPT_BODY_BYTES), bodyTruncated: false });
+  });
+
+  it('decodes the body as UTF-8, replacing invalid bytes and NUL, keeping a byte order mark', async () => {
+    const hook = await receiver();
+    const bytes = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from('ok '),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from(' nul:'),
+      Buffer.from([0x00]),
+      Buffer.from(' ünï'),
+      Buffer.from([0xc3]), // a character the body ends in the middle of
+    ]);
+    hook.respondWith({ status: 400, body: bytes });
+    const { response } = await sender().post(hook.urlFor('/'), body, svcHeaders);
+    expect(response).toMatchObject({ body: '\uFEFFok \uFFFD\uFFFD nul:\uFFFD ünï\uFFFD', bodyTruncated: false });
+  });
+
+  it('keeps headers to 4 KiB in all: one that does not fit is left out whole, smaller ones after it are kept', async () => {
+    const hook = await receiver();
+    hook.respondWith({
+      headers: {
+        'x-first': 'kept',
+        'x-huge': 'h'.repeat(KEPT_HEADER_BYTES),
+        'x-after': 'kept too',
+        // Node writes a header's characters as bytes: these are the UTF-8 bytes of the text.
+        'x-utf8': Buffer.from('ünïcödé').toString('latin1'),
+        'x-latin1': 'caf\u00e9',
+      },
+      body: 'ok',
+    });
+    const { response } = await sender().post(hook.urlFor('/'), body, svcHeaders);
+    const headers = response!.headers;
+    expect(headers).toMatchObject({ 'x-first': 'kept', 'x-after': 'kept too', 'x-utf8': 'ünïcödé', 'x-latin1': 'caf\uFFFD' });
+    expect(headers['x-huge']).toBeUndefined();
+    const size = Object.entries(headers).reduce((sum, [name, value]) => sum + Buffer.byteLength(`${name}: ${value}\r\n`), 0);
+    expect(size).toBeLessThanOrEqual(KEPT_HEADER_BYTES);
+  });
+
+  it("keeps a failing receiver's body up to the deadline and no further, its class unchanged", async () => {
+    const hook = await receiver();
+    hook.respondWith({ status: 500, body: 'partial', leaveOpen: true });
+    const { result, response } = await sender({ timeoutMs: 300 }).post(hook.urlFor('/'), body, svcHeaders);
+    expect(result).toMatchObject({ delivered: false, statusCode: 500, error: 'non_2xx' });
+    expect(response).toMatchObject({ statusCode: 500, body: 'partial', bodyTruncated: true });
+  });
+
+  it('keeps what arrived of a 2xx whose body the deadline cut off', async () => {
+    const hook = await receiver();
+    hook.respondWith({ body: 'partial', leaveOpen: true });
+    const { result, response } = await sender({ timeoutMs: 300 }).post(hook.urlFor('/'), body, svcHeaders);
+    expect(result).toMatchObject({ statusCode: 200, error: 'timeout' });
+    expect(response).toMatchObject({ statusCode: 200, body: 'partial', bodyTruncated: true });
+  });
+
+  it('has no response when none arrived: time-out before the headers, TLS, connection, blocked address', async () => {
+    const silent = await receiver();
+    silent.respondWith({ hang: true });
+    const untrusted = await receiver({ cert: await createSelfSignedCert() });
+    const closed = await receiver();
+    const closedUrl = closed.urlFor('/');
+    await closed.close();
+    for (const [url, error, http] of [
+      [silent.urlFor('/'), 'timeout', sender({ timeoutMs: 300 })],
+      [untrusted.urlFor('/'), 'tls', sender()],
+      [closedUrl, 'connection', sender()],
+      [silent.urlFor('/'), 'blocked_address', sender({ policy: strict })],
+    ] as const) {
+      const exchange = await http.post(url, body, svcHeaders);
+      expect(exchange.result.error, error).toBe(error);
+      expect(exchange.response, error).toBeNull();
+      expect(exchange.request, error).toMatchObject({ url, body });
+    }
+  });
 });

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/contract/search-attributes';
+import { dockerfileStages, npmInstalls } from '../support/dockerfile';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
@@ -220,8 +221,9 @@ describe('docker-compose.yml', () => {
       expect(service(part).entrypoint, part).toBeUndefined();
       const command = argv(service(part).command);
       expect(command, part).toEqual(['node', pkg.main, part]);
-      // The same command as `npm run start:<part>`, after its build.
-      expect(argv(pkg.scripts[`start:${part}`].split('&&').at(-1)), part).toEqual(command);
+      // The same command as `npm run start:<part>`, after its build; exec'd there, so that the
+      // signals npm passes on reach node rather than the shell.
+      expect(argv(pkg.scripts[`start:${part}`].split('&&').at(-1)), part).toEqual(['exec', ...command]);
     }
     expect(pkg.main).toBe('dist/src/main.js');
   });
@@ -433,37 +435,6 @@ describe('docker-compose.yml', () => {
 
 // ---- Dockerfile ------------------------------------------------------------------------
 
-interface Instruction {
-  keyword: string;
-  args: string;
-}
-
-/** Instructions per stage, with line continuations joined and comments dropped. */
-function dockerfileStages(text: string): { from: string; alias?: string; instructions: Instruction[] }[] {
-  const lines = text
-    .split('\n')
-    .filter((line) => !/^\s*#/.test(line))
-    .join('\n')
-    .replace(/\\\n/g, ' ')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter(Boolean);
-  const stages: { from: string; alias?: string; instructions: Instruction[] }[] = [];
-  for (const line of lines) {
-    const [, keyword, args] = /^(\w+)\s+(.*)$/.exec(line) ?? [];
-    if (!keyword) throw new Error(`cannot read Dockerfile line: ${line}`);
-    if (keyword.toUpperCase() === 'FROM') {
-      const [, from, alias] = /^(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?$/i.exec(args) ?? [];
-      stages.push({ from: from, alias, instructions: [] });
-    } else {
-      const stage = stages.at(-1);
-      if (!stage) throw new Error(`Dockerfile instruction before FROM: ${line}`);
-      stage.instructions.push({ keyword: keyword.toUpperCase(), args: args });
-    }
-  }
-  return stages;
-}
-
 describe('Dockerfile', () => {
   const stages = dockerfileStages(read('Dockerfile'));
   const runtime = stages.at(-1)!;
@@ -479,11 +450,12 @@ describe('Dockerfile', () => {
     }
   });
 
-  it('builds with the lockfile and the build script, which copies the migrations and bundles the dashboard', () => {
+  it('builds with exactly the locked dependencies and the build script, which copies the migrations and bundles the dashboard', () => {
     const build = stages.find((s) => s.instructions.some((i) => i.keyword === 'RUN' && /\bnpm run build\b/.test(i.args)));
     expect(build).toBeDefined();
     expect(build).not.toBe(runtime);
-    expect(build!.instructions.some((i) => i.keyword === 'RUN' && /\bnpm install\b/.test(i.args))).toBe(true);
+    // npm ci installs the lock file's tree or fails; npm install would resolve anew where the two differ.
+    expect(npmInstalls(build!).map((i) => i.args)).toEqual([expect.stringMatching(/^npm ci\b/)]);
     expect(pkg.scripts.build).toMatch(/cp -r src\/db\/migrations dist\/src\/db\/migrations/);
     // ... and bundles the dashboard into dist/dashboard, which the API serves.
     expect(pkg.scripts.build).toMatch(/npm run build:dashboard\b/);
@@ -495,9 +467,9 @@ describe('Dockerfile', () => {
   });
 
   it('installs production dependencies only in the runtime image', () => {
-    const installs = runtime.instructions.filter((i) => i.keyword === 'RUN' && /\bnpm (ci|install|i)\b/.test(i.args));
+    const installs = npmInstalls(runtime);
     expect(installs.length).toBe(1);
-    expect(installs[0].args).toMatch(/\bnpm install --omit=dev\b/);
+    expect(installs[0].args).toMatch(/^npm ci --omit=dev\b/);
   });
 
   it('runs as a non-root user that can create the data directory', () => {

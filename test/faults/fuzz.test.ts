@@ -25,18 +25,21 @@ import { recordScenario, type ScenarioFigures } from './support/scenarios';
 
 const PUBLIC_BODY_LIMIT = 64 * 1024;
 const INTERNAL_BODY_LIMIT = 1024 * 1024;
-const TABLES = [
-  'accounts',
-  'account_tokens',
-  'lists',
-  'list_members',
-  'webhooks',
-  'list_writes',
-  'deliveries',
-  'recoveries',
-  'recovery_items',
-];
+/** What a rejected request must not change: each table, or what of it a request could change (lastUsedAt moves with any request). */
+const TABLES: Record<string, string> = {
+  accounts: 'accounts',
+  account_tokens: '(SELECT token_hash, account_id, id, name, prefix, expires_at, created_at FROM account_tokens)',
+  lists: 'lists',
+  list_members: 'list_members',
+  webhooks: 'webhooks',
+  list_writes: 'list_writes',
+  deliveries: 'deliveries',
+  notices: 'notices',
+  recoveries: 'recoveries',
+  recovery_items: 'recovery_items',
+};
 const UNKNOWN_WEBHOOK = 'wh_000000000000000000000000';
+const UNKNOWN_TOKEN = 'tkn_000000000000000000000000';
 
 const ajv = new Ajv2020({ strict: false });
 const isEnvelope = ajv.compile(errorEnvelope);
@@ -59,6 +62,8 @@ let recoveryA: string;
 let recoveryB: string;
 /** A time before every delivery: recoveries since it find nothing to send, and end at once. */
 const SINCE = new Date().toISOString();
+/** The token of b's, for the revocation route. */
+let tokenB: string;
 const listA = `fuzz-a-${randomBytes(4).toString('hex')}`;
 const listB = `fuzz-b-${randomBytes(4).toString('hex')}`;
 const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
@@ -88,6 +93,7 @@ beforeAll(async () => {
     return started.body.id as string;
   };
   [recoveryA, recoveryB] = [await endedRecovery(a.token, hookA), await endedRecovery(b.token, hookB)];
+  tokenB = (await stack.request('GET', '/v3/account/tokens', { token: b.token })).body.data[0].id;
   const document = await stack.request('GET', '/v3/openapi.json');
   expect(document.status).toBe(200);
   served = new OpenApi(document.body);
@@ -100,10 +106,12 @@ afterAll(() => stack?.stop());
 let baseline: Record<string, string>;
 
 async function snapshot(): Promise<Record<string, string>> {
-  const query = TABLES.map(
-    (table) =>
-      `SELECT '${table}' AS t, count(*)::int AS n, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${table} x`,
-  ).join(' UNION ALL ');
+  const query = Object.entries(TABLES)
+    .map(
+      ([table, source]) =>
+        `SELECT '${table}' AS t, count(*)::int AS n, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${source} x`,
+    )
+    .join(' UNION ALL ');
   const rows = await stack.service.sql.unsafe<{ t: string; n: number; h: string }[]>(query);
   return Object.fromEntries(rows.map((row) => [row.t, `${row.n} rows ${row.h}`]));
 }
@@ -187,7 +195,7 @@ async function judge(probe: Probe, tally: Tally): Promise<void> {
     else if (!found && !served.knowsPath(probe.path) && !(response.status === 404 && code === 'NOT_FOUND'))
       problem(`expected 404 NOT_FOUND`);
     const after = await snapshot();
-    const changed = TABLES.filter((table) => after[table] !== baseline[table]);
+    const changed = Object.keys(TABLES).filter((table) => after[table] !== baseline[table]);
     if (changed.length > 0) problem(`a rejected request changed ${changed.join(', ')}`);
     else tally.unchanged += 1;
     baseline = after;
@@ -378,7 +386,10 @@ function validBodyFor(operationId: string): unknown {
     case 'rotateSecret':
       return {};
     case 'createAccount':
+    case 'createToken':
       return { name: 'fuzz' };
+    case 'updateAccount':
+      return { notificationEmail: 'fuzz@example.com' };
     case 'putList':
       return { ownerAccountId: a.id, memberAccountIds: [] };
     case 'reportListWrite':
@@ -398,6 +409,8 @@ function ownPath(found: DocumentedOperation, values: Record<string, string> = {}
     listId: deleting ? 'fuzz-nowhere' : listA,
     deliveryId: deliveryA,
     recoveryId: recoveryA,
+    // Never a token of a's: the fuzz goes on with a.token.
+    tokenId: UNKNOWN_TOKEN,
   };
   return found.template.replace(/\{([^}]+)\}/g, (_, name: string) => values[name] ?? defaults[name]);
 }
@@ -466,7 +479,7 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
   yield { ...base, label: 'X-Request-Id of 5,000 characters', headers: { 'x-request-id': 'r'.repeat(5000) } };
   yield { ...base, label: 'X-Request-Id not ASCII', headers: { 'x-request-id': 'r\u00ff\u00e9' } };
   yield { ...base, label: 'Accept: application/xml', headers: { accept: 'application/xml' } };
-  if (found.operation.operationId !== 'listDeliveries')
+  if (!QUERY_CASES[found.operation.operationId])
     yield { ...base, label: 'an unknown query', path: `${path}?__proto__[x]=1&constructor=y&x=${'q'.repeat(2000)}` };
 
   // Bodies.
@@ -527,13 +540,10 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
         expect: { status: 404, code: 'WEBHOOK_NOT_FOUND' },
       };
     }
-    if (name === 'deliveryId') {
-      yield {
-        ...base,
-        label: "another tenant's delivery",
-        path: ownPath(found, { deliveryId: deliveryB }),
-        expect: { status: 404, code: 'DELIVERY_NOT_FOUND' },
-      };
+    const theirs = { deliveryId: [deliveryB, 'delivery', 'DELIVERY_NOT_FOUND'], tokenId: [tokenB, 'token', 'TOKEN_NOT_FOUND'] }[name];
+    if (theirs) {
+      const [value, what, code] = theirs;
+      yield { ...base, label: `another tenant's ${what}`, path: ownPath(found, { [name]: value }), expect: { status: 404, code } };
     }
     if (name === 'recoveryId') {
       yield {
@@ -547,36 +557,53 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
   }
 
   // Query strings.
-  if (found.operation.operationId === 'listDeliveries') {
-    for (const query of [
-      'outcome=lost',
-      'kind=',
-      'event=ping%00',
-      'event=__proto__',
-      'outcome[]=failed',
-      'kind=event&kind=ping',
-      'limit=0',
-      'limit=101',
-      'limit=-1',
-      'limit=1e2',
-      'limit=abc',
-      'limit=',
-      'limit=1&limit=2',
-      'limit[]=1',
-      'before=garbage',
-      `before=dlv_${'0'.repeat(24)}`,
-      'before=dlv_%00',
-      'x=1',
-      '__proto__=1',
-      'constructor=x',
-      `limit=${'9'.repeat(5000)}`,
-      'limit=%E0%A4%A',
-      'limit=%00',
-    ]) {
-      yield { ...base, label: `?${short(query)}`, path: `${path}?${query}` };
-    }
-  }
+  for (const query of QUERY_CASES[found.operation.operationId] ?? [])
+    yield { ...base, label: `?${short(query)}`, path: `${path}?${query}` };
 }
+
+/** Paging queries every listing route takes. */
+const PAGING_CASES = [
+  'limit=0',
+  'limit=101',
+  'limit=-1',
+  'limit=1e2',
+  'limit=abc',
+  'limit=',
+  'limit=1&limit=2',
+  'limit[]=1',
+  'before=garbage',
+  'before=dlv_%00',
+  'x=1',
+  '__proto__=1',
+  'constructor=x',
+  `limit=${'9'.repeat(5000)}`,
+  'limit=%E0%A4%A',
+  'limit=%00',
+];
+
+/** The query strings of the operations that read one. */
+const QUERY_CASES: Record<string, string[]> = {
+  listDeliveries: [
+    'outcome=lost',
+    'kind=',
+    'event=ping%00',
+    'event=__proto__',
+    'outcome[]=failed',
+    'kind=event&kind=ping',
+    `before=dlv_${'0'.repeat(24)}`,
+    ...PAGING_CASES,
+  ],
+  listNotices: [
+    `before=ntc_${'0'.repeat(24)}`,
+    `before=dlv_${'0'.repeat(24)}`,
+    'webhookId=',
+    `webhookId=wh_${'0'.repeat(24)}`,
+    'webhookId=__proto__',
+    'webhookId[]=x',
+    'type=webhook.paused',
+    ...PAGING_CASES,
+  ],
+};
 
 // ---- the tests ----
 
@@ -663,7 +690,10 @@ describe('bad input, generated from the OpenAPI document', () => {
     for (const [template, item] of Object.entries(served.document.paths)) {
       for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
         if (item[method.toLowerCase()]) continue;
-        const path = template.replace(/\{id\}/, hookA).replace(/\{listId\}/, listA);
+        const path = template
+          .replace(/\{id\}/, hookA)
+          .replace(/\{listId\}/, listA)
+          .replace(/\{tokenId\}/, UNKNOWN_TOKEN);
         const token = template.startsWith('/internal/') ? stack.internalApiToken : a.token;
         probes.push({
           label: `${method} ${template}`,

@@ -5,6 +5,8 @@
 // and then turned hostile, next to a second webhook of the same list that behaves.
 // Each must end with the right class within the deadline (the class is asserted; the
 // time only goes in the table), memory must stay flat, the neighbour must be delivered.
+// What came back is kept within the 4 KiB limits, as text, whatever the receiver sent:
+// through the sender, and as the delivery log's detail stores it.
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
@@ -12,10 +14,11 @@ import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEPT_BODY_BYTES, KEPT_HEADER_BYTES } from '../../src/delivery/response-capture';
 import { createHttpSender, type HttpSender } from '../../src/delivery/sender';
 import { signPayload } from '../../src/delivery/signing';
 import { createAddressPolicy, type AddressPolicy, type Resolver } from '../../src/delivery/url-policy';
-import type { DeliveryError } from '../../src/objects';
+import type { DeliveryError, ReceivedResponse } from '../../src/objects';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
 import { createSelfSignedCert, issueServerCert, type Pem } from '../support/tls';
@@ -168,9 +171,36 @@ interface HostileCase {
   behaviour(seen: Seen): Behaviour;
   /** Extra assertions once it has ended (server figures count from the start of the case); may return a note. */
   check?(seen: Seen): string | void;
+  /** What must have been kept of the response (null: none arrived), through the sender and in the log alike. */
+  kept?(response: ReceivedResponse | null): void;
   /** Why this case cannot run here, if it cannot (the row says so instead). */
   unavailable?(): string | undefined;
 }
+
+/** The bytes of a response's kept headers, counted as the limit counts them: `name: value\r\n` lines. */
+const headerBytes = (headers: Record<string, string>) =>
+  Object.entries(headers).reduce((sum, [name, value]) => sum + Buffer.byteLength(`${name}: ${value}\r\n`), 0);
+
+/**
+ * What holds of any kept response, whatever the receiver sent: at most 4 KiB of headers,
+ * at most the first 4 KiB of the body (a byte gives at most one character), text without
+ * NUL. Returns the row's note.
+ */
+function expectWithinLimits(response: ReceivedResponse | null): string {
+  if (response === null) return 'no response kept';
+  expect(typeof response.body).toBe('string');
+  expect(response.body.length).toBeLessThanOrEqual(KEPT_BODY_BYTES);
+  expect(response.body).not.toContain('\0');
+  expect(headerBytes(response.headers)).toBeLessThanOrEqual(KEPT_HEADER_BYTES);
+  return `kept ${response.body.length} characters of body${response.bodyTruncated ? ' (truncated)' : ''}, ${headerBytes(response.headers)} bytes of headers`;
+}
+
+const noResponse = (response: ReceivedResponse | null) => void expect(response).toBeNull();
+
+/** Markup that would run if it were ever rendered as HTML, longer than what is kept. */
+const HOSTILE_HTML = `<!doctype html><html><head><script>document.title='pwned'</script></head><body><img src=x onerror="alert(1)">${'<p>padding</p>'.repeat(500)}</body></html>`;
+/** Bytes that are not UTF-8: lone continuation bytes, a cut sequence, 0xFF and 0xFE. */
+const INVALID_UTF8 = Buffer.from([0xff, 0xfe, 0x80, 0xbf, 0xc3, 0x28, 0xe2, 0x82, 0x41]);
 
 function redirectCase(status: 301 | 302 | 307 | 308, location: () => string, label: string): HostileCase {
   return {
@@ -184,6 +214,7 @@ function redirectCase(status: 301 | 302 | 307 | 308, location: () => string, lab
       expect(seen.server.stats.requests).toBe(1);
       return 'not followed';
     },
+    kept: (response) => void expect(response).toMatchObject({ statusCode: status, headers: { location: location() } }),
   };
 }
 
@@ -204,6 +235,28 @@ function hugeBody(status: 200 | 500, expected: DeliveryError | null, name: strin
       expect(seen.server.stats.bytesSent).toBeLessThan(HUGE_BODY_BYTES);
       return hugeBodyNote(seen);
     },
+    kept: (response) =>
+      void expect(response).toEqual(
+        expect.objectContaining({ statusCode: status, body: 'x'.repeat(KEPT_BODY_BYTES), bodyTruncated: true }),
+      ),
+  };
+}
+
+/** A body of status 500 that is not plain text, sent whole: kept as text within the limits. */
+function failureWithBody(
+  name: string,
+  headers: Record<string, string>,
+  body: () => Buffer | string,
+  kept: (text: string) => void,
+): HostileCase {
+  return {
+    name,
+    expected: 'non_2xx',
+    behaviour: () => httpBehaviour(leaf, (_req, res) => res.writeHead(500, headers).end(body())),
+    kept(response) {
+      expect(response).toMatchObject({ statusCode: 500, bodyTruncated: Buffer.byteLength(body()) > KEPT_BODY_BYTES });
+      kept(response!.body);
+    },
   };
 }
 
@@ -213,6 +266,7 @@ const CASES: HostileCase[] = [
     expected: 'timeout',
     behaviour: () => httpBehaviour(leaf, () => {}),
     check: (seen) => void expect(seen.server.stats.requests).toBe(1),
+    kept: noResponse,
   },
   {
     name: 'status line and headers trickled a byte at a time',
@@ -236,14 +290,64 @@ const CASES: HostileCase[] = [
         res.writeHead(200, { 'content-length': String(MB) });
         everyUntilClosed(res.socket!, 10, () => void res.write('x'));
       }),
+    // What arrived before the deadline, and no more.
+    kept: (response) => void expect(response).toMatchObject({ statusCode: 200, body: expect.stringMatching(/^x*$/), bodyTruncated: true }),
+  },
+  {
+    name: 'status 500, then the body trickled a byte at a time',
+    expected: 'non_2xx',
+    behaviour: () =>
+      httpBehaviour(leaf, (_req, res) => {
+        res.writeHead(500, { 'content-length': String(MB) });
+        everyUntilClosed(res.socket!, 10, () => void res.write('x'));
+      }),
+    // Read for what it says until the deadline; the class stays the status's.
+    kept: (response) => void expect(response).toMatchObject({ statusCode: 500, body: expect.stringMatching(/^x*$/), bodyTruncated: true }),
   },
   {
     name: 'endless 102 Processing',
     expected: 'timeout',
     behaviour: () => raw((socket) => everyUntilClosed(socket, 10, () => void socket.write('HTTP/1.1 102 Processing\r\n\r\n'))),
+    kept: noResponse,
   },
   hugeBody(500, 'non_2xx', '200 MB body with status 500'),
   hugeBody(200, null, '200 MB body with status 200 (read stops at 64 KiB)'),
+  failureWithBody(
+    'binary body (64 KiB of random bytes), status 500',
+    { 'content-type': 'application/octet-stream' },
+    () => randomBytes(64 * 1024),
+    (text) => expect(text).toContain('\uFFFD'),
+  ),
+  failureWithBody(
+    'invalid UTF-8 body, status 500',
+    { 'content-type': 'text/plain; charset=utf-8' },
+    () => INVALID_UTF8,
+    (text) => expect(text).toBe('\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD(\uFFFDA'),
+  ),
+  failureWithBody(
+    'HTML with a script, status 500',
+    { 'content-type': 'text/html' },
+    () => HOSTILE_HTML,
+    // Kept as the characters it is, never interpreted.
+    (text) => expect(text).toBe(HOSTILE_HTML.slice(0, KEPT_BODY_BYTES)),
+  ),
+  {
+    name: 'headers over 4 KiB (40 of 200 bytes), status 500',
+    expected: 'non_2xx',
+    behaviour: () =>
+      httpBehaviour(leaf, (_req, res) => {
+        for (let i = 0; i < 40; i++) res.setHeader(`x-filler-${String(i).padStart(2, '0')}`, 'f'.repeat(200));
+        res.writeHead(500).end('too many headers');
+      }),
+    kept(response) {
+      const names = Object.keys(response!.headers).filter((name) => name.startsWith('x-filler-'));
+      // The first ones, in order, as many as fit.
+      expect(names.length).toBeGreaterThan(0);
+      expect(names.length).toBeLessThan(40);
+      expect(names).toEqual(Array.from({ length: names.length }, (_, i) => `x-filler-${String(i).padStart(2, '0')}`));
+      expect(response!.body).toBe('too many headers');
+    },
+  },
   {
     name: 'gzip bomb: 10 GiB of zeros as 10 MB of gzip, status 200',
     expected: null,
@@ -264,6 +368,14 @@ const CASES: HostileCase[] = [
       for (const headers of seen.requestHeaders) expect(headers['accept-encoding']).toBeUndefined();
       return `${megabytes(seen.server.stats.bytesSent)} MB of gzip written before the client hung up; never inflated`;
     },
+    // The compressed bytes as they came, as text: never inflated for the log either.
+    kept: (response) =>
+      void expect(response).toMatchObject({
+        statusCode: 200,
+        headers: { 'content-encoding': 'gzip' },
+        body: expect.stringContaining('\uFFFD'),
+        bodyTruncated: true,
+      }),
   },
   {
     name: 'oversized headers (one 1 MiB header)',
@@ -273,6 +385,7 @@ const CASES: HostileCase[] = [
         socket.write('HTTP/1.1 200 OK\r\nX-Big: ');
         void streamBytes(socket, Buffer.alloc(64 * 1024, 'h'), MB, server).then(() => socket.write('\r\nContent-Length: 0\r\n\r\n'));
       }),
+    kept: noResponse,
   },
   {
     name: 'garbage instead of HTTP',
@@ -388,8 +501,8 @@ describe('hostile receivers, through the sender', () => {
     const hostile = sender.post(seen.server.urlFor('/hook'), body, headers);
     // The neighbour starts once the hostile server holds a connection of the same sender.
     await seen.server.waitFor('connections', 1);
-    const neighbourResult = await sender.post(neighbour.urlFor(`/sender-neighbour/${encodeURIComponent(name)}`), body, headers);
-    const result = await hostile;
+    const { result: neighbourResult } = await sender.post(neighbour.urlFor(`/sender-neighbour/${encodeURIComponent(name)}`), body, headers);
+    const { result, response } = await hostile;
     const figures = memory.stop();
     seen.dialled = dialled.slice(dialledBefore);
 
@@ -403,7 +516,9 @@ describe('hostile receivers, through the sender', () => {
     expect(result.delivered).toBe(hostileCase.expected === null);
     expect(neighbourResult).toMatchObject({ delivered: true, error: null });
     expect(figures.growthMb).toBeLessThan(MAX_RSS_GROWTH_MB);
-    row.note = [hostileCase.check?.(seen), 'neighbour delivered'].filter(Boolean).join('; ');
+    const keptNote = expectWithinLimits(response);
+    hostileCase.kept?.(response);
+    row.note = [hostileCase.check?.(seen), keptNote, 'neighbour delivered'].filter(Boolean).join('; ');
   });
 });
 
@@ -454,6 +569,11 @@ describe('hostile receivers, end to end through a list write', () => {
       neighbour.requests.filter((request) => request.path === neighbourPath && request.headers['svc-event'] === 'list.changed'),
     ).toHaveLength(1);
     expect(figures.growthMb).toBeLessThan(MAX_RSS_GROWTH_MB);
-    row.note = [hostileCase.check?.(seen), 'neighbour delivered'].filter(Boolean).join('; ');
+    // What the log keeps of it: the same limits, text as the API answers it.
+    const detail = await stack.request('GET', `/v3/webhooks/${hostileHook.id}/deliveries/${hostileDelivery.id}`, { token: owner.token });
+    expect(detail.status).toBe(200);
+    const keptNote = expectWithinLimits(detail.body.response);
+    hostileCase.kept?.(detail.body.response);
+    row.note = [hostileCase.check?.(seen), keptNote, 'neighbour delivered'].filter(Boolean).join('; ');
   });
 });

@@ -124,7 +124,7 @@ describe('registration and dial refuse every blocked form (WEBHOOK_ALLOWED_CIDRS
     const refusals: string[] = [];
     for (const url of urls) {
       const response = await strict.request('POST', '/v3/webhooks', { token: account.token, body: { url } });
-      const dial = await strictSender.post(url, '{}', {});
+      const { result: dial } = await strictSender.post(url, '{}', {});
       row.requests! += 2;
       if (response.status >= 500) row.fiveXx! += 1;
       refusals.push(`API ${response.status} ${response.body?.error?.reason}, dial ${dial.error}`);

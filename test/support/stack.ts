@@ -3,10 +3,10 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { once } from 'node:events';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
+import { createAccountAccess } from '../../src/api/account-access';
 import { createApp, type AppDependencies } from '../../src/api/app';
 import { createWorkflows } from '../../src/temporal/client';
 import { loadConfig } from '../../src/config';
@@ -65,8 +65,11 @@ export interface TestStack {
   outcomeSignals(webhookId: string): Promise<boolean[][]>;
   /** An HTTPS receiver whose certificate the service trusts; closed by stop(). */
   startReceiver(): Promise<Receiver>;
-  /** The same API with some dependencies replaced (an unreachable database, say); closed by stop(). */
-  startApiWith(overrides: Partial<AppDependencies>): Promise<{ request: RequestFunction; close(): Promise<void> }>;
+  /**
+   * The same API with some dependencies replaced (an unreachable database, say); closed by
+   * stop(). Without `access`, one of its own on the app's database, with the stack's limits.
+   */
+  startApiWith(overrides: Partial<AppDependencies>): Promise<{ url: string; request: RequestFunction; close(): Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -121,6 +124,17 @@ export function useStackWithReceiver(env: Record<string, string> = {}): { readon
   return suite;
 }
 
+/**
+ * Test files send many requests from one address, most with fresh accounts: limits no file
+ * reaches unless it means to. A test of the limits starts a stack (or an app) with small ones.
+ */
+export const GENEROUS_RATE_LIMITS = {
+  RATE_LIMIT_PER_SECOND: '100000',
+  RATE_LIMIT_BURST: '1000000',
+  RATE_LIMIT_UNAUTHENTICATED_PER_SECOND: '100000',
+  RATE_LIMIT_UNAUTHENTICATED_BURST: '1000000',
+};
+
 export async function startTestStack(env: Record<string, string> = {}, options: TestStackOptions = {}): Promise<TestStack> {
   const ca = await createTestCa();
   const serverCert = await issueServerCert(ca);
@@ -136,6 +150,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     PORT: '0',
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
     DELIVERY_TIMEOUT_MS: '3000',
+    ...GENEROUS_RATE_LIMITS,
     ...env,
   });
   const taskQueue = `test-${randomBytes(4).toString('hex')}`;
@@ -150,7 +165,8 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     sdkMetricsUrl: sdkMetricsUrl(),
   });
   const receivers: Receiver[] = [];
-  const servers: Server[] = [];
+  /** What startApiWith started: each closed by stop() unless its test closed it. */
+  const apis: (() => Promise<void>)[] = [];
   const request = requestTo(service.url);
 
   const internal = { token: internalApiToken };
@@ -211,7 +227,10 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
       return receiver;
     },
     async startApiWith(overrides) {
+      const ownAccess = overrides.access ? null : createAccountAccess(overrides.sql ?? service.sql, config.rateLimits);
+      await ownAccess?.start();
       const app = createApp({
+        access: ownAccess!,
         sql: service.sql,
         workflows: createWorkflows(service.client, {
           taskQueue,
@@ -226,22 +245,22 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
         ...overrides,
       });
       const server = app.listen(0, '127.0.0.1');
-      servers.push(server);
       await once(server, 'listening');
+      let closed = false;
       const close = async () => {
-        if (!server.listening) return;
+        if (closed) return;
+        closed = true;
         server.close();
         server.closeAllConnections();
         await once(server, 'close');
+        await ownAccess?.stop();
       };
-      return { request: requestTo(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), close };
+      apis.push(close);
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      return { url, request: requestTo(url), close };
     },
     async stop() {
-      for (const server of servers) server.closeAllConnections();
-      await Promise.all([
-        ...receivers.map((receiver) => receiver.close()),
-        ...servers.map((server) => new Promise((done) => server.close(done))),
-      ]);
+      await Promise.all([...receivers.map((receiver) => receiver.close()), ...apis.map((close) => close())]);
       await service.stop();
     },
   };

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { DeliveryRecord } from '../../src/db/deliveries';
 import type { Db } from '../../src/db/sql';
+import { eventPayload, pingPayload } from '../../src/delivery/payloads';
+import { signPayload } from '../../src/delivery/signing';
 import { newId } from '../../src/ids';
 import { newSigningSecret } from '../../src/secrets';
 import type { DeliveryError } from '../../src/objects';
@@ -18,20 +20,43 @@ export async function insertWebhook(sql: Db, accountId: string): Promise<string>
   return id;
 }
 
-/** The log row of one attempt to `webhookId`: an event of `list-1` delivered with 200, unless `error` names how it failed. */
+/**
+ * The log row of one attempt to `webhookId`: an event of `list-1` delivered with 200, unless
+ * `error` names how it failed (then no response came back). It holds what a real attempt
+ * sends and gets back, so that the bookkeeping bench writes rows of their real size.
+ */
 export function attemptRecord(
   webhookId: string,
   { kind = 'event', error = null, id = newId('dlv') }: { kind?: DeliveryRecord['kind']; error?: DeliveryError | null; id?: string } = {},
 ): DeliveryRecord {
+  const event = kind === 'ping' ? 'ping' : 'list.changed';
+  const at = new Date().toISOString();
+  const body = kind === 'ping' ? pingPayload(webhookId) : eventPayload('list.changed', 'list-1', 1, at);
   return {
     id,
     webhookId,
     kind,
-    event: kind === 'ping' ? 'ping' : 'list.changed',
+    event,
     listId: kind === 'ping' ? null : 'list-1',
     cursor: kind === 'ping' ? null : 1,
-    at: kind === 'ping' ? null : new Date().toISOString(),
+    at: kind === 'ping' ? null : at,
     result: { delivered: error === null, statusCode: error === null ? 200 : null, durationMs: 3, error },
+    request: {
+      url: `https://receiver.test/${webhookId}`,
+      headers: {
+        'svc-event': event,
+        'svc-signature': signPayload(body, 'whsec_test-rows'),
+        'svc-delivery': id,
+        'svc-webhook': webhookId,
+        'content-type': 'application/json',
+        'user-agent': 'svc-webhooks/test-rows',
+      },
+      body,
+    },
+    response:
+      error === null
+        ? { statusCode: 200, headers: { 'content-type': 'text/plain', date: new Date().toUTCString() }, body: 'ok', bodyTruncated: false }
+        : null,
   };
 }
 

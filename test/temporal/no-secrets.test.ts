@@ -9,6 +9,30 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.stop());
 
+/** Every history (and its description) of the workflows these search attributes find, once there are `count`. */
+async function historiesOf(query: string, count: number): Promise<{ type: string; bytes: Buffer; description: string }[]> {
+  const client = stack.service.client;
+  const executions = await waitFor(
+    async () => {
+      const found = [];
+      for await (const execution of client.workflow.list({ query })) found.push(execution);
+      return found.length === count ? found : undefined;
+    },
+    { what: `${count} workflows in visibility` },
+  );
+  return Promise.all(
+    executions.map(async (execution) => {
+      const handle = client.workflow.getHandle(execution.workflowId, execution.runId);
+      const history = await handle.fetchHistory();
+      return {
+        type: execution.type,
+        bytes: Buffer.from(temporal.api.history.v1.History.encode(history).finish()),
+        description: JSON.stringify((await handle.describe()).raw),
+      };
+    }),
+  );
+}
+
 describe('no signing secret in Temporal', () => {
   it('is absent from every history, input, result, search attribute and failure', async () => {
     const account = await stack.createAccount();
@@ -39,17 +63,8 @@ describe('no signing secret in Temporal', () => {
     expect(abandoned).toHaveLength(0); // registrations forget their secret once decided
 
     // 3 registrations, the webhook's own workflow, the ping and the two writes.
-    const client = stack.service.client;
-    const executions = await waitFor(
-      async () => {
-        const found = [];
-        const query = `AccountId = '${account.id}' OR ListId = '${listId}'`;
-        for await (const execution of client.workflow.list({ query })) found.push(execution);
-        return found.length === 7 ? found : undefined;
-      },
-      { what: 'seven workflows in visibility' },
-    );
-    expect(executions.map((e) => e.type).sort()).toEqual([
+    const histories = await historiesOf(`AccountId = '${account.id}' OR ListId = '${listId}'`, 7);
+    expect(histories.map((h) => h.type).sort()).toEqual([
       'deliverListWrite',
       'deliverListWrite',
       'pingWebhook',
@@ -59,15 +74,65 @@ describe('no signing secret in Temporal', () => {
       'webhookLifecycle',
     ]);
 
-    for (const execution of executions) {
-      const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
-      const bytes = Buffer.from(temporal.api.history.v1.History.encode(history).finish());
+    for (const { bytes, description } of histories) {
       expect(bytes.length).toBeGreaterThan(0);
       for (const secret of secrets) expect(bytes.includes(secret)).toBe(false);
       // No secret at all, not just not this one: the prefix never appears in a history.
       expect(bytes.includes('whsec_')).toBe(false);
-      const description = await client.workflow.getHandle(execution.workflowId, execution.runId).describe();
-      expect(JSON.stringify(description.raw)).not.toContain('whsec_');
+      expect(description).not.toContain('whsec_');
+    }
+  });
+});
+
+describe("no receiver's answer in Temporal", () => {
+  it('keeps the body and headers a receiver answers out of every history, while the log holds them', async () => {
+    const account = await stack.createAccount();
+    const receiver = await stack.startReceiver();
+    // Distinctive text in the body and in a header, on every answer: 2xx and failures alike.
+    const body = `receiver-said-${account.id}-<script>alert(1)</script>`;
+    const header = `receiver-header-${account.id}`;
+    const answer = (status: number) => receiver.respondWith({ status, headers: { 'x-receiver-note': header }, body });
+    answer(200);
+    const webhook = await stack.registerWebhook(account.token, receiver.urlFor('/answers')); // the registration's ping
+    const listId = `no-answers-${account.id}`;
+    await stack.putList(listId, account.id);
+    await stack.reportWrite(listId, 'delivered');
+    answer(503);
+    await stack.reportWrite(listId, 'failed');
+    expect((await stack.request('POST', `/v3/webhooks/${webhook.id}/pings`, { token: account.token })).body).toMatchObject({
+      statusCode: 503,
+    });
+    const log = (await stack.request('GET', `/v3/webhooks/${webhook.id}/deliveries?kind=event`, { token: account.token })).body.data;
+    const redelivery = await stack.request('POST', `/v3/webhooks/${webhook.id}/deliveries/${log[0].id}/redeliveries`, {
+      token: account.token,
+    });
+    expect(redelivery.body).toMatchObject({ statusCode: 503 });
+    receiver.respondWith({});
+
+    // The log holds what came back, for each of them.
+    const everything = (await stack.request('GET', `/v3/webhooks/${webhook.id}/deliveries`, { token: account.token })).body.data;
+    expect(everything).toHaveLength(4);
+    for (const entry of everything) {
+      const detail = (await stack.request('GET', `/v3/webhooks/${webhook.id}/deliveries/${entry.id}`, { token: account.token })).body;
+      expect(detail.response).toMatchObject({ body, headers: { 'x-receiver-note': header } });
+    }
+
+    // A registration, the webhook's own workflow, two writes, a ping and a redelivery.
+    const histories = await historiesOf(`AccountId = '${account.id}' OR ListId = '${listId}'`, 6);
+    expect(histories.map((h) => h.type).sort()).toEqual([
+      'deliverListWrite',
+      'deliverListWrite',
+      'pingWebhook',
+      'redeliverEvent',
+      'registerWebhook',
+      'webhookLifecycle',
+    ]);
+    for (const { type, bytes, description } of histories) {
+      expect(bytes.length).toBeGreaterThan(0);
+      for (const text of [`receiver-said-${account.id}`, header]) {
+        expect(bytes.includes(text), `${type} history`).toBe(false);
+        expect(description, `${type} description`).not.toContain(text);
+      }
     }
   });
 });

@@ -2,28 +2,28 @@
 // real stack and a real HTTPS receiver. Every action end to end, what the page keeps of
 // the token, hostile text, the keyboard and a 375 px screen. Saves the screenshots docs/api.md shows.
 import path from 'node:path';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/delivery/signing';
 import type { ReceivedRequest, Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
 import { SCREENSHOTS, launchChromium } from './support/browser';
+import { dashboardTabs, expectText, openWebhook, textOf } from './support/dashboard';
 
 let stack: TestStack;
 let receiver: Receiver;
 let browser: Browser;
-/** What the open pages printed as errors (a CSP violation is one) or threw. */
-let pageProblems: string[] = [];
-const contexts: BrowserContext[] = [];
+let tabs: ReturnType<typeof dashboardTabs>;
 
 beforeAll(async () => {
   stack = await startTestStack();
   receiver = await stack.startReceiver();
   browser = await launchChromium();
+  tabs = dashboardTabs(browser, () => `${stack.service.url}/dashboard`);
 });
 afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((context) => context.close()));
-  expect(pageProblems).toEqual([]);
+  await tabs.closeAll();
+  expect(tabs.problems).toEqual([]);
 });
 afterAll(async () => {
   await browser?.close();
@@ -33,44 +33,12 @@ afterAll(async () => {
 const received = (urlPath: string) => receiver.requests.filter((request) => request.path === urlPath);
 
 /** A new browser tab on /dashboard, signed in with `token` if given. */
-async function openDashboard(token?: string, viewport = { width: 1280, height: 900 }): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  const page = await context.newPage();
-  pageProblems = [];
-  page.on('console', (message) => {
-    // The API's 4xx answers the tests provoke are logged by the browser too; nothing else may be.
-    if (message.type() === 'error' && !message.location().url.includes('/v3/')) pageProblems.push(message.text());
-  });
-  page.on('pageerror', (error) => pageProblems.push(String(error)));
-  await page.goto(`${stack.service.url}/dashboard`);
-  if (token) await signIn(page, token);
-  return page;
-}
-
-async function signIn(page: Page, token: string): Promise<void> {
-  await page.getByLabel('Account API token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Your webhooks' }).waitFor();
-}
-
-/** Opens a webhook's page from the list. */
-async function openWebhook(page: Page, url: string): Promise<void> {
-  await page.getByRole('button', { name: url }).click();
-  await page.getByRole('heading', { name: url }).waitFor();
-}
+const openDashboard = (token?: string, viewport?: { width: number; height: number }): Promise<Page> => tabs.open(token, viewport);
 
 /** An account with a list it owns and a webhook on `urlPath` for every topic. */
 async function accountWithWebhook(urlPath: string) {
   const setUp = await stack.setUpListWebhook(receiver.urlFor(urlPath), { events: ['list.changed', 'item.added'] });
   return { ...setUp, token: setUp.owner.token, url: receiver.urlFor(urlPath) };
-}
-
-const textOf = async (locator: Locator) => (await locator.textContent())?.trim();
-
-/** Waits until the locator shows text matching `pattern`. */
-async function expectText(locator: Locator, pattern: RegExp | string): Promise<void> {
-  await expect.poll(() => textOf(locator), { timeout: 10_000 }).toMatch(pattern);
 }
 
 // What runs in the page is written as strings, or typed by hand as below: this file is

@@ -16,6 +16,7 @@ const contractTypes: Record<keyof WorkflowTypes, true> = {
   deliverListWriteBatch: true,
   pruneRecords: true,
   recoverDeliveries: true,
+  mailNotice: true,
 };
 
 describe('the workflow contract', () => {

@@ -1,7 +1,8 @@
 // Retention, on the whole stack: the schedule the worker creates prunes writes, registrations,
-// delivery claims and finished recoveries past RETENTION_DAYS; a writeId repeated after that is
-// a new write.
+// notices, finished recoveries (and delivery claims) past RETENTION_DAYS; a writeId repeated
+// after that is a new write.
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { insertNotice } from '../../src/db/notices';
 import { ensureRetentionSchedule } from '../../src/temporal/retention-schedule';
 import { listWriteWorkflowId, retentionScheduleId } from '../../src/contract/workflows';
 import type { Receiver } from '../support/receiver';
@@ -27,7 +28,7 @@ const cursorsReceived = (path: string) =>
     .filter((request) => request.path === path && request.headers['svc-event'] !== 'ping')
     .map((request) => JSON.parse(request.rawBody.toString('utf8')).cursor);
 
-it('prunes writes, registrations, delivery claims and finished recoveries older than the window when its schedule runs, and keeps the rest', async () => {
+it('prunes writes, registrations, delivery claims, notices and finished recoveries older than the window when its schedule runs, and keeps the rest', async () => {
   const { owner, listId, webhookId } = await stack.setUpListWebhook(receiver.urlFor('/retention'));
   const keptAccount = await stack.createAccount();
   await stack.registerWebhook(keptAccount.token, receiver.urlFor('/kept'));
@@ -46,8 +47,24 @@ it('prunes writes, registrations, delivery claims and finished recoveries older 
       ('rcv_new_finished', ${webhookId}, ${ago(1)}, now(), 0, 'completed', now(), now(), now()),
       ('rcv_old_running', ${webhookId}, ${ago(32)}, ${ago(31)}, 0, 'running', ${ago(31)}, NULL, NULL)`;
 
+  const notice = () =>
+    insertNotice(stack.service.sql, {
+      accountId: owner.id,
+      webhookId,
+      type: 'webhook.failing',
+      url: receiver.urlFor('/retention'),
+      consecutiveFailures: 10,
+      mail: 'not_configured',
+    });
+  const [oldNotice, newNotice] = [await notice(), await notice()];
+  await stack.service.sql`UPDATE notices SET created_at = now() - interval '31 days' WHERE id = ${oldNotice.id}`;
+
   await stack.service.client.schedule.getHandle(retentionScheduleId(stack.taskQueue)).trigger();
-  // Recoveries are pruned last.
+  // Notices, then recoveries, are pruned last.
+  const notices = async () =>
+    (await stack.service.sql<{ id: string }[]>`SELECT id FROM notices WHERE account_id = ${owner.id}`).map((row) => row.id);
+  await waitFor(async () => ((await notices()).length === 1 ? true : undefined), { what: 'the old notice pruned', timeoutMs: 30_000 });
+  expect(await notices()).toEqual([newNotice.id]);
   const oldRecovery = () => stack.service.sql`SELECT 1 FROM recoveries WHERE id = 'rcv_old_finished'`;
   await waitFor(async () => ((await oldRecovery()).length === 0 ? true : undefined), {
     what: 'the old recovery pruned',

@@ -1,16 +1,11 @@
 // Every recorded release's histories replay on the current workflow code: a release must
 // run the open workflows of the ones before it (docs/upgrades.md). A change to what a
 // workflow does that is not behind patched() fails here with a nondeterminism error.
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, Worker, type ReplayResult, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
-
-const historiesDir = path.join(__dirname, 'histories');
-const releases = readdirSync(historiesDir, { withFileTypes: true })
-  .filter((entry) => entry.isDirectory())
-  .map((entry) => entry.name);
+import { readRecordedHistory, recordedBranches, recordedReleases } from './support/recorded-histories';
 
 let workflowBundle: WorkflowBundleWithSourceMap;
 beforeAll(async () => {
@@ -20,16 +15,12 @@ beforeAll(async () => {
   });
 });
 
-describe.each(releases)('histories of release %s', (release) => {
-  const dir = path.join(historiesDir, release);
-  const files = readdirSync(dir).filter((file) => file.endsWith('.json'));
+describe.each(recordedReleases())('histories of release %s', (release) => {
+  const files = recordedBranches(release);
   const results = new Map<string, ReplayResult>();
 
   beforeAll(async () => {
-    const histories = files.map((file) => ({
-      workflowId: file,
-      history: historyFromJSON(JSON.parse(readFileSync(path.join(dir, file), 'utf8'))),
-    }));
+    const histories = files.map((file) => ({ workflowId: file, history: historyFromJSON(readRecordedHistory(release, file)) }));
     for await (const result of Worker.runReplayHistories({ workflowBundle }, histories)) results.set(result.workflowId, result);
   });
 

@@ -49,6 +49,9 @@ export interface StepInput {
   skipped?: Set<string>;
 }
 
+/** A step's writes, deliveries, latencies and ledger (lib/types.ts's StepResult adds what was measured around them). */
+export type StepFigures = ReturnType<typeof computeStep>;
+
 export function computeStep({
   writes,
   receipts,

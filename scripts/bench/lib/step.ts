@@ -8,7 +8,7 @@ import { clockTicks, machineTicks, type ProcessSampler } from './proc';
 import { diffSdkMetrics, scrapeSdkMetrics } from './sdk-metrics';
 import { sleep } from './stack';
 import { nowMs, round } from './stats';
-import { type Context, type Idle, type Target } from './types';
+import { type Context, type Idle, type StepResult, type Target } from './types';
 
 export interface StepOptions {
   rate: number;
@@ -24,16 +24,6 @@ export interface StepOptions {
   drainLimitMs?: number;
   skippedKeys?: () => Set<string>;
 }
-
-export type StepResult = Awaited<ReturnType<typeof runStep>> & {
-  /** Earlier attempts of a repeated step. */
-  discardedAttempts?: {
-    outsideCores: number;
-    failures: string[];
-    acceptMs: Record<string, number | null>;
-    e2eMs: Record<string, number | null>;
-  }[];
-};
 
 /**
  * One step: warm-up and steady phase at `rate`, then the drain; the ledger; CPU and memory.
@@ -53,7 +43,7 @@ export async function runStep({
   warmupMs = CONFIG.warmupMs,
   drainLimitMs = CONFIG.drainMs,
   skippedKeys = () => new Set(),
-}: StepOptions) {
+}: StepOptions): Promise<StepResult> {
   const totalMs = durationMs ?? warmupMs + CONFIG.steadyMs;
   const steadyMs = totalMs - warmupMs;
   const quiet = await waitForQuiet(ctx.sampler);
@@ -146,7 +136,6 @@ export async function runStep({
     cpuMsPerDelivery: {
       all: round(sum(target.groups) / deliveries, 3),
       service: round(sum(target.serviceGroups) / deliveries, 3),
-      /** Net of the CPU the processes use with no load at all. */
       allNetOfIdle: idle
         ? round(
             (sum(target.groups) - (target.groups.reduce((s, n) => s + (idle.cpuMsPerSec[n] ?? 0), 0) * measured.wallMs) / 1000) /
@@ -155,14 +144,12 @@ export async function runStep({
           )
         : null,
     },
-    /** Deliveries/s the machine's cores could carry at this CPU cost, were nothing else running: robust to other load. */
     cpuCeilingPerSec: round((os.cpus().length * 1000) / Math.max(0.001, sum(target.groups) / deliveries)),
     workerPeakRssMiB: measured.groups[target.workerGroup]?.peakRssMiB ?? null,
     lastFailureReceiptAt,
     sdk: diffSdkMetrics(sdkBefore, sdkAfter),
     eventLoopDelay,
     outsideLoad,
-    /** TLS connections the receivers accepted during the step (new connections of the senders). */
     receiverTlsConnections: receiverCounts.connections - connectionsBefore,
     baselineMaxPostsInFlight: baselineCounts?.maxInFlight,
     temporalLog:

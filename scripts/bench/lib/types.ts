@@ -1,19 +1,17 @@
-// The shapes the harness passes between run.ts, the scenarios and the report.
+// The shapes the harness passes between run.ts, the scenarios and the report. It takes types
+// only from modules that import nothing of it back, so that no import circle runs through it.
 import { type Sql } from 'postgres';
 import { type GeneratorApi } from '../generator';
 import { type ReceiversApi } from '../receivers';
 import { type Config } from './config';
 import { type DescribedEnvironment } from './environment';
 import { type Rpc, type LoopDelay } from './ipc';
-import { type Receipts, type Recorded } from './ledger';
+import { type Receipts, type Recorded, type StepFigures } from './ledger';
 import { type LogScan, type ServerLogScan } from './logs';
 import { type Measured, type ProcessSampler } from './proc';
+import { type SdkFigures } from './sdk-metrics';
 import { type DatabaseServer, type TemporalServer } from './stack';
-import { type StepResult } from './step';
 import { type Percentiles } from './stats';
-import { type HotSummary } from '../scenarios/hot';
-import { type RecoverySummary } from '../scenarios/recovery';
-import { type RegistrationSummary } from '../scenarios/registration';
 
 /** What every scenario shares: the sampler, the receivers and the generator, the database server. */
 export interface Context {
@@ -124,6 +122,122 @@ export type Scenario = FanoutScenario | WorkloadScenario;
 export interface Idle {
   cpuMsPerSec: Record<string, number>;
   otherCores: number;
+}
+
+/** One step of load (lib/step.ts): the ledger's figures, and what was measured around them. */
+export interface StepResult extends StepFigures {
+  rate: number;
+  /** How long the step waited for the machine to calm down, and its busy cores outside the bench then. */
+  quiet: { waitedMs: number; otherCores: number };
+  warmupMs: number;
+  steadyMs: number;
+  drainMs: number;
+  drained: boolean;
+  cpu: Measured;
+  cpuMsPerDelivery: {
+    all: number;
+    service: number;
+    /** Net of the CPU the processes use with no load at all. */
+    allNetOfIdle: number | null;
+  };
+  /** Deliveries/s the machine's cores could carry at this CPU cost, were nothing else running: robust to other load. */
+  cpuCeilingPerSec: number;
+  workerPeakRssMiB: number | null;
+  lastFailureReceiptAt: number | null;
+  sdk: SdkFigures | undefined;
+  /** Largest event-loop delays of the harness's children during the step. */
+  eventLoopDelay: { receivers: LoopDelay; generator: LoopDelay; baseline: LoopDelay | undefined };
+  outsideLoad: { maxCores: number };
+  /** TLS connections the receivers accepted during the step (new connections of the senders). */
+  receiverTlsConnections: number;
+  baselineMaxPostsInFlight: number | undefined;
+  temporalLog: Pick<ServerLogScan, 'warnings' | 'errors' | 'byMessage'> | undefined;
+  pass: boolean;
+  failures: string[];
+  /** Earlier attempts of a repeated step. */
+  discardedAttempts?: {
+    outsideCores: number;
+    failures: string[];
+    acceptMs: Record<string, number | null>;
+    e2eMs: Record<string, number | null>;
+  }[];
+}
+
+/** What `split-hot` (scenarios/hot.ts) found: the hot webhook's count as its query and the database showed it. */
+export interface HotSummary {
+  rate: number;
+  durationS: number;
+  pattern: string;
+  lastFailureAt: number | null;
+  finalQueryCount: number | null;
+  finalQueryStatus: string | null;
+  queryLagMs: number | null;
+  finalDatabaseCount: number | null;
+  databaseLagMs: number | null;
+  querySamples: number;
+  queryErrors: number;
+  queryErrorSample: string[];
+  queryMs: Percentiles;
+  reactivations: { t: number; status: number }[];
+  maxCountSeen: number;
+  signalsExpected: number;
+  /** Runs of webhook/{id}, the signals and outcomes they received, failed workflow tasks. */
+  history: {
+    runs: number;
+    signalsReceived: number;
+    outcomesReceived: number;
+    workflowTaskFailed: number;
+    workflowTaskTimedOut: number;
+    continuedAsNew: number;
+    notCompletedListWrites: number | null;
+    errors: string[];
+  };
+}
+
+/** What the registration scenarios (scenarios/registration.ts) found. */
+export interface RegistrationSummary {
+  count: number;
+  accounts: number;
+  rate: number;
+  created: number;
+  statuses: Record<string, number>;
+  stored: number;
+  latencyMs: Percentiles;
+  pings: { received: number; verified: number; badSignature: number; unverified: number };
+  cpu: Measured;
+  cpuMsPerRegistration: { all: number; service: number };
+  workerPeakRssMiB: number | null;
+}
+
+/** What `split-recovery` (scenarios/recovery.ts) found: the recovery as the API and the receivers saw it, and the live deliveries beside it. */
+export interface RecoverySummary {
+  deliveries: number;
+  rate: number;
+  liveWritesPerSec: number;
+  status: string;
+  stoppedReason: string | null;
+  total: number;
+  sent: number;
+  delivered: number;
+  failed: number;
+  /** From the recovery's createdAt to its finishedAt, as the API answers them. */
+  durationMs: number | null;
+  /** What the rate allows: deliveries / rate. */
+  expectedMs: number;
+  /** From the first send received to the last. */
+  receivedSpanMs: number | null;
+  /** The most sends received in any one second. */
+  mostInOneSecond: number;
+  received: number;
+  distinctReceived: number;
+  duplicates: number;
+  /** Attempts logged for the webhook during the scenario, less the live deliveries: the recovery's redeliveries. */
+  redeliveriesLogged: number;
+  live: { accepted: number; received: number; missing: number; duplicates: number; latencyMs: Percentiles };
+  cpuMsPerSend: number;
+  /** Other work on the machine before the recovery (cores busy outside the bench). */
+  quiet: { waitedMs: number; otherCores: number };
+  cpu: Measured;
 }
 
 /** What a scenario's workload found. */

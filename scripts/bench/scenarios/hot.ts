@@ -5,9 +5,9 @@ import { CONFIG, log } from '../lib/config';
 import { call } from '../lib/http';
 import { readLog, scanLogs } from '../lib/logs';
 import * as stack from '../lib/stack';
-import { runStep, type StepResult } from '../lib/step';
+import { runStep } from '../lib/step';
 import { nowMs, percentiles, round } from '../lib/stats';
-import { type Context, type ServiceTarget, type WorkloadScenario } from '../lib/types';
+import { type Context, type Outcome, type ServiceTarget, type StepResult, type WorkloadScenario } from '../lib/types';
 import { startService } from './service';
 
 export const scenarios: WorkloadScenario[] = [
@@ -21,14 +21,12 @@ export const scenarios: WorkloadScenario[] = [
   },
 ];
 
-export type HotSummary = Awaited<ReturnType<typeof runHot>>['hot'];
-
 /**
  * One hot webhook: 50 writes/s for 60 s, its receiver answering 500 to 9 deliveries of 10
  * and 200 to the 10th. The `state` query of webhook/{id} is polled throughout; the lag is
  * from the receipt of the last delivery (a failure) to the query showing the final count.
  */
-async function runHot(target: ServiceTarget, ctx: Context) {
+async function runHot(target: ServiceTarget, ctx: Context): Promise<Outcome> {
   const tag = randomBytes(3).toString('hex');
   const listId = `bench-${tag}-hot`;
   const [made] = await target.setUpFanout([{ listId, webhooks: [{ url: `https://127.0.0.1:${ctx.ports[0]}/hot/${tag}` }] }]);
@@ -159,7 +157,9 @@ async function runHot(target: ServiceTarget, ctx: Context) {
     hot: {
       rate: CONFIG.hot.rate,
       durationS: CONFIG.hot.durationMs / 1000,
-      pattern: `receiver answers 200 to the 1st delivery of every ${CONFIG.hot.period} and 500 to the other ${CONFIG.hot.period - 1}; reactivated by PATCH if it pauses anyway`,
+      pattern:
+        `receiver answers 200 to the 1st delivery of every ${CONFIG.hot.period} and 500 to the other ${CONFIG.hot.period - 1};` +
+        ' reactivated by PATCH if it pauses anyway',
       lastFailureAt,
       finalQueryCount: final?.count ?? null,
       finalQueryStatus: final?.status ?? null,
@@ -168,7 +168,7 @@ async function runHot(target: ServiceTarget, ctx: Context) {
       databaseLagMs: mirrorAt !== null && lastFailureAt ? round(mirrorAt - lastFailureAt) : null,
       querySamples: samples.length,
       queryErrors: samples.filter((s) => s.error).length,
-      queryErrorSample: [...new Set(samples.filter((s) => s.error).map((s) => s.error))].slice(0, 3),
+      queryErrorSample: [...new Set(samples.flatMap((s) => (s.error ? [s.error] : [])))].slice(0, 3),
       queryMs: percentiles(
         samples.map((s) => s.queryMs),
         [50, 99],

@@ -8,7 +8,7 @@ import { scanLogs } from '../lib/logs';
 import * as stack from '../lib/stack';
 import { waitForQuiet } from '../lib/step';
 import { nowMs, percentiles, round } from '../lib/stats';
-import { type Context, type ServiceTarget, type WorkloadScenario } from '../lib/types';
+import { type Context, type Outcome, type RecoverySummary, type ServiceTarget, type WorkloadScenario } from '../lib/types';
 import { startService } from './service';
 
 export const scenarios: WorkloadScenario[] = [
@@ -21,8 +21,6 @@ export const scenarios: WorkloadScenario[] = [
     run: runRecovery,
   },
 ];
-
-export type RecoverySummary = Awaited<ReturnType<typeof runRecovery>>['recovery'];
 
 /** The recovery as the API answers it. */
 interface RecoveryAnswer {
@@ -45,7 +43,7 @@ interface RecoveryAnswer {
  * when the sends' POSTs begin; the receivers see them a little bunched by the network and the
  * sender's event loop.
  */
-async function runRecovery(target: ServiceTarget, ctx: Context) {
+async function runRecovery(target: ServiceTarget, ctx: Context): Promise<Outcome> {
   const { deliveries, rate, liveWritesPerSec } = CONFIG.recovery;
   const tag = randomBytes(3).toString('hex');
   const listId = `bench-${tag}-live`;
@@ -122,7 +120,7 @@ async function runRecovery(target: ServiceTarget, ctx: Context) {
   }
   const durationMs = recovery.finishedAt === null ? null : Date.parse(recovery.finishedAt) - Date.parse(recovery.createdAt);
   const cpuMs = target.serviceGroups.reduce((sum, group) => sum + (measured.groups[group]?.cpuMs ?? 0), 0);
-  const summary = {
+  const summary: RecoverySummary = {
     deliveries,
     rate,
     liveWritesPerSec,

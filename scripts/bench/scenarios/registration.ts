@@ -5,7 +5,7 @@ import { CONFIG, log } from '../lib/config';
 import { createAccount } from '../lib/http';
 import { scanLogs } from '../lib/logs';
 import { nowMs, percentiles, round } from '../lib/stats';
-import { type Account, type Context, type ServiceTarget, type WorkloadScenario } from '../lib/types';
+import { type Account, type Context, type Outcome, type ServiceTarget, type WorkloadScenario } from '../lib/types';
 import { startService } from './service';
 
 export const scenarios: WorkloadScenario[] = [
@@ -27,10 +27,8 @@ export const scenarios: WorkloadScenario[] = [
   },
 ];
 
-export type RegistrationSummary = Awaited<ReturnType<typeof runRegistration>>['registration'];
-
 /** 500 registrations (100 accounts, 5 each), open loop at 5/s; each pings its receiver. */
-async function runRegistration(target: ServiceTarget, ctx: Context) {
+async function runRegistration(target: ServiceTarget, ctx: Context): Promise<Outcome> {
   const { count, accounts: accountCount, rate } = CONFIG.registrations;
   const accounts: Account[] = [];
   for (let i = 0; i < accountCount; i++) accounts.push(await createAccount(target.internal));

@@ -24,9 +24,9 @@ export function internalRoutes({ sql, workflows, logger, body: jsonBody }: Inter
   const router = new Router<ApiState>();
 
   router.post('/accounts', jsonBody, async (ctx) => {
-    const { name } = validate(validators.createAccountBody, ctx.request.body);
+    const { name, notificationEmail } = validate(validators.createAccountBody, ctx.request.body);
     ctx.status = 201;
-    ctx.body = await createAccount(sql, name);
+    ctx.body = await createAccount(sql, name, notificationEmail);
   });
 
   router.put('/lists/:listId', jsonBody, async (ctx) => {
@@ -73,7 +73,7 @@ export function internalRoutes({ sql, workflows, logger, body: jsonBody }: Inter
     await workflows.startListWrite(result.write, result.recipients, { repeated });
     metrics.writesAccepted.inc({ repeated: String(repeated) });
     const { writeId, cursor, topics } = result.write;
-    // Who a write went to (paused webhooks are not among its recipients), and where its time went.
+    // Who a write went to (paused webhooks too: their deliveries are logged as skipped), and where its time went.
     logger.info({
       msg: 'list write',
       requestId: ctx.state.requestId,

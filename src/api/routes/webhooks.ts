@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { findDelivery, listDeliveries } from '../../db/deliveries';
+import { findDelivery, findDeliveryDetail, listDeliveries } from '../../db/deliveries';
 import { findListIdsNotOwned } from '../../db/lists';
 import type { Sql } from '../../db/sql';
 import { beginRegistration } from '../../db/registrations';
@@ -23,6 +23,7 @@ import type { Webhook } from '../../objects';
 import { UrlNotAllowedError } from '../../delivery/url-policy';
 import { metrics } from '../../metrics';
 import { ApiError, apiErrors } from '../errors';
+import { pageOf } from '../paging';
 import type { ApiContext, ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
 
@@ -128,11 +129,15 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
   router.get('/webhooks/:id/deliveries', async (ctx) => {
     const { limit, ...filters } = validate(validators.deliveriesQuery, { ...ctx.query }, '/query');
     const webhook = await ownWebhook(ctx);
-    const pageSize = limit === undefined ? DEFAULT_PAGE_SIZE : Number(limit);
-    // One more than asked tells whether there is a next page.
-    const rows = await listDeliveries(sql, webhook.id, { ...filters, limit: pageSize + 1 });
-    const data = rows.slice(0, pageSize);
-    ctx.body = { data, next: rows.length > pageSize ? data.at(-1)!.id : null };
+    ctx.body = await pageOf(limit, (rows) => listDeliveries(sql, webhook.id, { ...filters, limit: rows }));
+  });
+
+  // One entry, with what was sent and what came back: the receiver's text, as text.
+  router.get('/webhooks/:id/deliveries/:deliveryId', async (ctx) => {
+    const webhook = await ownWebhook(ctx);
+    const detail = DELIVERY_ID.test(ctx.params.deliveryId) ? await findDeliveryDetail(sql, webhook.id, ctx.params.deliveryId) : null;
+    if (!detail) throw apiErrors.deliveryNotFound();
+    ctx.body = detail;
   });
 
   // The same event body again, now, signed with the current secret: an owner's manual tool.
@@ -179,7 +184,6 @@ export async function findOwnWebhook(sql: Sql, ctx: PathContext): Promise<Webhoo
   return webhook;
 }
 
-const DEFAULT_PAGE_SIZE = 20;
 const WEBHOOK_ID = new RegExp(idPattern('wh'));
 const DELIVERY_ID = new RegExp(idPattern('dlv'));
 

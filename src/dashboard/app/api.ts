@@ -1,18 +1,25 @@
 // The dashboard's one way out: the public /v3 API, with the signed-in account's token.
 // The token lives in sessionStorage only: never in a URL, a cookie or localStorage.
 import type {
+  Account,
+  ApiToken,
+  CreatedApiToken,
   CreatedWebhook,
-  DeliveryLogEntry,
+  DeliveryDetail,
   DeliveryPage,
   DeliveryResult,
+  NoticePage,
   Recovery,
   RedeliveryResult,
+  UsageDay,
   Webhook,
   WebhookStatus,
 } from '../../objects';
 import type { Topic } from '../../topics';
 
-export type { CreatedWebhook, DeliveryLogEntry, DeliveryPage, DeliveryResult, Recovery, RedeliveryResult, Topic, Webhook };
+// The views take the API's objects from here, with the API itself.
+export type * from '../../objects';
+export type { Topic };
 export interface LogFilters {
   outcome?: string;
   kind?: string;
@@ -108,14 +115,20 @@ export function createApi(token: string, onUnauthorized: () => void) {
     ping: (id: string) => request<DeliveryResult>('POST', `${webhook(id)}/pings`),
     rotateSecret: (id: string, secret?: string) =>
       request<{ secret: string }>('POST', `${webhook(id)}/secret`, secret ? { secret } : undefined),
-    listDeliveries: (id: string, filters: LogFilters, before: string | null, limit?: number) => {
-      const query = new URLSearchParams(
-        Object.entries({ ...filters, before, limit: limit?.toString() }).filter((entry): entry is [string, string] => Boolean(entry[1])),
-      );
-      return request<DeliveryPage>('GET', `${webhook(id)}/deliveries?${query}`);
-    },
+    listDeliveries: (id: string, filters: LogFilters, before: string | null, limit?: number) =>
+      request<DeliveryPage>('GET', `${webhook(id)}/deliveries?${queryOf({ ...filters, before, limit })}`),
+    getDelivery: (id: string, deliveryId: string) =>
+      request<DeliveryDetail>('GET', `${webhook(id)}/deliveries/${encodeURIComponent(deliveryId)}`),
     redeliver: (id: string, deliveryId: string) =>
       request<RedeliveryResult>('POST', `${webhook(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliveries`),
+    getAccount: () => request<Account>('GET', '/account'),
+    setNotificationEmail: (notificationEmail: string | null) => request<Account>('PATCH', '/account', { notificationEmail }),
+    listNotices: (page: { webhookId?: string; before?: string | null; limit?: number }) =>
+      request<NoticePage>('GET', `/account/notices?${queryOf(page)}`),
+    listTokens: async () => (await request<{ data: ApiToken[] }>('GET', '/account/tokens')).data,
+    createToken: (body: { name: string; expiresAt?: string }) => request<CreatedApiToken>('POST', '/account/tokens', body),
+    revokeToken: (id: string) => request<undefined>('DELETE', `/account/tokens/${encodeURIComponent(id)}`),
+    usage: async () => (await request<{ data: UsageDay[] }>('GET', '/account/usage')).data,
     listRecoveries: async (id: string) => (await request<{ data: Recovery[] }>('GET', `${webhook(id)}/recoveries`)).data,
     getRecovery: (id: string, recoveryId: string) =>
       request<Recovery>('GET', `${webhook(id)}/recoveries/${encodeURIComponent(recoveryId)}`),
@@ -126,3 +139,12 @@ export function createApi(token: string, onUnauthorized: () => void) {
 }
 
 export type Api = ReturnType<typeof createApi>;
+
+/** A query string of the parameters that have a value. */
+function queryOf(parameters: Record<string, string | number | null | undefined>): URLSearchParams {
+  return new URLSearchParams(
+    Object.entries(parameters).flatMap(([name, value]) =>
+      value === null || value === undefined || value === '' ? [] : [[name, String(value)]],
+    ),
+  );
+}

@@ -1,12 +1,14 @@
-// The dashboard: sign in, then the account's webhooks, one webhook, or the register form.
+// The dashboard: sign in, then the account's webhooks, one webhook, the register form, or the notices.
 import { useMemo, useState } from 'preact/hooks';
 import { createApi, session } from './api';
+import { NoticesPage } from './notices';
 import { RegisterWebhook } from './register-webhook';
 import { SignIn } from './sign-in';
+import { Tokens } from './tokens';
+import { Usage } from './usage';
+import type { View } from './view';
 import { WebhookDetail } from './webhook-detail';
 import { WebhookList } from './webhook-list';
-
-export type View = { name: 'list'; notice?: string } | { name: 'register' } | { name: 'webhook'; id: string };
 
 export function App() {
   const [token, setToken] = useState(session.token());
@@ -40,6 +42,15 @@ export function App() {
           <button type="button" class="link" onClick={() => setView({ name: 'list' })}>
             All webhooks
           </button>
+          <button type="button" class="link" onClick={() => setView({ name: 'notices' })}>
+            Notices
+          </button>
+          <button type="button" class="link" onClick={() => setView({ name: 'tokens' })}>
+            API tokens
+          </button>
+          <button type="button" class="link" onClick={() => setView({ name: 'usage' })}>
+            Usage
+          </button>
           <button type="button" class="link" onClick={() => signOut('Signed out.')}>
             Sign out
           </button>
@@ -49,6 +60,9 @@ export function App() {
         {view.name === 'list' && <WebhookList api={api} notice={view.notice} navigate={setView} />}
         {view.name === 'register' && <RegisterWebhook api={api} navigate={setView} />}
         {view.name === 'webhook' && <WebhookDetail key={view.id} api={api} id={view.id} navigate={setView} />}
+        {view.name === 'notices' && <NoticesPage api={api} navigate={setView} />}
+        {view.name === 'tokens' && <Tokens api={api} signedInPrefix={token!.slice(0, 8)} />}
+        {view.name === 'usage' && <Usage api={api} />}
       </main>
     </>
   );

@@ -1,34 +1,40 @@
-// A webhook's delivery log, newest first: filters, paging, and redelivery of an entry.
+// A webhook's delivery log, newest first: filters, paging, an entry's request and response,
+// and redelivery of an entry.
+import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { TOPICS } from '../../topics';
 import type { Api, DeliveryLogEntry, LogFilters } from './api';
-import { ErrorText, Loading, Status, describeResult, formatTime } from './feedback';
+import { DeliveryDetailPanel } from './delivery-detail';
+import { ErrorText, Loading, Status, describeResult, Time } from './feedback';
+import { LabelledCell } from './labelled-cell';
+import { PageButtons, usePages } from './paging';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
 
 const FILTERS: { name: keyof LogFilters; label: string; options: string[] }[] = [
-  { name: 'outcome', label: 'Outcome', options: ['delivered', 'failed'] },
+  { name: 'outcome', label: 'Outcome', options: ['delivered', 'failed', 'skipped'] },
   { name: 'kind', label: 'Kind', options: ['event', 'ping', 'redelivery'] },
   { name: 'event', label: 'Event', options: [...TOPICS, 'ping'] },
 ];
 
 export function DeliveryLog({ api, webhookId, version, onLogged }: { api: Api; webhookId: string; version: number; onLogged: () => void }) {
   const [filters, setFilters] = useState<LogFilters>({});
-  // The `before` of each page shown so far: the last is the current page (null: the newest).
-  const [pages, setPages] = useState<(string | null)[]>([null]);
-  const before = pages[pages.length - 1];
+  const pages = usePages();
+  const { before } = pages;
+  // The entry whose request and response are shown, under its row.
+  const [selected, setSelected] = useState<string | null>(null);
   const log = useLoad(() => api.listDeliveries(webhookId, filters, before), [api, webhookId, filters, before, version]);
   const redeliver = useAction(
     (deliveryId: string) => api.redeliver(webhookId, deliveryId),
     () => {
-      setPages([null]);
+      pages.reset();
       onLogged();
     },
   );
 
   const filter = (name: keyof LogFilters, value: string) => {
     setFilters({ ...filters, [name]: value || undefined });
-    setPages([null]);
+    pages.reset();
   };
   return (
     <section class="log" aria-labelledby="log-heading">
@@ -63,63 +69,98 @@ export function DeliveryLog({ api, webhookId, version, onLogged }: { api: Api; w
         <p class="empty">{Object.values(filters).some(Boolean) ? 'No delivery matches these filters.' : 'Nothing delivered yet.'}</p>
       )}
       {log.data && log.data.data.length > 0 && (
-        <table class="deliveries">
-          <caption class="visually-hidden">Deliveries, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Attempted</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Event</th>
-              <th scope="col">List and cursor</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">Status code</th>
-              <th scope="col">Error</th>
-              <th scope="col">Duration</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {log.data.data.map((entry) => (
-              <Entry key={entry.id} entry={entry} busy={redeliver.busy} onRedeliver={() => redeliver.run(entry.id)} />
-            ))}
-          </tbody>
-        </table>
+        <div class="table-scroll">
+          <table class="deliveries">
+            <caption class="visually-hidden">Deliveries, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Attempted</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Event</th>
+                <th scope="col">List and cursor</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Status code</th>
+                <th scope="col">Error</th>
+                <th scope="col">Duration</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {log.data.data.map((entry) => (
+                <Fragment key={entry.id}>
+                  <Entry
+                    entry={entry}
+                    busy={redeliver.busy}
+                    onRedeliver={() => redeliver.run(entry.id)}
+                    expanded={selected === entry.id}
+                    onToggle={() => setSelected(selected === entry.id ? null : entry.id)}
+                  />
+                  {selected === entry.id && (
+                    <tr class="detail-row" id={`detail-${entry.id}`}>
+                      <td colSpan={COLUMNS}>
+                        <DeliveryDetailPanel api={api} webhookId={webhookId} deliveryId={entry.id} />
+                      </td>
+                    </tr>
+                  )}
+                </Fragment>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
-      <div class="row paging">
-        <button type="button" disabled={pages.length === 1} onClick={() => setPages(pages.slice(0, -1))}>
-          Newer
-        </button>
-        <button type="button" disabled={!log.data?.next} onClick={() => setPages([...pages, log.data!.next])}>
-          Older
-        </button>
-      </div>
+      <PageButtons pages={pages} next={log.data?.next} />
     </section>
   );
 }
 
-function Entry({ entry, busy, onRedeliver }: { entry: DeliveryLogEntry; busy: boolean; onRedeliver: () => void }) {
+const COLUMNS = 9;
+
+interface EntryProps {
+  entry: DeliveryLogEntry;
+  busy: boolean;
+  onRedeliver: () => void;
+  /** Whether its request and response are shown. */
+  expanded: boolean;
+  onToggle: () => void;
+}
+
+function Entry({ entry, busy, onRedeliver, expanded, onToggle }: EntryProps) {
   return (
     <tr class={entry.outcome}>
-      <td data-label="Attempted">{formatTime(entry.attemptedAt)}</td>
-      <td data-label="Kind">
+      <LabelledCell label="Attempted">
+        <Time iso={entry.attemptedAt} />
+      </LabelledCell>
+      <LabelledCell label="Kind">
         {entry.kind}
         {entry.redeliveryOf && <span class="mono small"> of {entry.redeliveryOf}</span>}
-      </td>
-      <td data-label="Event">{entry.event}</td>
-      <td data-label="List and cursor">{entry.listId === null ? '—' : `${entry.listId} #${entry.cursor}`}</td>
-      <td data-label="Outcome">{entry.outcome}</td>
-      <td data-label="Status code">{entry.statusCode ?? '—'}</td>
-      <td data-label="Error">{entry.error ?? '—'}</td>
-      <td data-label="Duration">{entry.durationMs} ms</td>
-      <td data-label="Actions">
+      </LabelledCell>
+      <LabelledCell label="Event">{entry.event}</LabelledCell>
+      <LabelledCell label="List and cursor">
+        {entry.listId === null ? '—' : <span class="mono">{`${entry.listId} #${entry.cursor}`}</span>}
+      </LabelledCell>
+      <LabelledCell label="Outcome">{entry.outcome}</LabelledCell>
+      <LabelledCell label="Status code">{entry.statusCode ?? '—'}</LabelledCell>
+      <LabelledCell label="Error">{entry.error ?? '—'}</LabelledCell>
+      <LabelledCell label="Duration">{entry.durationMs} ms</LabelledCell>
+      <LabelledCell label="Actions" class="buttons">
+        <button
+          type="button"
+          class="secondary"
+          onClick={onToggle}
+          aria-expanded={expanded}
+          aria-controls={expanded ? `detail-${entry.id}` : undefined}
+          aria-label={`Details of ${entry.event} ${entry.id}`}
+        >
+          Details
+        </button>
         {entry.kind !== 'ping' && (
           <button type="button" disabled={busy} onClick={onRedeliver} aria-label={`Redeliver ${entry.event} ${entry.id}`}>
             Redeliver
           </button>
         )}
-      </td>
+      </LabelledCell>
     </tr>
   );
 }

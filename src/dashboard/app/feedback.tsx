@@ -1,6 +1,7 @@
 // How the dashboard says what happened: errors next to their cause, results, loading.
 import type { ComponentChildren } from 'preact';
 import { ApiRequestError, type DeliveryResult } from './api';
+import type { Loaded } from './use-load';
 
 /** The text to show for anything an action threw. */
 export function errorText(error: unknown): string {
@@ -34,6 +35,29 @@ export function Loading({ what }: { what: string }) {
   );
 }
 
+/** What a view shows while its data loads, or when loading failed: the error and a way to try again. */
+export function LoadState({ loaded, what }: { loaded: Pick<Loaded<unknown>, 'loading' | 'error' | 'reload'>; what: string }) {
+  if (loaded.loading) return <Loading what={what} />;
+  if (loaded.error === null) return null;
+  return (
+    <div>
+      <ErrorText error={loaded.error} />
+      <button type="button" onClick={loaded.reload}>
+        Try again
+      </button>
+    </div>
+  );
+}
+
+/** The last column's heading of a table whose rows end in buttons. */
+export function ActionsHeading() {
+  return (
+    <th scope="col">
+      <span class="visually-hidden">Actions</span>
+    </th>
+  );
+}
+
 /** A short status line read out by screen readers when it changes. */
 export function Status({ children }: { children: ComponentChildren }) {
   return (
@@ -51,7 +75,14 @@ export function describeResult(result: DeliveryResult): string {
     : `Failed: ${result.error ?? 'error'} ${status ? `(${status.trim()}) ` : ''}after ${result.durationMs} ms`;
 }
 
-/** ISO time as "2026-11-22 18:30:05 UTC". */
-export function formatTime(iso: string): string {
-  return `${iso.slice(0, 19).replace('T', ' ')} UTC`;
+/**
+ * ISO time as "2026-11-22 18:30:05 UTC": the date and the time each kept on one line, so that
+ * a narrow column breaks between them, never at the date's hyphens.
+ */
+export function Time({ iso }: { iso: string }) {
+  return (
+    <>
+      <span class="nowrap">{iso.slice(0, 10)}</span> <span class="nowrap">{iso.slice(11, 19)} UTC</span>
+    </>
+  );
 }

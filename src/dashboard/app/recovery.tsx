@@ -3,8 +3,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ActionForm } from './action-form';
 import type { Api, Recovery, Webhook } from './api';
-import { ErrorText, Status, errorOf, formatTime } from './feedback';
-import { TextField } from './text-field';
+import { ErrorText, Status, Time } from './feedback';
+import { SoleField } from './text-field';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
 
@@ -66,7 +66,7 @@ export function RecoverMissed({ api, webhook, onLogged }: Props) {
         </button>
       ) : (
         <ActionForm onSubmit={() => start.run()}>
-          <TextField
+          <SoleField
             id="recovery-since"
             name="since"
             label="Since (UTC)"
@@ -78,12 +78,11 @@ export function RecoverMissed({ api, webhook, onLogged }: Props) {
             class="mono"
             value={since}
             onValue={setTyped}
-            error={errorOf(start.error, 'since')}
+            actionError={start.error}
           />
           <button type="submit" disabled={start.busy || since === ''}>
             Recover missed deliveries
           </button>
-          <ErrorText error={errorOf(start.error, null, ['since'])} />
         </ActionForm>
       )}
       <ErrorText error={cancel.error ?? latest.error} />
@@ -115,8 +114,13 @@ function Progress({ recovery }: { recovery: Recovery }) {
       </Status>
       <progress max={Math.max(recovery.total, 1)} value={recovery.total === 0 ? 1 : recovery.sent} aria-label="Recovery progress" />
       <p class="hint">
-        Since {formatTime(recovery.since)}, until {formatTime(recovery.until)}
-        {recovery.finishedAt && `; ended ${formatTime(recovery.finishedAt)}`}.
+        Since <Time iso={recovery.since} />, until <Time iso={recovery.until} />
+        {recovery.finishedAt && (
+          <>
+            ; ended <Time iso={recovery.finishedAt} />
+          </>
+        )}
+        .
       </p>
     </div>
   );

@@ -1,13 +1,13 @@
 // Register a webhook: its URL gets a signed ping, which must answer 2xx. A new webhook's
 // secret is shown this once; registering a URL the account already has updates it.
 import { useState } from 'preact/hooks';
-import type { View } from './app';
 import type { Api, Webhook } from './api';
 import { ErrorText, errorOf } from './feedback';
 import { PageHeading } from './heading';
 import { SecretOnce } from './secret-once';
 import { SubscriptionFields, toSubscription } from './subscription-fields';
 import { TextField } from './text-field';
+import type { View } from './view';
 
 const FIELDS = ['url', 'events', 'listIds'];
 

@@ -1,7 +1,7 @@
 // A labelled text input with its hint and the error that is about it, linked for screen readers.
 import type { TargetedInputEvent } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
-import { ErrorText } from './feedback';
+import { ErrorText, errorOf } from './feedback';
 
 interface Props {
   id: string;
@@ -14,7 +14,7 @@ interface Props {
   error: unknown;
   /** Typed as a password: not shown on screen. */
   concealed?: boolean;
-  inputMode?: 'url';
+  inputMode?: 'url' | 'email';
   required?: boolean;
   /** Focused when it appears (the attribute alone is honoured only at some later frame). */
   autoFocus?: boolean;
@@ -47,6 +47,19 @@ export function TextField({ id, label, hint, value, onValue, error, concealed = 
       {/* Two elements rather than a computed type: Preact types each kind of input apart. */}
       {concealed ? <input {...attributes} type="password" /> : <input {...attributes} type="text" />}
       <ErrorText error={error} id={`${id}-error`} />
+    </>
+  );
+}
+
+/**
+ * A form's one text field and what its action failed with: an error about the field beside
+ * it, any other error beneath it.
+ */
+export function SoleField({ actionError, ...field }: Omit<Props, 'error'> & { actionError: unknown }) {
+  return (
+    <>
+      <TextField {...field} error={errorOf(actionError, field.name)} />
+      <ErrorText error={errorOf(actionError, null, [field.name])} />
     </>
   );
 }

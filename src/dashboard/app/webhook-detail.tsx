@@ -1,17 +1,18 @@
 // One webhook: what it is, what its owner can do with it, and its delivery log.
 import { useState } from 'preact/hooks';
 import { ActionForm } from './action-form';
-import type { View } from './app';
 import type { Api, Webhook } from './api';
 import { DeliveryLog } from './delivery-log';
-import { ErrorText, Loading, Status, describeResult, errorOf, formatTime } from './feedback';
+import { ErrorText, Loading, Status, describeResult, errorOf, Time } from './feedback';
 import { PageHeading } from './heading';
+import { WebhookNotice } from './notices';
 import { RecoverMissed } from './recovery';
 import { SecretOnce } from './secret-once';
 import { SubscriptionFields, toSubscription } from './subscription-fields';
-import { TextField } from './text-field';
+import { SoleField } from './text-field';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
+import type { View } from './view';
 import { StatusBadge, listsOf } from './webhook-list';
 
 interface Props {
@@ -56,10 +57,13 @@ export function WebhookDetail({ api, id, navigate }: Props) {
         <dt>Lists</dt>
         <dd>{listsOf(current)}</dd>
         <dt>Created</dt>
-        <dd>{formatTime(current.createdAt)}</dd>
+        <dd>
+          <Time iso={current.createdAt} />
+        </dd>
         <dt>Id</dt>
         <dd class="mono">{current.id}</dd>
       </dl>
+      <WebhookNotice api={api} webhook={current} />
       <div class="actions">
         <StatusControl api={api} webhook={current} onChanged={webhook.set} />
         <Ping api={api} webhook={current} onLogged={logged} />
@@ -142,7 +146,7 @@ function RotateSecret({ api, webhook, onRotated }: ActionProps & { onRotated: ()
         </button>
       ) : (
         <ActionForm class="confirm" onSubmit={() => rotate.run()}>
-          <TextField
+          <SoleField
             id="own-secret"
             label="Your own new secret (optional)"
             hint="whsec_ then 32 to 100 letters, digits, _ or -. Give your receiver both secrets first to rotate with no failed verification. Empty: a random one."
@@ -150,9 +154,8 @@ function RotateSecret({ api, webhook, onRotated }: ActionProps & { onRotated: ()
             class="mono"
             value={own}
             onValue={setOwn}
-            error={errorOf(rotate.error, 'secret')}
+            actionError={rotate.error}
           />
-          <ErrorText error={errorOf(rotate.error, null, ['secret'])} />
           <div class="row">
             <button type="submit" disabled={rotate.busy}>
               Rotate now

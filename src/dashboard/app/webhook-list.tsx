@@ -1,9 +1,10 @@
 // The account's webhooks, each with its topics, list filter, status and failure count.
-import type { View } from './app';
 import type { Api, Webhook } from './api';
-import { ErrorText, Loading, Status, formatTime } from './feedback';
+import { LoadState, Status, Time } from './feedback';
 import { PageHeading } from './heading';
+import { LabelledCell } from './labelled-cell';
 import { useLoad } from './use-load';
+import type { View } from './view';
 
 export function WebhookList({ api, notice, navigate }: { api: Api; notice?: string; navigate: (view: View) => void }) {
   const webhooks = useLoad(() => api.listWebhooks(), [api]);
@@ -16,15 +17,7 @@ export function WebhookList({ api, notice, navigate }: { api: Api; notice?: stri
           Register a webhook
         </button>
       </p>
-      {webhooks.loading && <Loading what="your webhooks" />}
-      {webhooks.error !== null && (
-        <div>
-          <ErrorText error={webhooks.error} />
-          <button type="button" onClick={webhooks.reload}>
-            Try again
-          </button>
-        </div>
-      )}
+      <LoadState loaded={webhooks} what="your webhooks" />
       {webhooks.data?.length === 0 && <p class="empty">No webhooks yet. Register one to receive your lists' changes.</p>}
       {webhooks.data && webhooks.data.length > 0 && (
         <table class="webhooks">
@@ -42,18 +35,20 @@ export function WebhookList({ api, notice, navigate }: { api: Api; notice?: stri
           <tbody>
             {webhooks.data.map((webhook) => (
               <tr key={webhook.id}>
-                <td data-label="URL">
+                <LabelledCell label="URL">
                   <button type="button" class="link url" onClick={() => navigate({ name: 'webhook', id: webhook.id })}>
                     {webhook.url}
                   </button>
-                </td>
-                <td data-label="Topics">{webhook.events.join(', ')}</td>
-                <td data-label="Lists">{listsOf(webhook)}</td>
-                <td data-label="Status">
+                </LabelledCell>
+                <LabelledCell label="Topics">{webhook.events.join(', ')}</LabelledCell>
+                <LabelledCell label="Lists">{listsOf(webhook)}</LabelledCell>
+                <LabelledCell label="Status">
                   <StatusBadge webhook={webhook} />
-                </td>
-                <td data-label="Consecutive failures">{webhook.consecutiveFailures}</td>
-                <td data-label="Created">{formatTime(webhook.createdAt)}</td>
+                </LabelledCell>
+                <LabelledCell label="Consecutive failures">{webhook.consecutiveFailures}</LabelledCell>
+                <LabelledCell label="Created">
+                  <Time iso={webhook.createdAt} />
+                </LabelledCell>
               </tr>
             ))}
           </tbody>

@@ -1,9 +1,10 @@
 // `npm run record-histories`: runs every workflow type through each of its branches on the
 // real stack (dev server, PostgreSQL, HTTPS receivers) and saves their histories under
 // test/workflows/histories/<release>/, where the replay test replays them on later code.
-// <release> is package.json's version unless HISTORIES_RELEASE names another.
-// See docs/upgrades.md for when to record and when a release's histories may go.
-import { mkdir, writeFile } from 'node:fs/promises';
+// A branch whose event sequence an earlier release already holds is left out: that
+// recording replays the same path (docs/upgrades.md). <release> is package.json's version
+// unless HISTORIES_RELEASE names another.
+import { mkdir, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Context } from '@temporalio/activity';
@@ -19,38 +20,70 @@ import { TOPICS } from '../../../src/topics';
 import {
   lifecycleWorkflowId,
   listWriteBatchWorkflowId,
+  noticeWorkflowId,
   recoveryWorkflowId,
   redeliveryWorkflowId,
   registrationWorkflowId,
 } from '../../../src/contract/workflows';
 import type { ListWriteDeliveries } from '../../../src/contract/payloads';
-import { deliverListWrite, pruneRecords, recoverDeliveries, webhookLifecycle } from '../../../workflows';
-import { AccountIdKey, ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/contract/search-attributes';
+import { deliverListWrite, mailNotice, pruneRecords, recoverDeliveries, webhookLifecycle } from '../../../workflows';
+import { insertNotice } from '../../../src/db/notices';
 import { recordRecovery } from '../../../src/db/recoveries';
 import { newId } from '../../../src/ids';
+import { AccountIdKey, ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/contract/search-attributes';
 import type { Receiver } from '../../support/receiver';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { waitFor } from '../../support/wait';
+import { earlierRecording, eventSequence, historiesDirectory, type RecordedHistory } from '../support/recorded-histories';
 
 const release = process.env.HISTORIES_RELEASE ?? version;
-const directory = path.join(__dirname, '..', 'histories', release);
+const directory = path.join(historiesDirectory, release);
+const written: string[] = [];
+const leftOut: string[] = [];
 
 let stack: TestStack;
 let receiver: Receiver;
 beforeAll(async () => {
-  await mkdir(directory, { recursive: true });
   stack = await startTestStack();
   receiver = await stack.startReceiver();
   // Paths under /fail answer 500; everything else 200.
   receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
 });
-afterAll(() => stack?.stop());
+afterAll(async () => {
+  await stack?.stop();
+  // A release that repeats every earlier sequence keeps no folder.
+  const files = await readdir(directory).catch(() => undefined);
+  if (files?.length === 0) await rmdir(directory);
+  console.log(
+    [
+      `Release ${release}: wrote ${written.length} histories${written.length ? ` to ${path.relative(process.cwd(), directory)}` : ', so it has no folder'}`,
+      ...written.map((name) => `  wrote     ${name}`),
+      `left out ${leftOut.length} that repeat an earlier release's event sequence`,
+      ...leftOut.map((line) => `  left out  ${line}`),
+    ].join('\n'),
+  );
+});
 
-/** Saves the history of one run (the latest when runId is omitted), open or closed, as `<name>.json`. */
+/**
+ * Saves the history of one run (the latest when runId is omitted), open or closed, as
+ * `<name>.json`, unless an earlier release holds that branch with the same event sequence.
+ */
 async function save(name: string, workflowId: string, runId?: string): Promise<void> {
   const history = await stack.service.client.workflow.getHandle(workflowId, runId).fetchHistory();
   expect(history.events?.length).toBeGreaterThan(0);
-  await writeFile(path.join(directory, `${name}.json`), `${historyToJSON(history)}\n`);
+  const json = historyToJSON(history);
+  const branch = `${name}.json`;
+  const file = path.join(directory, branch);
+  const recordedBy = earlierRecording(release, branch, eventSequence(JSON.parse(json) as RecordedHistory));
+  if (recordedBy) {
+    // Also drops the file an earlier run of the recorder may have left for this release.
+    await rm(file, { force: true });
+    leftOut.push(`${name} (as recorded by ${recordedBy})`);
+    return;
+  }
+  await mkdir(directory, { recursive: true });
+  await writeFile(file, `${json}\n`);
+  written.push(name);
 }
 
 async function registrationWorkflowIds(accountId: string): Promise<string[]> {
@@ -197,6 +230,26 @@ describe(`recording workflow histories of release ${release}`, () => {
     await save('prune-records', workflowId);
   });
 
+  it('mailNotice: one notice, its mail settled (this stack has no SMTP_URL: not_configured)', async () => {
+    const { owner, webhookId } = await stack.setUpListWebhook(receiver.urlFor('/noticed'));
+    const notice = await insertNotice(stack.service.sql, {
+      accountId: owner.id,
+      webhookId,
+      type: 'webhook.failing',
+      url: receiver.urlFor('/noticed'),
+      consecutiveFailures: 10,
+      mail: 'pending',
+    });
+    const workflowId = noticeWorkflowId(notice.id);
+    const outcome = await stack.service.client.workflow.execute(mailNotice, {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [{ noticeId: notice.id }],
+    });
+    expect(outcome).toBe('not_configured');
+    await save('notice-mail', workflowId);
+  });
+
   it('deliverListWrite: a delivery lost on our side (its activity times out) is recorded as internal', async () => {
     const { webhookId, listId } = await stack.setUpListWebhook(receiver.urlFor('/lost'));
     const taskQueue = `${stack.taskQueue}-lost`;
@@ -208,6 +261,7 @@ describe(`recording workflow histories of release ${release}`, () => {
       logger: createLogger('silent'),
       metrics,
       client: stack.service.client,
+      notices: { mailer: undefined, from: 'recorder@localhost', maxPerHour: 20, dashboardUrl: 'http://localhost/dashboard' },
     });
     // A worker that never finishes a delivery, as if it had died mid-POST: the activity
     // times out and the workflow records the delivery as our own failure.

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"svcwebhooks/receiver"
+)
+
+const secret = "whsec_kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
+
+func post(t *testing.T, handler http.Handler, cursor string, signature string) int {
+	t.Helper()
+	body := `{"event":"list.changed","listId":"l1","cursor":` + cursor + `,"at":"2026-11-21T10:00:00.000Z"}`
+	if signature == "" {
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(body))
+		signature = "sha256=" + hex.EncodeToString(mac.Sum(nil))
+	}
+	request := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+	request.Header.Set("SVC-Event", "list.changed")
+	request.Header.Set("SVC-Webhook", "wh_0123456789abcdef01234567")
+	request.Header.Set("SVC-Signature", signature)
+	response := httptest.NewRecorder()
+	handler.ServeHTTP(response, request)
+	return response.Code
+}
+
+func lines(t *testing.T, out *bytes.Buffer) []map[string]any {
+	t.Helper()
+	var parsed []map[string]any
+	for _, text := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var line map[string]any
+		if err := json.Unmarshal([]byte(text), &line); err != nil {
+			t.Fatal(err)
+		}
+		parsed = append(parsed, line)
+	}
+	return parsed
+}
+
+func TestTheHandlerAnswersAndPrintsEachVerdict(t *testing.T) {
+	var out bytes.Buffer
+	handler := handler(receiver.New(receiver.Config{Secrets: []string{secret}}), &printer{w: &out})
+	codes := []int{post(t, handler, "7", ""), post(t, handler, "7", ""), post(t, handler, "7", "sha256=00")}
+	if codes[0] != http.StatusNoContent || codes[1] != http.StatusNoContent || codes[2] != http.StatusUnauthorized {
+		t.Errorf("answered %v", codes)
+	}
+	got := lines(t, &out)
+	if got[0]["outcome"] != "new" || got[0]["cursor"] != 7.0 || got[1]["outcome"] != "duplicate" || got[2]["error"] != "invalid_signature" {
+		t.Errorf("printed %v", got)
+	}
+}
+
+func TestTheFileStoreKeepsWhatWasSeenAcrossARestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "seen.jsonl")
+	var out bytes.Buffer
+	for _, cursor := range []string{"7", "7", "10"} {
+		store, err := openFileStore(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		post(t, handler(receiver.New(receiver.Config{Secrets: []string{secret}, Store: store}), &printer{w: &out}), cursor, "")
+		store.file.Close()
+	}
+	got := lines(t, &out)
+	gap, _ := got[2]["gap"].(map[string]any)
+	if got[0]["outcome"] != "new" || got[1]["outcome"] != "duplicate" || got[2]["outcome"] != "new" || gap["first"] != 8.0 || gap["last"] != 9.0 {
+		t.Errorf("printed %v", got)
+	}
+}

@@ -1,0 +1,3 @@
+module svcwebhooks/receiver
+
+go 1.22

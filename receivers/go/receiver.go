@@ -1,0 +1,259 @@
+// Package receiver is the webhook receiver library for Go, standard library only: the same
+// design as receivers/typescript and receivers/python, documented in docs/receiving.md.
+//
+// It verifies a delivery against one or several secrets, answers pings without one, and tells
+// a new delivery from a duplicate; for list.changed it reports the cursors missed (a gap) and
+// the ones that come after a later one (late), from the seen-state of a SeenStore.
+package receiver
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"unicode/utf8"
+)
+
+// ListChanged is the topic that fires on every write of a list, so that its cursors come one by one.
+const ListChanged = "list.changed"
+
+// MaxCursor is the largest cursor accepted: every integer up to it is exact in all three languages.
+const MaxCursor = 1<<53 - 1
+
+// Outcome says what a request is.
+type Outcome string
+
+const (
+	// OutcomePing is a registration or manual ping: answer 2xx, and act on nothing in it.
+	OutcomePing Outcome = "ping"
+	// OutcomeNew is a delivery not seen before. For list.changed, Verdict.Gap names the
+	// cursors missed before it, if any: refetch the list.
+	OutcomeNew Outcome = "new"
+	// OutcomeLate is a list.changed delivery below the highest cursor seen, not seen before:
+	// an older write, after a newer one.
+	OutcomeLate Outcome = "late"
+	// OutcomeDuplicate is a delivery seen before (same webhook, list, event and cursor): a
+	// redelivery or a replayed request.
+	OutcomeDuplicate Outcome = "duplicate"
+)
+
+// Delivery is a verified event delivery: the signed body's fields, and the headers that name it.
+type Delivery struct {
+	WebhookID  string // SVC-Webhook
+	DeliveryID string // SVC-Delivery: the id in the delivery log, new for every redelivery; "" when absent
+	Event      string
+	ListID     string
+	Cursor     int64
+	At         string
+}
+
+// Gap is the cursors of one list that no list.changed delivery brought, from First to Last inclusive.
+type Gap struct {
+	First int64
+	Last  int64
+}
+
+// Verdict is what Receive made of a request. Delivery is nil for a ping; Gap is nil unless a
+// new list.changed delivery follows missed cursors.
+type Verdict struct {
+	Outcome  Outcome
+	Delivery *Delivery
+	Gap      *Gap
+}
+
+// ErrorCode says why a request was refused.
+type ErrorCode string
+
+const (
+	ErrMissingHeader    ErrorCode = "missing_header"
+	ErrInvalidSignature ErrorCode = "invalid_signature"
+	ErrInvalidBody      ErrorCode = "invalid_body"
+	ErrOtherWebhook     ErrorCode = "other_webhook"
+)
+
+// Error is a request that is not a delivery this receiver accepts; Code says why. Nothing is
+// recorded for it. Store failures are returned as they are, not as an *Error.
+type Error struct {
+	Code    ErrorCode
+	Message string
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// SeenKey is what makes a delivery the same delivery: a redelivery repeats all four.
+type SeenKey struct {
+	WebhookID string
+	ListID    string
+	Event     string
+	Cursor    int64
+}
+
+// SeenStore is the receiver's memory. Each method must be atomic (of two concurrent MarkSeen
+// calls with one key, one gets true), and the state must outlive the process for the receiver
+// to see gaps and duplicates across restarts: MemoryStore keeps it in memory only.
+type SeenStore interface {
+	// MarkSeen records the key; true when it was not recorded before.
+	MarkSeen(ctx context.Context, key SeenKey) (bool, error)
+	// Forget removes the key, so that the same delivery counts as new when it comes again.
+	Forget(ctx context.Context, key SeenKey) error
+	// AdvanceCursor raises the highest list.changed cursor of (webhook, list) to at least
+	// cursor; it returns the highest before, and found false for none.
+	AdvanceCursor(ctx context.Context, webhookID, listID string, cursor int64) (previous int64, found bool, err error)
+}
+
+// Verify reports whether header is "sha256=" and the lowercase hex HMAC-SHA256 of body under
+// one of secrets. Each comparison runs in constant time, and every secret is tried, so the
+// time taken does not tell which one matched.
+func Verify(body []byte, header string, secrets []string) bool {
+	matched := false
+	for _, secret := range secrets {
+		matched = hmac.Equal([]byte(header), signature(body, secret)) || matched
+	}
+	return matched
+}
+
+// signature is keyed with the UTF-8 bytes of the whole secret, its whsec_ prefix included.
+func signature(body []byte, secret string) []byte {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	return []byte("sha256=" + hex.EncodeToString(mac.Sum(nil)))
+}
+
+// Config configures a Receiver.
+type Config struct {
+	// Secrets is the webhook's signing secret, or several while one replaces another.
+	Secrets []string
+	// Store is where what was seen is kept; nil for a new MemoryStore.
+	Store SeenStore
+	// WebhookID is the only SVC-Webhook accepted; "" trusts the header as the webhook's id.
+	WebhookID string
+}
+
+// Receiver judges requests for one webhook (or several sharing a store). Safe for concurrent
+// use when its store is.
+type Receiver struct {
+	secrets   []string
+	store     SeenStore
+	webhookID string
+}
+
+// New returns a Receiver for config.
+func New(config Config) *Receiver {
+	store := config.Store
+	if store == nil {
+		store = NewMemoryStore()
+	}
+	return &Receiver{secrets: append([]string(nil), config.Secrets...), store: store, webhookID: config.WebhookID}
+}
+
+// Receive judges one request from its headers and its raw body, exactly as received. A request
+// it refuses returns an *Error; an accepted delivery is marked as seen.
+func (r *Receiver) Receive(ctx context.Context, header http.Header, body []byte) (Verdict, error) {
+	event, err := required(header, "svc-event")
+	if err != nil {
+		return Verdict{}, err
+	}
+	if event == "ping" {
+		return Verdict{Outcome: OutcomePing}, nil
+	}
+	sig, err := required(header, "svc-signature")
+	if err != nil {
+		return Verdict{}, err
+	}
+	webhookID, err := required(header, "svc-webhook")
+	if err != nil {
+		return Verdict{}, err
+	}
+	if r.webhookID != "" && webhookID != r.webhookID {
+		return Verdict{}, &Error{ErrOtherWebhook, fmt.Sprintf("SVC-Webhook is %s, not %s", webhookID, r.webhookID)}
+	}
+	if !Verify(body, sig, r.secrets) {
+		return Verdict{}, &Error{ErrInvalidSignature, "SVC-Signature does not match the body under any of the secrets"}
+	}
+	delivery, err := parseDelivery(body, event, webhookID, header.Get("svc-delivery"))
+	if err != nil {
+		return Verdict{}, err
+	}
+
+	isNew, err := r.store.MarkSeen(ctx, keyOf(delivery))
+	if err != nil {
+		return Verdict{}, err
+	}
+	if !isNew {
+		return Verdict{Outcome: OutcomeDuplicate, Delivery: delivery}, nil
+	}
+	if delivery.Event != ListChanged {
+		return Verdict{Outcome: OutcomeNew, Delivery: delivery}, nil
+	}
+	previous, found, err := r.store.AdvanceCursor(ctx, delivery.WebhookID, delivery.ListID, delivery.Cursor)
+	if err != nil {
+		return Verdict{}, err
+	}
+	if found && delivery.Cursor < previous {
+		return Verdict{Outcome: OutcomeLate, Delivery: delivery}, nil
+	}
+	verdict := Verdict{Outcome: OutcomeNew, Delivery: delivery}
+	if found && delivery.Cursor > previous+1 {
+		verdict.Gap = &Gap{First: previous + 1, Last: delivery.Cursor - 1}
+	}
+	return verdict, nil
+}
+
+// Forget unmarks a delivery you could not accept (answer it 5xx): when it comes again, by a
+// redelivery, it is new.
+func (r *Receiver) Forget(ctx context.Context, delivery *Delivery) error {
+	return r.store.Forget(ctx, keyOf(delivery))
+}
+
+func keyOf(delivery *Delivery) SeenKey {
+	return SeenKey{WebhookID: delivery.WebhookID, ListID: delivery.ListID, Event: delivery.Event, Cursor: delivery.Cursor}
+}
+
+// required returns a header that must be there and not empty.
+func required(header http.Header, name string) (string, error) {
+	value := header.Get(name)
+	if value == "" {
+		return "", &Error{ErrMissingHeader, "the request has no " + name + " header"}
+	}
+	return value, nil
+}
+
+func parseDelivery(body []byte, headerEvent, webhookID, deliveryID string) (*Delivery, error) {
+	invalid := func(message string) error { return &Error{ErrInvalidBody, message} }
+	if !utf8.Valid(body) || !json.Valid(body) {
+		return nil, invalid("the body is not JSON in UTF-8")
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil || fields == nil {
+		return nil, invalid("the body is not a JSON object")
+	}
+	var event, listID, at string
+	if !jsonString(fields["event"], &event) || event == "" {
+		return nil, invalid("`event` is not a non-empty string")
+	}
+	if !jsonString(fields["listId"], &listID) || listID == "" {
+		return nil, invalid("`listId` is not a non-empty string")
+	}
+	// JSON has one number type: 7 and 7.0 are the same cursor, as in the other two libraries.
+	var cursor float64
+	if json.Unmarshal(fields["cursor"], &cursor) != nil || cursor != math.Trunc(cursor) || cursor < 1 || cursor > MaxCursor {
+		return nil, invalid(fmt.Sprintf("`cursor` is not an integer from 1 to %d", int64(MaxCursor)))
+	}
+	if !jsonString(fields["at"], &at) {
+		return nil, invalid("`at` is not a string")
+	}
+	if event != headerEvent {
+		return nil, invalid(fmt.Sprintf("the signed body's event is %s, SVC-Event says %s", event, headerEvent))
+	}
+	return &Delivery{WebhookID: webhookID, DeliveryID: deliveryID, Event: event, ListID: listID, Cursor: int64(cursor), At: at}, nil
+}
+
+// jsonString decodes raw into target only when raw is a JSON string (not null, which Go would take).
+func jsonString(raw json.RawMessage, target *string) bool {
+	return len(raw) > 0 && bytes.HasPrefix(raw, []byte(`"`)) && json.Unmarshal(raw, target) == nil
+}

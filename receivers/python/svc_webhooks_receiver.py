@@ -1,0 +1,258 @@
+"""The webhook receiver library for Python: one module, standard library only.
+
+The same design as receivers/typescript and receivers/go; docs/receiving.md says how to use it
+and why. Verifies a delivery against one or several secrets, answers pings without one, and
+tells a new delivery from a duplicate; for list.changed it reports the cursors missed (a gap)
+and the ones that come after a later one (late), from the seen-state of a SeenStore.
+
+    receiver = WebhookReceiver(secrets=["whsec_..."])
+    verdict = receiver.receive(request_headers, raw_body)   # raises DeliveryError when refused
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+from dataclasses import dataclass
+from typing import Literal, Mapping, Optional, Protocol, Sequence, Union
+
+__all__ = [
+    "LIST_CHANGED",
+    "MAX_CURSOR",
+    "Delivery",
+    "DeliveryError",
+    "Gap",
+    "MemorySeenStore",
+    "SeenKey",
+    "SeenStore",
+    "Verdict",
+    "WebhookReceiver",
+    "verify",
+]
+
+#: The topic that fires on every write of a list, so that its cursors come one by one.
+LIST_CHANGED = "list.changed"
+#: The largest cursor accepted: every integer up to it is exact in all three languages.
+MAX_CURSOR = 2**53 - 1
+
+Outcome = Literal["ping", "new", "late", "duplicate"]
+ErrorCode = Literal["missing_header", "invalid_signature", "invalid_body", "other_webhook"]
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A verified event delivery: the signed body's fields, and the headers that name it."""
+
+    webhook_id: str  #: SVC-Webhook
+    delivery_id: Optional[str]  #: SVC-Delivery: the id in the delivery log, new for every redelivery
+    event: str
+    list_id: str
+    cursor: int
+    at: str
+
+
+@dataclass(frozen=True)
+class Gap:
+    """The cursors of one list that no list.changed delivery brought, from first to last inclusive."""
+
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a request is.
+
+    ``ping``: answer 2xx and act on nothing in it. ``new``: not seen before; for list.changed,
+    ``gap`` names the cursors missed before it, if any (refetch the list). ``late``: list.changed
+    below the highest cursor seen, not seen before. ``duplicate``: seen before (same webhook,
+    list, event and cursor), a redelivery or a replayed request.
+    """
+
+    outcome: Outcome
+    delivery: Optional[Delivery] = None
+    gap: Optional[Gap] = None
+
+
+class DeliveryError(ValueError):
+    """A request that is not a delivery this receiver accepts; ``code`` says why. Nothing is recorded for it."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code: ErrorCode = code
+
+
+@dataclass(frozen=True)
+class SeenKey:
+    """What makes a delivery the same delivery: a redelivery repeats all four."""
+
+    webhook_id: str
+    list_id: str
+    event: str
+    cursor: int
+
+
+class SeenStore(Protocol):
+    """The receiver's memory.
+
+    Each method must be atomic (of two concurrent mark_seen calls with one key, one gets True),
+    and the state must outlive the process for the receiver to see gaps and duplicates across
+    restarts: MemorySeenStore keeps it in memory only.
+    """
+
+    def mark_seen(self, key: SeenKey) -> bool:
+        """Records the key; True when it was not recorded before."""
+        ...
+
+    def forget(self, key: SeenKey) -> None:
+        """Removes the key, so that the same delivery counts as new when it comes again."""
+        ...
+
+    def advance_cursor(self, webhook_id: str, list_id: str, cursor: int) -> Optional[int]:
+        """Raises the highest list.changed cursor of (webhook, list) to at least cursor; returns the highest before, None for none."""
+        ...
+
+
+class MemorySeenStore:
+    """The default SeenStore: in this process's memory, for as long as it runs. Keeps every key it is given."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: set[SeenKey] = set()
+        self._highest: dict[tuple[str, str], int] = {}
+
+    def mark_seen(self, key: SeenKey) -> bool:
+        with self._lock:
+            if key in self._seen:
+                return False
+            self._seen.add(key)
+            return True
+
+    def forget(self, key: SeenKey) -> None:
+        with self._lock:
+            self._seen.discard(key)
+
+    def advance_cursor(self, webhook_id: str, list_id: str, cursor: int) -> Optional[int]:
+        with self._lock:
+            previous = self._highest.get((webhook_id, list_id))
+            if previous is None or cursor > previous:
+                self._highest[(webhook_id, list_id)] = cursor
+            return previous
+
+
+def _signature(body: bytes, secret: str) -> bytes:
+    # Keyed with the UTF-8 bytes of the whole secret, its whsec_ prefix included.
+    return b"sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest().encode("ascii")
+
+
+def verify(body: Union[bytes, str], header: Optional[str], secrets: Sequence[str]) -> bool:
+    """True when header is ``sha256=`` and the lowercase hex HMAC-SHA256 of body under one of secrets.
+
+    Each comparison runs in constant time, and every secret is tried, so the time taken does
+    not tell which one matched.
+    """
+    if header is None:
+        return False
+    raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
+    received = header.encode("utf-8", "surrogateescape")
+    matches = [hmac.compare_digest(received, _signature(raw, secret)) for secret in secrets]
+    return any(matches)
+
+
+class WebhookReceiver:
+    """Judges requests for one webhook (or several sharing a store); see docs/receiving.md."""
+
+    def __init__(
+        self,
+        secrets: Union[str, Sequence[str]],
+        store: Optional[SeenStore] = None,
+        webhook_id: Optional[str] = None,
+    ) -> None:
+        """secrets: the signing secret, or several while one replaces another.
+        store: where what was seen is kept; default a new MemorySeenStore.
+        webhook_id: the only SVC-Webhook accepted; without it, the header is trusted as the webhook's id.
+        """
+        self._secrets = [secrets] if isinstance(secrets, str) else list(secrets)
+        self._store: SeenStore = store if store is not None else MemorySeenStore()
+        self._webhook_id = webhook_id
+
+    def receive(self, headers: Mapping[str, str], body: bytes) -> Verdict:
+        """Judges one request from its headers and its raw body, exactly as received.
+
+        Raises DeliveryError for a request it refuses; marks an accepted delivery as seen.
+        """
+        event = _required(headers, "svc-event")
+        if event == "ping":
+            return Verdict("ping")
+        signature = _required(headers, "svc-signature")
+        webhook_id = _required(headers, "svc-webhook")
+        if self._webhook_id is not None and webhook_id != self._webhook_id:
+            raise DeliveryError("other_webhook", f"SVC-Webhook is {webhook_id}, not {self._webhook_id}")
+        if not verify(body, signature, self._secrets):
+            raise DeliveryError("invalid_signature", "SVC-Signature does not match the body under any of the secrets")
+        delivery = _parse_delivery(body, event, webhook_id, _header(headers, "svc-delivery"))
+
+        if not self._store.mark_seen(_key_of(delivery)):
+            return Verdict("duplicate", delivery)
+        if delivery.event != LIST_CHANGED:
+            return Verdict("new", delivery)
+        previous = self._store.advance_cursor(delivery.webhook_id, delivery.list_id, delivery.cursor)
+        if previous is not None and delivery.cursor < previous:
+            return Verdict("late", delivery)
+        gap = Gap(previous + 1, delivery.cursor - 1) if previous is not None and delivery.cursor > previous + 1 else None
+        return Verdict("new", delivery, gap)
+
+    def forget(self, delivery: Delivery) -> None:
+        """Unmarks a delivery you could not accept (answer it 5xx): when it comes again, by a redelivery, it is new."""
+        self._store.forget(_key_of(delivery))
+
+
+def _key_of(delivery: Delivery) -> SeenKey:
+    return SeenKey(delivery.webhook_id, delivery.list_id, delivery.event, delivery.cursor)
+
+
+def _header(headers: Mapping[str, str], name: str) -> Optional[str]:
+    # http.server's headers and most frameworks' are case-insensitive already; a dict is not.
+    value = headers.get(name)
+    if value is None:
+        value = next((value for key, value in headers.items() if key.lower() == name), None)
+    return value
+
+
+def _required(headers: Mapping[str, str], name: str) -> str:
+    """A header that must be there and not empty."""
+    value = _header(headers, name)
+    if not value:
+        raise DeliveryError("missing_header", f"the request has no {name} header")
+    return value
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parse_delivery(body: bytes, header_event: str, webhook_id: str, delivery_id: Optional[str]) -> Delivery:
+    try:
+        # Python's json takes NaN and Infinity, which JSON (and the other two libraries) do not.
+        parsed = json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
+    except ValueError as error:
+        raise DeliveryError("invalid_body", "the body is not JSON in UTF-8") from error
+    if not isinstance(parsed, dict):
+        raise DeliveryError("invalid_body", "the body is not a JSON object")
+    event, list_id, cursor, at = (parsed.get(field) for field in ("event", "listId", "cursor", "at"))
+    if not isinstance(event, str) or event == "":
+        raise DeliveryError("invalid_body", "`event` is not a non-empty string")
+    if not isinstance(list_id, str) or list_id == "":
+        raise DeliveryError("invalid_body", "`listId` is not a non-empty string")
+    # JSON has one number type: 7 and 7.0 are the same cursor, as in the other two libraries.
+    if isinstance(cursor, float) and cursor.is_integer():
+        cursor = int(cursor)
+    if isinstance(cursor, bool) or not isinstance(cursor, int) or not 1 <= cursor <= MAX_CURSOR:
+        raise DeliveryError("invalid_body", f"`cursor` is not an integer from 1 to {MAX_CURSOR}")
+    if not isinstance(at, str):
+        raise DeliveryError("invalid_body", "`at` is not a string")
+    if event != header_event:
+        raise DeliveryError("invalid_body", f"the signed body's event is {event}, SVC-Event says {header_event}")
+    return Delivery(webhook_id, delivery_id, event, list_id, cursor, at)

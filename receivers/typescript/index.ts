@@ -1,0 +1,208 @@
+// The webhook receiver library for TypeScript (package export `svc-webhooks/receiver`), the same
+// design as receivers/python and receivers/go: docs/receiving.md says how to use it and why.
+// Verifies a delivery against one or several secrets, answers pings without one, and tells a
+// new delivery from a duplicate; for list.changed it reports the cursors missed (a gap) and the
+// ones that come after a later one (late), from the seen-state of a SeenStore.
+import { verifySignature } from '../../src/delivery/signing';
+
+/** The topic that fires on every write of a list, so that its cursors come one by one. */
+export const LIST_CHANGED = 'list.changed';
+/** The largest cursor the library accepts: every integer up to it is exact in all three languages. */
+export const MAX_CURSOR = Number.MAX_SAFE_INTEGER;
+
+/** A verified event delivery: the signed body's fields, and the headers that name it. */
+export interface Delivery {
+  /** SVC-Webhook. */
+  webhookId: string;
+  /** SVC-Delivery: the id in the delivery log, new for every redelivery; null when absent. */
+  deliveryId: string | null;
+  event: string;
+  listId: string;
+  cursor: number;
+  at: string;
+}
+
+/** The cursors of one list that no list.changed delivery brought, from `first` to `last` inclusive. */
+export interface Gap {
+  first: number;
+  last: number;
+}
+
+export type Verdict =
+  /** A registration or manual ping: answer 2xx, and act on nothing in it. */
+  | { outcome: 'ping' }
+  /** Not seen before. For list.changed, `gap` names the cursors missed before it, if any: refetch the list. */
+  | { outcome: 'new'; delivery: Delivery; gap: Gap | null }
+  /** list.changed below the highest cursor seen, not seen before: an older write, after a newer one. */
+  | { outcome: 'late'; delivery: Delivery }
+  /** Seen before (same webhook, list, event and cursor): a redelivery or a replayed request. */
+  | { outcome: 'duplicate'; delivery: Delivery };
+
+export type Outcome = Verdict['outcome'];
+
+export type DeliveryErrorCode = 'missing_header' | 'invalid_signature' | 'invalid_body' | 'other_webhook';
+
+/** A request that is not a delivery this receiver accepts; `code` says why. Nothing is recorded for it. */
+export class DeliveryError extends Error {
+  override name = 'DeliveryError';
+  constructor(
+    readonly code: DeliveryErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What makes a delivery the same delivery: a redelivery repeats all four. */
+export interface SeenKey {
+  webhookId: string;
+  listId: string;
+  event: string;
+  cursor: number;
+}
+
+/**
+ * The receiver's memory. Each method must be atomic (of two concurrent markSeen calls with one
+ * key, one gets true), and the state must outlive the process for the receiver to see gaps and
+ * duplicates across restarts: MemorySeenStore keeps it in memory only.
+ */
+export interface SeenStore {
+  /** Records the key; true when it was not recorded before. */
+  markSeen(key: SeenKey): boolean | Promise<boolean>;
+  /** Removes the key, so that the same delivery counts as new when it comes again. */
+  forget(key: SeenKey): void | Promise<void>;
+  /** Raises the highest list.changed cursor of (webhook, list) to at least `cursor`; returns the highest before, null for none. */
+  advanceCursor(webhookId: string, listId: string, cursor: number): number | null | Promise<number | null>;
+}
+
+/** The default SeenStore: in this process's memory, for as long as it runs. Keeps every key it is given. */
+export class MemorySeenStore implements SeenStore {
+  private readonly seen = new Set<string>();
+  private readonly highest = new Map<string, number>();
+
+  markSeen(key: SeenKey): boolean {
+    const id = seenId(key);
+    if (this.seen.has(id)) return false;
+    this.seen.add(id);
+    return true;
+  }
+
+  forget(key: SeenKey): void {
+    this.seen.delete(seenId(key));
+  }
+
+  advanceCursor(webhookId: string, listId: string, cursor: number): number | null {
+    const id = JSON.stringify([webhookId, listId]);
+    const previous = this.highest.get(id) ?? null;
+    if (previous === null || cursor > previous) this.highest.set(id, cursor);
+    return previous;
+  }
+}
+
+function seenId(key: SeenKey): string {
+  return JSON.stringify([key.webhookId, key.listId, key.event, key.cursor]);
+}
+
+/**
+ * True when `header` is `sha256=` and the lowercase hex HMAC-SHA256 of `body` under one of
+ * `secrets`. Each comparison runs in constant time, and every secret is tried, so the time
+ * taken does not tell which one matched.
+ */
+export function verify(body: string | Uint8Array, header: string | null | undefined, secrets: readonly string[]): boolean {
+  const raw = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  return secrets.map((secret) => verifySignature(raw, header ?? undefined, secret)).includes(true);
+}
+
+/** Request headers: Node's `req.headers`, a plain object, or anything with `get(name)` (the Fetch API's Headers). */
+export type RequestHeaders = Record<string, string | string[] | undefined> | { get(name: string): string | null };
+
+export interface ReceiverOptions {
+  /** The webhook's signing secret, or several while one replaces another (docs/receiving.md, "Rotating the secret"). */
+  secrets: string | readonly string[];
+  /** Where what was seen is kept; default a new MemorySeenStore. */
+  store?: SeenStore;
+  /** The only SVC-Webhook this receiver accepts; without it, the header is trusted as the webhook's id. */
+  webhookId?: string;
+}
+
+export class WebhookReceiver {
+  private readonly secrets: readonly string[];
+  private readonly store: SeenStore;
+  private readonly webhookId: string | undefined;
+
+  constructor(options: ReceiverOptions) {
+    this.secrets = typeof options.secrets === 'string' ? [options.secrets] : [...options.secrets];
+    this.store = options.store ?? new MemorySeenStore();
+    this.webhookId = options.webhookId;
+  }
+
+  /**
+   * Judges one request from its headers and its raw body, exactly as received. Throws a
+   * DeliveryError for a request it refuses; marks an accepted delivery as seen.
+   */
+  async receive(headers: RequestHeaders, body: string | Uint8Array): Promise<Verdict> {
+    const event = required(headers, 'svc-event');
+    if (event === 'ping') return { outcome: 'ping' };
+    const signature = required(headers, 'svc-signature');
+    const webhookId = required(headers, 'svc-webhook');
+    if (this.webhookId !== undefined && webhookId !== this.webhookId) {
+      throw new DeliveryError('other_webhook', `SVC-Webhook is ${webhookId}, not ${this.webhookId}`);
+    }
+    if (!verify(body, signature, this.secrets)) {
+      throw new DeliveryError('invalid_signature', 'SVC-Signature does not match the body under any of the secrets');
+    }
+    const delivery = parseDelivery(body, event, webhookId, header(headers, 'svc-delivery') ?? null);
+
+    if (!(await this.store.markSeen(keyOf(delivery)))) return { outcome: 'duplicate', delivery };
+    if (delivery.event !== LIST_CHANGED) return { outcome: 'new', delivery, gap: null };
+    const previous = await this.store.advanceCursor(delivery.webhookId, delivery.listId, delivery.cursor);
+    if (previous !== null && delivery.cursor < previous) return { outcome: 'late', delivery };
+    const gap = previous !== null && delivery.cursor > previous + 1 ? { first: previous + 1, last: delivery.cursor - 1 } : null;
+    return { outcome: 'new', delivery, gap };
+  }
+
+  /** Unmarks a delivery you could not accept (answer it 5xx): when it comes again, by a redelivery, it is new. */
+  async forget(delivery: Delivery): Promise<void> {
+    await this.store.forget(keyOf(delivery));
+  }
+}
+
+function keyOf(delivery: Delivery): SeenKey {
+  return { webhookId: delivery.webhookId, listId: delivery.listId, event: delivery.event, cursor: delivery.cursor };
+}
+
+function header(headers: RequestHeaders, name: string): string | undefined {
+  if (typeof headers.get === 'function') return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+  const record = headers as Record<string, string | string[] | undefined>;
+  const found = Object.keys(record).find((key) => key.toLowerCase() === name);
+  const value = found === undefined ? undefined : record[found];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** A header that must be there and not empty. */
+function required(headers: RequestHeaders, name: string): string {
+  const value = header(headers, name);
+  if (!value) throw new DeliveryError('missing_header', `the request has no ${name} header`);
+  return value;
+}
+
+function parseDelivery(body: string | Uint8Array, headerEvent: string, webhookId: string, deliveryId: string | null): Delivery {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(typeof body === 'string' ? body : new TextDecoder('utf-8', { fatal: true }).decode(body));
+  } catch {
+    throw new DeliveryError('invalid_body', 'the body is not JSON in UTF-8');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new DeliveryError('invalid_body', 'the body is not a JSON object');
+  }
+  const { event, listId, cursor, at } = parsed as Record<string, unknown>;
+  if (typeof event !== 'string' || event === '') throw new DeliveryError('invalid_body', '`event` is not a non-empty string');
+  if (typeof listId !== 'string' || listId === '') throw new DeliveryError('invalid_body', '`listId` is not a non-empty string');
+  if (typeof cursor !== 'number' || !Number.isInteger(cursor) || cursor < 1 || cursor > MAX_CURSOR) {
+    throw new DeliveryError('invalid_body', `\`cursor\` is not an integer from 1 to ${MAX_CURSOR}`);
+  }
+  if (typeof at !== 'string') throw new DeliveryError('invalid_body', '`at` is not a string');
+  if (event !== headerEvent) throw new DeliveryError('invalid_body', `the signed body's event is ${event}, SVC-Event says ${headerEvent}`);
+  return { webhookId, deliveryId, event, listId, cursor, at };
+}

@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""Writes vectors.json: the cases every receiver library must pass, with the outcome each must give.
+
+It imports none of the libraries: the signatures are computed here, with the standard library,
+from the signing rules of docs/api.md, and every expected outcome is written out by hand below,
+as docs/receiving.md states the rules. Run it again after changing a case:
+
+    python3 receivers/vectors/generate.py
+"""
+
+import hashlib
+import hmac
+import json
+import pathlib
+
+VECTORS_FILE = pathlib.Path(__file__).with_name("vectors.json")
+
+SECRET = "whsec_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0u1V"
+OTHER_SECRET = "whsec_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn7Mm6L"
+OLD_SECRET = "whsec_" + "oldoldoldoldoldoldoldoldoldoldoldoldoldoldo"
+NEW_SECRET = "whsec_" + "newnewnewnewnewnewnewnewnewnewnewnewnewnewn"
+WEBHOOK = "wh_0123456789abcdef01234567"
+OTHER_WEBHOOK = "wh_fedcba9876543210fedcba98"
+AT = "2026-11-21T10:00:00.000Z"
+
+
+def sign(body: str, secret: str) -> str:
+    return "sha256=" + hmac.new(secret.encode("utf-8"), body.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def body(event: str, list_id: str, cursor, at: str = AT) -> str:
+    # The service's exact bytes: these keys in this order, no spaces.
+    return json.dumps({"event": event, "listId": list_id, "cursor": cursor, "at": at}, separators=(",", ":"))
+
+
+def new(gap=None) -> dict:
+    return {"outcome": "new", "gap": None if gap is None else {"first": gap[0], "last": gap[1]}}
+
+
+LATE = {"outcome": "late"}
+DUPLICATE = {"outcome": "duplicate"}
+PING = {"outcome": "ping"}
+
+
+def error(code: str) -> dict:
+    return {"error": code}
+
+
+def delivery(payload: str, expect: dict, *, event=None, secret=SECRET, webhook=WEBHOOK, delivery_id=None, **options) -> dict:
+    """One request as the service sends it (headers in lower case), unless options change it."""
+    headers = {
+        "svc-event": event if event is not None else json.loads(payload)["event"],
+        "svc-signature": sign(payload, secret),
+        "svc-webhook": webhook,
+        "svc-delivery": delivery_id or "dlv_" + hashlib.sha256(payload.encode() + webhook.encode()).hexdigest()[:24],
+    }
+    for name in options.pop("without", []):
+        del headers[name]
+    headers.update(options.pop("headers", {}))
+    entry = {"headers": headers, "body": payload, "expect": expect}
+    if options.pop("forget", False):
+        entry["forget"] = True
+    assert not options, options
+    return entry
+
+
+def changed(list_id: str, cursor: int, expect: dict, **options) -> dict:
+    return delivery(body("list.changed", list_id, cursor), expect, **options)
+
+
+def signature_cases() -> list:
+    signed = body("list.changed", "groceries", 7)
+    good = sign(signed, SECRET)
+    digest = good.removeprefix("sha256=")
+    reserialised = json.dumps(json.loads(signed))  # Python's default separators add spaces
+    assert reserialised != signed
+
+    def case(name, header, valid, *, payload=signed, secrets=(SECRET,)):
+        return {"name": name, "body": payload, "secrets": list(secrets), "header": header, "valid": valid}
+
+    return [
+        case("valid", good, True),
+        case("signed with another secret", sign(signed, OTHER_SECRET), False),
+        case("body changed after signing", good, False, payload=signed.replace('"cursor":7', '"cursor":8')),
+        case("upper-case hex", "sha256=" + digest.upper(), False),
+        case("prefix missing", digest, False),
+        case("another prefix", "sha1=" + digest, False),
+        case("prefix in upper case", "SHA256=" + digest, False),
+        case("cut short", good[:-1], False),
+        case("empty", "", False),
+        case("header absent", None, False),
+        case("trailing space", good + " ", False),
+        case("body re-serialised", good, False, payload=reserialised),
+        case("keyed without the whsec_ prefix", sign(signed, SECRET.removeprefix("whsec_")), False),
+        case("no secret configured", good, False, secrets=()),
+        case("rotation: signed with the new secret", sign(signed, NEW_SECRET), True, secrets=(OLD_SECRET, NEW_SECRET)),
+        case("rotation: signed with the old secret", sign(signed, OLD_SECRET), True, secrets=(OLD_SECRET, NEW_SECRET)),
+        case("rotation: signed with neither", sign(signed, OTHER_SECRET), False, secrets=(OLD_SECRET, NEW_SECRET)),
+    ]
+
+
+def stream(name: str, deliveries: list, *, secrets=(SECRET,), webhook_id=None) -> dict:
+    return {"name": name, "secrets": list(secrets), "webhookId": webhook_id, "deliveries": deliveries}
+
+
+def stream_cases() -> list:
+    first = changed("groceries", 1, new(), delivery_id="dlv_000000000000000000000001")
+    return [
+        stream(
+            "in order",
+            [changed("groceries", 1, new()), changed("groceries", 2, new()), changed("groceries", 3, new())],
+        ),
+        stream(
+            "repeated: the same request replayed",
+            [first, changed("groceries", 2, new()), {**first, "expect": DUPLICATE}],
+        ),
+        stream(
+            "redelivered under a rotated secret and a new delivery id",
+            [
+                changed("groceries", 1, new(), secret=OLD_SECRET, delivery_id="dlv_00000000000000000000000a"),
+                changed("groceries", 2, new(), secret=OLD_SECRET),
+                changed("groceries", 1, DUPLICATE, secret=NEW_SECRET, delivery_id="dlv_00000000000000000000000b"),
+                changed("groceries", 3, new(), secret=NEW_SECRET),
+            ],
+            secrets=(OLD_SECRET, NEW_SECRET),
+        ),
+        stream(
+            "out of order",
+            [
+                changed("groceries", 1, new()),
+                changed("groceries", 3, new((2, 2))),
+                changed("groceries", 2, LATE),
+                changed("groceries", 4, new()),
+            ],
+        ),
+        stream(
+            "missing cursors on one list and not another",
+            [
+                changed("pantry", 1, new()),
+                changed("groceries", 1, new()),
+                changed("pantry", 2, new()),
+                changed("groceries", 5, new((2, 4))),
+                changed("pantry", 3, new()),
+                changed("groceries", 6, new()),
+                changed("groceries", 3, LATE),
+                changed("groceries", 3, DUPLICATE),
+                changed("groceries", 2, LATE),
+                changed("groceries", 4, LATE),
+                changed("groceries", 9, new((7, 8))),
+            ],
+        ),
+        stream(
+            "the first delivery of a list sets where it starts: nothing before it is a gap",
+            [changed("groceries", 40, new()), changed("groceries", 41, new()), changed("groceries", 39, LATE)],
+        ),
+        stream(
+            "other topics: duplicates told, no gap and no late arrival",
+            [
+                delivery(body("item.added", "groceries", 1), new()),
+                delivery(body("item.added", "groceries", 5), new()),
+                delivery(body("item.added", "groceries", 5), DUPLICATE),
+                delivery(body("item.added", "groceries", 3), new()),
+                delivery(body("item.checked", "groceries", 5), new()),
+                changed("groceries", 5, new()),
+            ],
+        ),
+        stream(
+            "two webhooks on one list: each has its own cursors",
+            [
+                changed("groceries", 1, new()),
+                changed("groceries", 1, new(), webhook=OTHER_WEBHOOK),
+                changed("groceries", 3, new((2, 2)), webhook=OTHER_WEBHOOK),
+                changed("groceries", 2, new()),
+            ],
+        ),
+        stream(
+            "a ping is answered without a secret and changes nothing",
+            [
+                delivery('{"event":"ping","webhookId":"%s","at":"%s"}' % (WEBHOOK, AT), PING, secret=OTHER_SECRET),
+                delivery("", PING, event="ping", without=["svc-signature", "svc-webhook", "svc-delivery"]),
+                delivery("not json", PING, event="ping", headers={"svc-signature": "sha256=unknown-to-the-receiver"}),
+                changed("groceries", 3, new()),
+                changed("groceries", 4, new()),
+            ],
+        ),
+        stream(
+            "refused requests leave no trace",
+            [
+                changed("groceries", 1, error("missing_header"), without=["svc-event"]),
+                changed("groceries", 1, error("missing_header"), without=["svc-signature"]),
+                changed("groceries", 1, error("missing_header"), without=["svc-webhook"]),
+                changed("groceries", 1, error("missing_header"), headers={"svc-signature": ""}),
+                changed("groceries", 1, error("invalid_signature"), secret=OTHER_SECRET),
+                delivery("not json", error("invalid_body"), event="list.changed"),
+                delivery('["list.changed","groceries",1]', error("invalid_body"), event="list.changed"),
+                delivery('{"event":"list.changed","listId":"groceries","at":"%s"}' % AT, error("invalid_body")),
+                delivery(body("list.changed", "groceries", "1"), error("invalid_body")),
+                delivery(body("list.changed", "groceries", 0), error("invalid_body")),
+                delivery(body("list.changed", "groceries", 1.5), error("invalid_body")),
+                delivery(body("list.changed", "", 1), error("invalid_body")),
+                changed("groceries", 1, error("invalid_body"), event="item.added"),
+                changed("groceries", 1, new()),
+                changed("groceries", 2, error("invalid_signature"), secret=OTHER_SECRET),
+                changed("groceries", 2, new()),
+            ],
+        ),
+        stream(
+            "pinned to one webhook: its body replayed under another webhook's id is refused",
+            [
+                changed("groceries", 1, error("other_webhook"), webhook=OTHER_WEBHOOK),
+                changed("groceries", 1, new()),
+                changed("groceries", 1, DUPLICATE),
+            ],
+            webhook_id=WEBHOOK,
+        ),
+        stream(
+            "a delivery forgotten (not accepted) is new when it comes again",
+            [
+                changed("groceries", 1, new()),
+                changed("groceries", 2, new(), forget=True),
+                changed("groceries", 2, new()),
+                changed("groceries", 3, new(), forget=True),
+                changed("groceries", 4, new()),
+                changed("groceries", 3, LATE),
+            ],
+        ),
+    ]
+
+
+def build() -> str:
+    vectors = {
+        "about": "Receiver test vectors, written by generate.py beside this file; docs/receiving.md says what each outcome means.",
+        "signatures": signature_cases(),
+        "streams": stream_cases(),
+    }
+    return json.dumps(vectors, indent=2) + "\n"
+
+
+if __name__ == "__main__":
+    VECTORS_FILE.write_text(build())
+    print(f"wrote {VECTORS_FILE}")

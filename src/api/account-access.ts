@@ -1,0 +1,66 @@
+// Who may use the public API, and how much: the account's token (checked against the tokens
+// this process keeps, see token-cache.ts), the rate limit of the account or, without a valid
+// token, of the client's address, and the fair-use meter. A request with a known token and
+// under its limit costs one PostgreSQL statement: the limiter's, sent on the connection that
+// hears revocations, so that once it is answered the token's revocation, if any was committed
+// before the request came, has been heard.
+import type { Middleware } from 'koa';
+import type { Sql } from '../db/sql';
+import { tokenPrefix } from '../db/tokens';
+import { metrics } from '../metrics';
+import { apiErrors } from './errors';
+import { bearerToken, type ApiState } from './middleware';
+import { createRateLimiter, rateLimitHeaders, type RateLimits } from './rate-limits';
+import { createTokenCache } from './token-cache';
+import { createUsageMeter } from './usage-meter';
+
+export interface AccountAccess {
+  /** Public API: the Bearer token of an account, then its rate limit; sets ctx.state.accountId. */
+  authenticate: Middleware<ApiState>;
+  /** Writes this process's counts so far (requests, lastUsedAt), for a route that reads them. */
+  flushUsage(): Promise<void>;
+  /** Stops honouring a token this process has just revoked, before its notification comes back. */
+  forgetToken(tokenHash: Buffer): void;
+  /** Listens for revoked tokens and starts the meter's flushes. */
+  start(): Promise<void>;
+  /** Writes the last counts and stops listening. */
+  stop(): Promise<void>;
+}
+
+export function createAccountAccess(sql: Sql, limits: RateLimits): AccountAccess {
+  const tokens = createTokenCache(sql);
+  const limiter = createRateLimiter(tokens.connection, limits);
+  const meter = createUsageMeter(sql);
+
+  const authenticate: Middleware<ApiState> = async (ctx, next) => {
+    const token = bearerToken(ctx);
+    const grant = token === null ? null : await tokens.find(token);
+    const now = Date.now();
+    const valid = grant !== null && (grant.expiresAt === null || grant.expiresAt.getTime() > now) ? grant : null;
+    const decision = valid ? await limiter.account(valid.accountId) : await limiter.address(ctx.ip);
+    ctx.set(rateLimitHeaders(decision));
+    if (!decision.allowed) {
+      const limited = valid ? 'account' : 'address';
+      metrics.rateLimited.inc({ limit: limited });
+      throw apiErrors.rateLimited(decision.resetSeconds, limited);
+    }
+    if (!valid || tokens.revokedSince(token!)) throw apiErrors.unauthorized();
+    ctx.state.accountId = valid.accountId;
+    meter.count(valid, tokenPrefix(token!), now);
+    await next();
+  };
+
+  return {
+    authenticate,
+    flushUsage: () => meter.flush(),
+    forgetToken: (tokenHash) => tokens.forget(tokenHash),
+    async start() {
+      await tokens.start();
+      meter.start();
+    },
+    async stop() {
+      await meter.stop();
+      await tokens.stop();
+    },
+  };
+}

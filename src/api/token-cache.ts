@@ -1,0 +1,80 @@
+// The tokens this API process has checked, kept in memory so that a request with a known
+// token costs no lookup. Revocation is still at once for every process: deleting a token's
+// row notifies every process (LISTEN/NOTIFY, migration 013), and the notification reaches a
+// process ahead of the answer to any statement it sends on its listening connection after
+// the revocation's commit. The rate limiter's statement of each request goes there
+// (account-access.ts), and the request's token is checked again once it is answered.
+// While a process is not listening (at start, or after its listening connection was lost)
+// nothing is kept: every request looks its token up. An entry is looked up again after a
+// minute all the same, so that nothing unforeseen keeps a token alive for long.
+import type { Sql } from '../db/sql';
+import { findTokenByHash, openRevocationChannel, type TokenGrant } from '../db/tokens';
+import { hashToken } from '../secrets';
+
+/** How long an entry is trusted before the token is looked up again. */
+const KEPT_MS = 60_000;
+/** Entries kept at most; past it the oldest go. Unknown tokens are kept too (as null), so a client repeating a bad token costs nothing. */
+const MAX_ENTRIES = 100_000;
+
+export interface TokenCache {
+  /** The grant of a token (expired or not), or null for a token that is unknown or revoked. */
+  find(token: string): Promise<TokenGrant | null>;
+  /** Whether this process has heard, since find(), that the token was revoked. */
+  revokedSince(token: string): boolean;
+  /** Forgets a token this process has revoked, without waiting for its notification. */
+  forget(tokenHash: Buffer): void;
+  /** The connection that hears revocations (see RevocationChannel.connection). */
+  connection: Sql;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function createTokenCache(sql: Sql): TokenCache {
+  const entries = new Map<string, { grant: TokenGrant | null; checkedAt: number }>();
+  let listening = false;
+  // Moves whenever an entry may have gone stale; a lookup that saw it move keeps nothing.
+  let generation = 0;
+
+  const forgetAll = () => {
+    entries.clear();
+    generation += 1;
+  };
+  const forgetHash = (hex: string) => {
+    keep(hex, null);
+    generation += 1;
+  };
+  const keep = (hex: string, grant: TokenGrant | null) => {
+    entries.delete(hex);
+    if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
+    entries.set(hex, { grant, checkedAt: Date.now() });
+  };
+  const channel = openRevocationChannel(sql, {
+    onRevoked: forgetHash,
+    onListening() {
+      forgetAll();
+      listening = true;
+    },
+    onLost() {
+      listening = false;
+      forgetAll();
+    },
+  });
+
+  return {
+    async find(token) {
+      const hash = hashToken(token);
+      const hex = hash.toString('hex');
+      const kept = listening ? entries.get(hex) : undefined;
+      if (kept && Date.now() - kept.checkedAt < KEPT_MS) return kept.grant;
+      const seen = generation;
+      const grant = await findTokenByHash(sql, hash);
+      if (listening && seen === generation) keep(hex, grant);
+      return grant;
+    },
+    revokedSince: (token) => entries.get(hashToken(token).toString('hex'))?.grant === null,
+    forget: (tokenHash) => forgetHash(tokenHash.toString('hex')),
+    connection: channel.connection,
+    start: () => channel.listen(),
+    stop: () => channel.stop(),
+  };
+}

@@ -1,0 +1,155 @@
+// The account tokens' table against PostgreSQL alone: migration 013 on a database of the
+// release before it (the token each account has keeps working, named `initial`), the limit
+// of 10 under concurrent creations, lastUsedAt's minute, the revocation notification, and
+// the delivery counts the log statement adds to the fair-use meter.
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import { createAccount } from '../../src/db/accounts';
+import { recordDeliveries, type DeliveryRecord } from '../../src/db/deliveries';
+import { migrate } from '../../src/db/migrate';
+import { createSql } from '../../src/db/sql';
+import { createToken, deleteToken, findTokenByHash, listTokens, markTokensUsed, openRevocationChannel } from '../../src/db/tokens';
+import { findUsage } from '../../src/db/usage';
+import { idPattern, newId } from '../../src/ids';
+import { MAX_TOKENS_PER_ACCOUNT } from '../../src/limits';
+import { hashToken, newToken } from '../../src/secrets';
+import { useMigratedDatabase } from '../support/database';
+
+const database = useMigratedDatabase({ connections: 6 });
+const MIGRATIONS = path.resolve(__dirname, '../../src/db/migrations');
+
+describe('migration 013', () => {
+  it("keeps each account's token working, named initial, its prefix filled at its first use", async () => {
+    const admin = createSql(inject('databaseUrl'), { max: 1 });
+    const name = `tokens_upgrade_${randomBytes(4).toString('hex')}`;
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+    const url = new URL(inject('databaseUrl'));
+    url.pathname = `/${name}`;
+    const sql = createSql(url.href, { max: 1 });
+    try {
+      // The schema of the release before: every migration before 013, recorded as migrate() records them.
+      await sql`CREATE TABLE schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
+      for (const file of (await readdir(MIGRATIONS)).filter((file) => file.endsWith('.sql') && file < '013').sort()) {
+        await sql.unsafe(await readFile(path.join(MIGRATIONS, file), 'utf8'));
+        await sql`INSERT INTO schema_migrations (version) VALUES (${file.replace(/\.sql$/, '')})`;
+      }
+      const token = newToken();
+      await sql`INSERT INTO accounts (id, name) VALUES ('acc_before', 'before 013')`;
+      await sql`INSERT INTO account_tokens (token_hash, account_id) VALUES (${hashToken(token)}, 'acc_before')`;
+
+      expect(await migrate(sql)).toContain('013_api_tokens_and_usage');
+
+      const grant = await findTokenByHash(sql, hashToken(token));
+      expect(grant).toMatchObject({ accountId: 'acc_before', expiresAt: null, lastUsedAt: null });
+      const [listed] = await listTokens(sql, 'acc_before');
+      expect(listed).toEqual({
+        id: grant!.tokenId,
+        name: 'initial',
+        prefix: null,
+        createdAt: expect.any(String),
+        lastUsedAt: null,
+        expiresAt: null,
+      });
+      expect(listed.id).toMatch(new RegExp(idPattern('tkn')));
+
+      const usedAt = new Date();
+      await markTokensUsed(sql, [{ tokenId: listed.id, at: usedAt, prefix: token.slice(0, 8) }]);
+      expect(await listTokens(sql, 'acc_before')).toEqual([{ ...listed, prefix: token.slice(0, 8), lastUsedAt: usedAt.toISOString() }]);
+    } finally {
+      await sql.end();
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+});
+
+describe('createToken', () => {
+  it(`makes at most ${MAX_TOKENS_PER_ACCOUNT} tokens per account, also when asked for many at once`, async () => {
+    const { id } = await createAccount(database.sql, 'token limit');
+    const attempts = await Promise.all(
+      Array.from({ length: MAX_TOKENS_PER_ACCOUNT + 5 }, (_, i) => createToken(database.sql, id, { name: `t${i}`, expiresAt: null })),
+    );
+    expect(attempts.filter((created) => created !== null)).toHaveLength(MAX_TOKENS_PER_ACCOUNT - 1);
+    expect(await listTokens(database.sql, id)).toHaveLength(MAX_TOKENS_PER_ACCOUNT);
+  });
+});
+
+describe('markTokensUsed', () => {
+  it('moves lastUsedAt at most once a minute, whichever process reports the use', async () => {
+    const { id } = await createAccount(database.sql, 'last used');
+    const [token] = await listTokens(database.sql, id);
+    const first = new Date('2030-01-01T10:00:00.000Z');
+    await markTokensUsed(database.sql, [{ tokenId: token.id, at: first, prefix: 'ignored' }]);
+    await markTokensUsed(database.sql, [{ tokenId: token.id, at: new Date(first.getTime() + 59_000), prefix: 'ignored' }]);
+    expect((await listTokens(database.sql, id))[0]).toMatchObject({ lastUsedAt: first.toISOString(), prefix: token.prefix });
+    const minuteLater = new Date(first.getTime() + 60_000);
+    await markTokensUsed(database.sql, [{ tokenId: token.id, at: minuteLater, prefix: 'ignored' }]);
+    expect((await listTokens(database.sql, id))[0].lastUsedAt).toBe(minuteLater.toISOString());
+  });
+});
+
+describe('openRevocationChannel', () => {
+  it("hears every deleted token's hash, revoked or with its account, before it answers a statement sent after the deletion", async () => {
+    const heard: string[] = [];
+    let listening = false;
+    const channel = openRevocationChannel(database.sql, {
+      onRevoked: (hex) => heard.push(hex),
+      onListening: () => (listening = true),
+      onLost: () => (listening = false),
+    });
+    try {
+      await channel.listen();
+      expect(listening).toBe(true);
+      const { id } = await createAccount(database.sql, 'revocations');
+      const [initial] = await listTokens(database.sql, id);
+      const [{ initialHash }] = await database.sql<{ initialHash: Buffer }[]>`
+        SELECT token_hash AS "initialHash" FROM account_tokens WHERE id = ${initial.id}`;
+      const created = (await createToken(database.sql, id, { name: 'second', expiresAt: null }))!;
+
+      // Deleted by another connection; then, on the listening one, any statement: no waiting.
+      const revoked = await deleteToken(database.sql, id, created.id);
+      expect(revoked).toEqual(hashToken(created.token));
+      await channel.connection`SELECT 1`;
+      expect(heard).toEqual([revoked!.toString('hex')]);
+
+      await database.sql`DELETE FROM accounts WHERE id = ${id}`;
+      await channel.connection`SELECT 1`;
+      expect(heard).toEqual([revoked!.toString('hex'), initialHash.toString('hex')]);
+      expect(await deleteToken(database.sql, id, created.id)).toBeNull();
+    } finally {
+      await channel.stop();
+    }
+  });
+});
+
+describe('recordDeliveries', () => {
+  it("counts each sent attempt once on its account's meter for today, delivered or failed; a skipped one or a repeated record not", async () => {
+    const { id: accountId } = await createAccount(database.sql, 'metered');
+    const webhookIds = [newId('wh'), newId('wh')];
+    for (const webhookId of webhookIds) {
+      await database.sql`
+        INSERT INTO webhooks (id, account_id, url, secret, events) VALUES (${webhookId}, ${accountId}, ${`https://r.test/${webhookId}`}, 'whsec_x', '{list.changed}')`;
+    }
+    const attempt = (webhookId: string, result: DeliveryRecord['result']): DeliveryRecord => ({
+      id: newId('dlv'),
+      webhookId,
+      kind: 'event',
+      event: 'list.changed',
+      listId: 'metered-list',
+      cursor: 1,
+      at: new Date().toISOString(),
+      result,
+      request: null,
+      response: null,
+    });
+    const delivered = { delivered: true, statusCode: 200, durationMs: 3, error: null };
+    const failed = { delivered: false, statusCode: 500, durationMs: 3, error: 'non_2xx' as const };
+    const attempts = [attempt(webhookIds[0], delivered), attempt(webhookIds[0], failed), attempt(webhookIds[1], delivered)];
+    await recordDeliveries(database.sql, [...attempts, attempt(webhookIds[1], 'skipped')]);
+    await recordDeliveries(database.sql, [attempts[0]]);
+    const today = (await findUsage(database.sql, accountId, 30)).at(-1)!;
+    expect(today).toEqual({ date: new Date().toISOString().slice(0, 10), apiRequests: 0, deliveries: 3 });
+  });
+});

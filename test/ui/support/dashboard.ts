@@ -1,0 +1,58 @@
+// Driving the dashboard in a browser: tabs signed in as an account, and waiting on what they show.
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { expect } from 'vitest';
+
+export const DESKTOP = { width: 1280, height: 900 };
+export const PHONE = { width: 375, height: 812 };
+
+/**
+ * Opens dashboard tabs, each in a context of its own, and collects what they print as
+ * errors (a CSP violation is one) or throw; `closeAll` closes them.
+ */
+export function dashboardTabs(browser: Browser, dashboardUrl: () => string) {
+  const contexts: BrowserContext[] = [];
+  let problems: string[] = [];
+  return {
+    /** A new tab on the dashboard, signed in with `token` if given. */
+    async open(token?: string, viewport = DESKTOP): Promise<Page> {
+      const context = await browser.newContext({ viewport });
+      contexts.push(context);
+      const page = await context.newPage();
+      problems = [];
+      page.on('console', (message) => {
+        // The API's 4xx answers the tests provoke are logged by the browser too; nothing else may be.
+        if (message.type() === 'error' && !message.location().url.includes('/v3/')) problems.push(message.text());
+      });
+      page.on('pageerror', (error) => problems.push(String(error)));
+      await page.goto(dashboardUrl());
+      if (token) await signIn(page, token);
+      return page;
+    },
+    /** What the tabs opened since the last `open` printed as errors or threw. */
+    get problems(): string[] {
+      return problems;
+    },
+    async closeAll(): Promise<void> {
+      await Promise.all(contexts.splice(0).map((context) => context.close()));
+    },
+  };
+}
+
+export async function signIn(page: Page, token: string): Promise<void> {
+  await page.getByLabel('Account API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Your webhooks' }).waitFor();
+}
+
+/** Opens a webhook's page from the list. */
+export async function openWebhook(page: Page, url: string): Promise<void> {
+  await page.getByRole('button', { name: url }).click();
+  await page.getByRole('heading', { name: url }).waitFor();
+}
+
+export const textOf = async (locator: Locator) => (await locator.textContent())?.trim();
+
+/** Waits until the locator shows text matching `pattern`. */
+export async function expectText(locator: Locator, pattern: RegExp | string): Promise<void> {
+  await expect.poll(() => textOf(locator), { timeout: 10_000 }).toMatch(pattern);
+}
