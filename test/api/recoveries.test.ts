@@ -51,11 +51,16 @@ function holdAt(path: string) {
 }
 
 describe('a recovery', () => {
-  it('after a pause and a reactivation, sends every missed event once, oldest first, each a redelivery never counted', async () => {
+  it('after a pause and a reactivation, sends every failed and skipped event once, oldest first, each a redelivery never counted', async () => {
     const path = '/recover/story';
     const { token, webhookId, listId, since } = await webhookThatMissed(path, 20);
     expect(await suite.stack.waitForFailureCount(token, webhookId, 20)).toMatchObject({ status: 'paused' });
     const failedAttempts = received(path).filter((request) => request.headers['svc-event'] === 'list.changed');
+    // Three writes while it is paused: logged as skipped, never sent.
+    for (let i = 1; i <= 3; i++) await suite.stack.reportWrite(listId, `while-paused-${i}`);
+    const skipped = await suite.stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?outcome=skipped`, { token });
+    expect(skipped.body.data.map((entry: { cursor: number }) => entry.cursor)).toEqual([23, 22, 21]);
+    expect(received(path).filter((request) => request.headers['svc-event'] === 'list.changed')).toHaveLength(20);
     const paused = await recover(token, webhookId, { since });
     expect(paused).toMatchObject({ status: 409, body: { error: { code: 'WEBHOOK_PAUSED' } } });
 
@@ -71,7 +76,7 @@ describe('a recovery', () => {
       until: expect.any(String),
       status: 'running',
       stoppedReason: null,
-      total: 20,
+      total: 23,
       sent: expect.any(Number),
       delivered: expect.any(Number),
       failed: expect.any(Number),
@@ -83,28 +88,29 @@ describe('a recovery', () => {
     await suite.stack.reportWrite(listId, 'live');
 
     const done = await ended(token, webhookId, started.body.id);
-    expect(done).toMatchObject({ status: 'completed', stoppedReason: null, total: 20, sent: 20, delivered: 20, failed: 0 });
+    expect(done).toMatchObject({ status: 'completed', stoppedReason: null, total: 23, sent: 23, delivered: 23, failed: 0 });
     expect(Date.parse(done.finishedAt)).toBeGreaterThanOrEqual(Date.parse(done.createdAt));
 
     const sinceStarted = received(path).slice(receivedBefore);
-    const recovered = sinceStarted.filter((request) => bodyOf(request).cursor <= 20);
-    expect(recovered.map((request) => bodyOf(request).cursor)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
-    expect(sinceStarted.map((request) => bodyOf(request).cursor).filter((cursor) => cursor > 20)).toEqual([21]); // the live one
+    const recovered = sinceStarted.filter((request) => bodyOf(request).cursor <= 23);
+    expect(recovered.map((request) => bodyOf(request).cursor)).toEqual(Array.from({ length: 23 }, (_, i) => i + 1));
+    expect(sinceStarted.map((request) => bodyOf(request).cursor).filter((cursor) => cursor > 23)).toEqual([24]); // the live one
     // Each the same body byte for byte as the attempt it repeats, under a new SVC-Delivery id.
-    for (const again of recovered) {
+    for (const again of recovered.filter((request) => bodyOf(request).cursor <= 20)) {
       const original = failedAttempts.find((request) => bodyOf(request).cursor === bodyOf(again).cursor)!;
       expect(again.rawBody.equals(original.rawBody)).toBe(true);
       expect(again.headers['svc-delivery']).not.toBe(original.headers['svc-delivery']);
     }
     const log = await suite.stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?kind=redelivery&limit=100`, { token });
-    expect(log.body.data).toHaveLength(20);
-    const failedLog = await suite.stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?kind=event&outcome=failed&limit=100`, {
-      token,
-    });
-    const failedIds = new Set(failedLog.body.data.map((entry: { id: string }) => entry.id));
+    expect(log.body.data).toHaveLength(23);
+    const events = await suite.stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?kind=event&limit=100`, { token });
+    const missedIds = new Set(
+      events.body.data.filter((entry: { outcome: string }) => entry.outcome !== 'delivered').map((entry: { id: string }) => entry.id),
+    );
+    expect(missedIds.size).toBe(23);
     for (const entry of log.body.data) {
       expect(entry).toMatchObject({ kind: 'redelivery', outcome: 'delivered', listId });
-      expect(failedIds.has(entry.redeliveryOf)).toBe(true);
+      expect(missedIds.has(entry.redeliveryOf)).toBe(true);
       expect(recovered.map((request) => request.headers['svc-delivery'])).toContain(entry.id);
     }
     // Never counted: webhook/{id} heard of none of them.
