@@ -255,7 +255,7 @@ export function renderMarkdown(report: Report, image: string): string {
 
   pushSections(out, report, 'hot', 'Hot webhook', (s) => {
     const { hot: h, steps } = s as Required<Pick<ScenarioResult, 'hot' | 'steps'>>;
-    const { ledger: l, acceptMs, e2eMs, drainMs } = steps![0];
+    const { ledger: l, acceptMs, e2eMs, drainMs } = steps[0];
     const history = h.history;
     out.push(`${h.rate} writes/s for ${h.durationS} s to one webhook; ${h.pattern}.`);
     out.push('');

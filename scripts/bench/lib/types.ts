@@ -1,6 +1,7 @@
 // The shapes the harness passes between run.ts, the scenarios and the report. It takes types
 // only from modules that import nothing of it back, so that no import circle runs through it.
 import { type Sql } from 'postgres';
+import { type Recovery } from '../../../src/objects';
 import { type GeneratorApi } from '../generator';
 import { type ReceiversApi } from '../receivers';
 import { type Config } from './config';
@@ -210,16 +211,10 @@ export interface RegistrationSummary {
 }
 
 /** What `split-recovery` (scenarios/recovery.ts) found: the recovery as the API and the receivers saw it, and the live deliveries beside it. */
-export interface RecoverySummary {
+export interface RecoverySummary extends Pick<Recovery, 'status' | 'stoppedReason' | 'total' | 'sent' | 'delivered' | 'failed'> {
   deliveries: number;
   rate: number;
   liveWritesPerSec: number;
-  status: string;
-  stoppedReason: string | null;
-  total: number;
-  sent: number;
-  delivered: number;
-  failed: number;
   /** From the recovery's createdAt to its finishedAt, as the API answers them. */
   durationMs: number | null;
   /** What the rate allows: deliveries / rate. */

@@ -1,6 +1,7 @@
 // `split-recovery`: a recovery of 5,000 failed deliveries at RECOVERY_RATE_PER_SECOND=100,
 // beside live writes to the same webhook.
 import { randomBytes } from 'node:crypto';
+import type { Recovery } from '../../../src/objects';
 import { insertFailedEvents } from '../../../test/support/webhook-rows';
 import { CONFIG, log } from '../lib/config';
 import { call } from '../lib/http';
@@ -21,19 +22,6 @@ export const scenarios: WorkloadScenario[] = [
     run: runRecovery,
   },
 ];
-
-/** The recovery as the API answers it. */
-interface RecoveryAnswer {
-  id: string;
-  status: string;
-  stoppedReason: string | null;
-  total: number;
-  sent: number;
-  delivered: number;
-  failed: number;
-  createdAt: string;
-  finishedAt: string | null;
-}
 
 /**
  * One webhook whose log holds 5,000 failed deliveries (of a list of their own, written straight
@@ -63,7 +51,7 @@ async function runRecovery(target: ServiceTarget, ctx: Context): Promise<Outcome
   const window = ctx.sampler.window();
   // The recovery first: its set is fixed as it starts, before the live deliveries' log rows
   // would prune the seeded ones (the log keeps each webhook's newest 1,000).
-  const started = await call<RecoveryAnswer>(target.baseUrl, 'POST', `/v3/webhooks/${webhookId}/recoveries`, token, { since });
+  const started = await call<Recovery>(target.baseUrl, 'POST', `/v3/webhooks/${webhookId}/recoveries`, token, { since });
   if (started.status !== 202) throw new Error(`POST recoveries answered ${started.status}: ${JSON.stringify(started.body)}`);
   // The live writes outlast the recovery: they run for the time it should take, and a fifth more.
   const liveMs = Math.round(((deliveries / rate) * 1000 * 6) / 5);
@@ -86,7 +74,7 @@ async function runRecovery(target: ServiceTarget, ctx: Context): Promise<Outcome
   const limitAt = nowMs() + ((deliveries / rate) * 1000 + 120_000);
   while (recovery.finishedAt === null && nowMs() < limitAt) {
     await stack.sleep(500);
-    recovery = (await call<RecoveryAnswer>(target.baseUrl, 'GET', `/v3/webhooks/${webhookId}/recoveries/${recovery.id}`, token)).body;
+    recovery = (await call<Recovery>(target.baseUrl, 'GET', `/v3/webhooks/${webhookId}/recoveries/${recovery.id}`, token)).body;
   }
   const writes = await live;
   const accepted = writes.status.filter((status) => status === 202).length;
