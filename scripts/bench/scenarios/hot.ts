@@ -8,17 +8,10 @@ import * as stack from '../lib/stack';
 import { runStep } from '../lib/step';
 import { nowMs, percentiles, round } from '../lib/stats';
 import { type Context, type Outcome, type ServiceTarget, type StepResult, type WorkloadScenario } from '../lib/types';
-import { startService } from './service';
+import { serviceWorkload } from './service';
 
 export const scenarios: WorkloadScenario[] = [
-  {
-    id: 'split-hot',
-    kind: 'hot',
-    mode: 'split',
-    title: 'hot webhook, failing receiver (API + worker processes)',
-    start: (ctx, environment) => startService('split', ctx, environment),
-    run: runHot,
-  },
+  serviceWorkload('hot', 'split', 'hot webhook, failing receiver (API + worker processes)', runHot),
 ];
 
 /**

@@ -10,17 +10,16 @@ import * as stack from '../lib/stack';
 import { waitForQuiet } from '../lib/step';
 import { nowMs, percentiles, round } from '../lib/stats';
 import { type Context, type Outcome, type RecoverySummary, type ServiceTarget, type WorkloadScenario } from '../lib/types';
-import { startService } from './service';
+import { serviceWorkload } from './service';
 
 export const scenarios: WorkloadScenario[] = [
-  {
-    id: 'split-recovery',
-    kind: 'recovery',
-    mode: 'split',
-    title: `recovery of ${CONFIG.recovery.deliveries} deliveries at ${CONFIG.recovery.rate}/s beside live writes (API + worker processes)`,
-    start: (ctx, environment) => startService('split', ctx, environment, { RECOVERY_RATE_PER_SECOND: String(CONFIG.recovery.rate) }),
-    run: runRecovery,
-  },
+  serviceWorkload(
+    'recovery',
+    'split',
+    `recovery of ${CONFIG.recovery.deliveries} deliveries at ${CONFIG.recovery.rate}/s beside live writes (API + worker processes)`,
+    runRecovery,
+    { RECOVERY_RATE_PER_SECOND: String(CONFIG.recovery.rate) },
+  ),
 ];
 
 /**

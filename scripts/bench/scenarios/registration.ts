@@ -6,25 +6,11 @@ import { createAccount } from '../lib/http';
 import { scanLogs } from '../lib/logs';
 import { nowMs, percentiles, round } from '../lib/stats';
 import { type Account, type Context, type Outcome, type ServiceTarget, type WorkloadScenario } from '../lib/types';
-import { startService } from './service';
+import { serviceWorkload } from './service';
 
 export const scenarios: WorkloadScenario[] = [
-  {
-    id: 'split-registration',
-    kind: 'registration',
-    mode: 'split',
-    title: 'registration (API + worker processes)',
-    start: (ctx, environment) => startService('split', ctx, environment),
-    run: runRegistration,
-  },
-  {
-    id: 'single-registration',
-    kind: 'registration',
-    mode: 'single',
-    title: 'registration (one process)',
-    start: (ctx, environment) => startService('single', ctx, environment),
-    run: runRegistration,
-  },
+  serviceWorkload('registration', 'split', 'registration (API + worker processes)', runRegistration),
+  serviceWorkload('registration', 'single', 'registration (one process)', runRegistration),
 ];
 
 /** 500 registrations (100 accounts, 5 each), open loop at 5/s; each pings its receiver. */

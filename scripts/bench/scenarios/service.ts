@@ -17,6 +17,7 @@ import {
   type ListLayout,
   type OutcomesPoller,
   type ServiceTarget,
+  type WorkloadScenario,
 } from '../lib/types';
 import { type Recorded } from '../lib/ledger';
 
@@ -60,6 +61,17 @@ interface ServiceProcess {
   pid: number;
   stop: () => Promise<void>;
   logFile: string;
+}
+
+/** A workload run on the service as `startService` starts it, its id `${mode}-${kind}`. */
+export function serviceWorkload(
+  kind: WorkloadScenario['kind'],
+  mode: WorkloadScenario['mode'],
+  title: string,
+  run: WorkloadScenario['run'],
+  settings: Record<string, string> = {},
+): WorkloadScenario {
+  return { id: `${mode}-${kind}`, kind, mode, title, start: (ctx, environment) => startService(mode, ctx, environment, settings), run };
 }
 
 /**

@@ -10,6 +10,14 @@ import type { View } from './view';
 import { WebhookDetail } from './webhook-detail';
 import { WebhookList } from './webhook-list';
 
+/** The pages the header leads to, in its order. */
+const PAGES: [view: View, label: string][] = [
+  [{ name: 'list' }, 'All webhooks'],
+  [{ name: 'notices' }, 'Notices'],
+  [{ name: 'tokens' }, 'API tokens'],
+  [{ name: 'usage' }, 'Usage'],
+];
+
 export function App() {
   const [token, setToken] = useState(session.token());
   const [signInNotice, setSignInNotice] = useState<string | null>(null);
@@ -39,18 +47,11 @@ export function App() {
       <header>
         <p class="brand">Webhooks</p>
         <nav aria-label="Dashboard">
-          <button type="button" class="link" onClick={() => setView({ name: 'list' })}>
-            All webhooks
-          </button>
-          <button type="button" class="link" onClick={() => setView({ name: 'notices' })}>
-            Notices
-          </button>
-          <button type="button" class="link" onClick={() => setView({ name: 'tokens' })}>
-            API tokens
-          </button>
-          <button type="button" class="link" onClick={() => setView({ name: 'usage' })}>
-            Usage
-          </button>
+          {PAGES.map(([page, label]) => (
+            <button key={page.name} type="button" class="link" onClick={() => setView(page)}>
+              {label}
+            </button>
+          ))}
           <button type="button" class="link" onClick={() => signOut('Signed out.')}>
             Sign out
           </button>

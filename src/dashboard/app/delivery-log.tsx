@@ -6,7 +6,7 @@ import { TOPICS } from '../../topics';
 import type { Api, DeliveryLogEntry, LogFilters } from './api';
 import { DeliveryDetailPanel } from './delivery-detail';
 import { ErrorText, Loading, Status, describeResult, Time } from './feedback';
-import { LabelledCell } from './labelled-cell';
+import { LabelledCell, RecordTable } from './labelled-cell';
 import { PageButtons, usePages } from './paging';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
@@ -69,53 +69,33 @@ export function DeliveryLog({ api, webhookId, version, onLogged }: { api: Api; w
         <p class="empty">{Object.values(filters).some(Boolean) ? 'No delivery matches these filters.' : 'Nothing delivered yet.'}</p>
       )}
       {log.data && log.data.data.length > 0 && (
-        <div class="table-scroll">
-          <table class="deliveries">
-            <caption class="visually-hidden">Deliveries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Attempted</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Event</th>
-                <th scope="col">List and cursor</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Status code</th>
-                <th scope="col">Error</th>
-                <th scope="col">Duration</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {log.data.data.map((entry) => (
-                <Fragment key={entry.id}>
-                  <Entry
-                    entry={entry}
-                    busy={redeliver.busy}
-                    onRedeliver={() => redeliver.run(entry.id)}
-                    expanded={selected === entry.id}
-                    onToggle={() => setSelected(selected === entry.id ? null : entry.id)}
-                  />
-                  {selected === entry.id && (
-                    <tr class="detail-row" id={`detail-${entry.id}`}>
-                      <td colSpan={COLUMNS}>
-                        <DeliveryDetailPanel api={api} webhookId={webhookId} deliveryId={entry.id} />
-                      </td>
-                    </tr>
-                  )}
-                </Fragment>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <RecordTable class="deliveries" caption="Deliveries, newest first" columns={COLUMNS} hiddenName="Actions">
+          {log.data.data.map((entry) => (
+            <Fragment key={entry.id}>
+              <Entry
+                entry={entry}
+                busy={redeliver.busy}
+                onRedeliver={() => redeliver.run(entry.id)}
+                expanded={selected === entry.id}
+                onToggle={() => setSelected(selected === entry.id ? null : entry.id)}
+              />
+              {selected === entry.id && (
+                <tr class="detail-row" id={`detail-${entry.id}`}>
+                  <td colSpan={COLUMNS.length}>
+                    <DeliveryDetailPanel api={api} webhookId={webhookId} deliveryId={entry.id} />
+                  </td>
+                </tr>
+              )}
+            </Fragment>
+          ))}
+        </RecordTable>
       )}
       <PageButtons pages={pages} next={log.data?.next} />
     </section>
   );
 }
 
-const COLUMNS = 9;
+const COLUMNS = ['Attempted', 'Kind', 'Event', 'List and cursor', 'Outcome', 'Status code', 'Error', 'Duration', ''];
 
 interface EntryProps {
   entry: DeliveryLogEntry;

@@ -5,7 +5,7 @@ import { useState } from 'preact/hooks';
 import type { Api, Notice, Webhook } from './api';
 import { ErrorText, Loading, Status, Time } from './feedback';
 import { PageHeading } from './heading';
-import { LabelledCell } from './labelled-cell';
+import { LabelledCell, RecordTable } from './labelled-cell';
 import { PageButtons, usePages } from './paging';
 import { SoleField } from './text-field';
 import { useAction } from './use-action';
@@ -145,41 +145,30 @@ function NoticeList({ api, navigate }: { api: Api; navigate: (view: View) => voi
       <ErrorText error={notices.error} />
       {notices.data?.data.length === 0 && <p class="empty">No notices: none of your webhooks has failed 10 deliveries in a row.</p>}
       {notices.data && notices.data.data.length > 0 && (
-        <div class="table-scroll">
-          <table class="notices">
-            <caption class="visually-hidden">Notices, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Noticed</th>
-                <th scope="col">Notice</th>
-                <th scope="col">Webhook</th>
-                <th scope="col">Failures in a row</th>
-                <th scope="col">Last error</th>
-                <th scope="col">Mail</th>
-              </tr>
-            </thead>
-            <tbody>
-              {notices.data.data.map((notice) => (
-                <tr key={notice.id} class={notice.type === 'webhook.paused' ? 'paused' : 'failing'}>
-                  <LabelledCell label="Noticed">
-                    <Time iso={notice.createdAt} />
-                  </LabelledCell>
-                  <LabelledCell label="Notice">{NOTICE_TYPES[notice.type]}</LabelledCell>
-                  <LabelledCell label="Webhook">
-                    <button type="button" class="link url" onClick={() => navigate({ name: 'webhook', id: notice.webhookId })}>
-                      {notice.url}
-                    </button>
-                  </LabelledCell>
-                  <LabelledCell label="Failures in a row">{notice.consecutiveFailures}</LabelledCell>
-                  <LabelledCell label="Last error">{lastErrorOf(notice)}</LabelledCell>
-                  <LabelledCell label="Mail">
-                    <Mailed notice={notice} />
-                  </LabelledCell>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <RecordTable
+          class="notices"
+          caption="Notices, newest first"
+          columns={['Noticed', 'Notice', 'Webhook', 'Failures in a row', 'Last error', 'Mail']}
+        >
+          {notices.data.data.map((notice) => (
+            <tr key={notice.id} class={notice.type === 'webhook.paused' ? 'paused' : 'failing'}>
+              <LabelledCell label="Noticed">
+                <Time iso={notice.createdAt} />
+              </LabelledCell>
+              <LabelledCell label="Notice">{NOTICE_TYPES[notice.type]}</LabelledCell>
+              <LabelledCell label="Webhook">
+                <button type="button" class="link url" onClick={() => navigate({ name: 'webhook', id: notice.webhookId })}>
+                  {notice.url}
+                </button>
+              </LabelledCell>
+              <LabelledCell label="Failures in a row">{notice.consecutiveFailures}</LabelledCell>
+              <LabelledCell label="Last error">{lastErrorOf(notice)}</LabelledCell>
+              <LabelledCell label="Mail">
+                <Mailed notice={notice} />
+              </LabelledCell>
+            </tr>
+          ))}
+        </RecordTable>
       )}
       <p class="hint">
         Not mailed: no notification email was set, the service mails no notices (no SMTP server configured), more than the hourly limit of
