@@ -2,6 +2,11 @@ package receiver_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,15 +17,21 @@ import (
 // Three requests as the service sends them: list.changed at cursor 1, then at cursor 4 (the
 // writes at 2 and 3 missed), then cursor 4 again (a redelivery).
 func ExampleReceiver_Receive() {
-	r := receiver.New(receiver.Config{Secrets: []string{"whsec_MfKQ9r2AbXwJ5dTq8ZyL3nVc6HsE1uGp4oRk7iYt0xW"}})
-	requests := []struct{ body, signature string }{
-		{`{"event":"list.changed","listId":"groceries","cursor":1,"at":"2026-11-21T10:00:00.000Z"}`,
-			"sha256=8d760b16e968a2b5564fd702f551384af30a9f4356deb0e2987288504f9205de"},
-		{`{"event":"list.changed","listId":"groceries","cursor":4,"at":"2026-11-21T10:00:00.000Z"}`,
-			"sha256=485947556781d51f4f2536236e22ef23884a8ab197fc631e7b73cf88b0fca8ae"},
-		{`{"event":"list.changed","listId":"groceries","cursor":4,"at":"2026-11-21T10:00:00.000Z"}`,
-			"sha256=485947556781d51f4f2536236e22ef23884a8ab197fc631e7b73cf88b0fca8ae"},
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		panic(err)
 	}
+	secret := "whsec_" + base64.RawURLEncoding.EncodeToString(key)
+	r := receiver.New(receiver.Config{Secrets: []string{secret}})
+	// Signed as the service signs them: HMAC-SHA256 of the exact body with the secret, in hex.
+	sign := func(body string) string {
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(body))
+		return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+	}
+	first := `{"event":"list.changed","listId":"groceries","cursor":1,"at":"2026-11-21T10:00:00.000Z"}`
+	fourth := `{"event":"list.changed","listId":"groceries","cursor":4,"at":"2026-11-21T10:00:00.000Z"}`
+	requests := []struct{ body, signature string }{{first, sign(first)}, {fourth, sign(fourth)}, {fourth, sign(fourth)}}
 	for _, request := range requests {
 		header := http.Header{}
 		header.Set("SVC-Event", "list.changed")

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
@@ -15,7 +17,14 @@ import (
 	"svcwebhooks/receiver"
 )
 
-const secret = "whsec_kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
+// A secret of this run's own, as the service makes them: whsec_ and 32 random bytes.
+var secret = func() string {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		panic(err)
+	}
+	return "whsec_" + base64.RawURLEncoding.EncodeToString(key)
+}()
 
 func post(t *testing.T, handler http.Handler, cursor string, signature string) int {
 	t.Helper()
