@@ -2,43 +2,24 @@
 // real stack and a real HTTPS receiver. Every action end to end, what the page keeps of
 // the token, hostile text, the keyboard and a 375 px screen. Saves the screenshots docs/api.md shows.
 import path from 'node:path';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/delivery/signing';
-import type { ReceivedRequest, Receiver } from '../support/receiver';
-import { startTestStack, type TestStack } from '../support/stack';
-import { SCREENSHOTS, launchChromium } from './support/browser';
-import { dashboardTabs, expectText, openWebhook, textOf } from './support/dashboard';
+import type { ReceivedRequest } from '../support/receiver';
+import { SCREENSHOTS } from './support/browser';
+import { expectText, openWebhook, textOf, useDashboard } from './support/dashboard';
 
-let stack: TestStack;
-let receiver: Receiver;
-let browser: Browser;
-let tabs: ReturnType<typeof dashboardTabs>;
+const suite = useDashboard();
 
-beforeAll(async () => {
-  stack = await startTestStack();
-  receiver = await stack.startReceiver();
-  browser = await launchChromium();
-  tabs = dashboardTabs(browser, () => `${stack.service.url}/dashboard`);
-});
-afterEach(async () => {
-  await tabs.closeAll();
-  expect(tabs.problems).toEqual([]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await stack?.stop();
-});
-
-const received = (urlPath: string) => receiver.requests.filter((request) => request.path === urlPath);
+const received = (urlPath: string) => suite.receiver.requests.filter((request) => request.path === urlPath);
 
 /** A new browser tab on /dashboard, signed in with `token` if given. */
-const openDashboard = (token?: string, viewport?: { width: number; height: number }): Promise<Page> => tabs.open(token, viewport);
+const openDashboard = (token?: string, viewport?: { width: number; height: number }): Promise<Page> => suite.tabs.open(token, viewport);
 
 /** An account with a list it owns and a webhook on `urlPath` for every topic. */
 async function accountWithWebhook(urlPath: string) {
-  const setUp = await stack.setUpListWebhook(receiver.urlFor(urlPath), { events: ['list.changed', 'item.added'] });
-  return { ...setUp, token: setUp.owner.token, url: receiver.urlFor(urlPath) };
+  const setUp = await suite.stack.setUpListWebhook(suite.receiver.urlFor(urlPath), { events: ['list.changed', 'item.added'] });
+  return { ...setUp, token: setUp.owner.token, url: suite.receiver.urlFor(urlPath) };
 }
 
 // What runs in the page is written as strings, or typed by hand as below: this file is
@@ -62,11 +43,11 @@ const unlabelledControls = (page: Page) =>
     .map((element) => element.outerHTML)`);
 
 const apiMessage = async (method: string, urlPath: string, token: string, body?: unknown) =>
-  (await stack.request(method, urlPath, { token, body })).body.error.message as string;
+  (await suite.stack.request(method, urlPath, { token, body })).body.error.message as string;
 
 describe('the dashboard', () => {
   it('signs in with the account token, kept in sessionStorage only, never in a URL, cookie, localStorage or log', async () => {
-    const account = await stack.createAccount();
+    const account = await suite.stack.createAccount();
     const page = await openDashboard();
     const requested: string[] = [];
     page.on('request', (request) => requested.push(request.url()));
@@ -80,12 +61,12 @@ describe('the dashboard', () => {
     await expectText(page.locator('.empty'), /No webhooks yet/);
     expect(await page.getByText('Loading the dashboard').count()).toBe(0);
 
-    expect(page.url()).toBe(`${stack.service.url}/dashboard`);
+    expect(page.url()).toBe(`${suite.stack.service.url}/dashboard`);
     expect(requested.filter((url) => url.includes(account.token))).toEqual([]);
     expect(await page.context().cookies()).toEqual([]);
     const storage = await page.evaluate('({ local: localStorage.length, session: Object.values(sessionStorage) })');
     expect(storage).toEqual({ local: 0, session: [account.token] });
-    expect(stack.logs.join('')).not.toContain(account.token);
+    expect(suite.stack.logs.join('')).not.toContain(account.token);
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Account API token').waitFor();
@@ -98,15 +79,15 @@ describe('the dashboard', () => {
     const { owner, url } = await accountWithWebhook('/ui/revoked');
     const page = await openDashboard(owner.token);
     await page.getByRole('button', { name: url }).waitFor();
-    await stack.service.sql`DELETE FROM account_tokens WHERE account_id = ${owner.id}`;
+    await suite.stack.service.sql`DELETE FROM account_tokens WHERE account_id = ${owner.id}`;
     await page.getByRole('button', { name: url }).click();
     await expectText(page.locator('.notice'), /no longer accepts this token/);
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
   });
 
   it("registers a webhook: the API's errors next to the URL, then the secret shown once with a copy button", async () => {
-    const account = await stack.createAccount();
-    await stack.putList('ui-register-list', account.id);
+    const account = await suite.stack.createAccount();
+    await suite.stack.putList('ui-register-list', account.id);
     const page = await openDashboard(account.token);
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
     await page.getByRole('button', { name: 'Register a webhook' }).click();
@@ -120,11 +101,11 @@ describe('the dashboard', () => {
     );
     expect(await urlField.getAttribute('aria-invalid')).toBe('true');
 
-    receiver.respondWith((request) => ({ status: request.path === '/ui/register' ? 500 : 200 }));
-    await urlField.fill(receiver.urlFor('/ui/register'));
+    suite.receiver.respondWith((request) => ({ status: request.path === '/ui/register' ? 500 : 200 }));
+    await urlField.fill(suite.receiver.urlFor('/ui/register'));
     await page.getByRole('button', { name: 'Register' }).click();
     await expectText(page.locator('#register-url-error'), /did not answer the ping with a 2xx \(non_2xx\)/);
-    receiver.respondWith({});
+    suite.receiver.respondWith({});
 
     await page.getByLabel('item.added').check();
     await page.getByLabel('List filter').fill('not-my-list');
@@ -146,9 +127,9 @@ describe('the dashboard', () => {
     expect(verifySignature(ping.rawBody, ping.headers['svc-signature'] as string, secret)).toBe(true);
 
     await page.getByRole('button', { name: 'I have stored the secret' }).click();
-    await page.getByRole('heading', { name: receiver.urlFor('/ui/register') }).waitFor();
+    await page.getByRole('heading', { name: suite.receiver.urlFor('/ui/register') }).waitFor();
     expect(await page.content()).not.toContain(secret);
-    const [webhook] = (await stack.request('GET', '/v3/webhooks', { token: account.token })).body.data;
+    const [webhook] = (await suite.stack.request('GET', '/v3/webhooks', { token: account.token })).body.data;
     expect(webhook).toMatchObject({ events: ['list.changed', 'item.added'], listIds: ['ui-register-list'] });
   });
 
@@ -165,18 +146,20 @@ describe('the dashboard', () => {
     await page.getByLabel('List filter').fill(listId);
     await page.getByRole('button', { name: 'Save topics and lists' }).click();
     await expectText(page.locator('.subscription [role=status]'), 'Saved.');
-    const webhook = (await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body;
+    const webhook = (await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body;
     expect(webhook).toMatchObject({ events: ['list.changed', 'item.checked'], listIds: [listId] });
   });
 
   it('shows a paused webhook with its failed deliveries, redelivers one, pings, pages the log, and reactivates it so that it receives again', async () => {
     const { token, webhookId, listId, url } = await accountWithWebhook('/ui/paused');
-    await stack.registerWebhook(token, receiver.urlFor('/ui/healthy'), { events: ['list.changed', 'item.added', 'item.removed'] });
-    receiver.respondWith((request) => ({ status: request.path === '/ui/paused' ? 503 : 200 }));
+    await suite.stack.registerWebhook(token, suite.receiver.urlFor('/ui/healthy'), {
+      events: ['list.changed', 'item.added', 'item.removed'],
+    });
+    suite.receiver.respondWith((request) => ({ status: request.path === '/ui/paused' ? 503 : 200 }));
     for (let write = 1; write <= 10; write++)
-      await stack.reportWrite(listId, `ui-failing-${write}`, [{ type: 'item.added', itemId: `item-${write}` }]);
-    await stack.waitForFailureCount(token, webhookId, 20);
-    receiver.respondWith({});
+      await suite.stack.reportWrite(listId, `ui-failing-${write}`, [{ type: 'item.added', itemId: `item-${write}` }]);
+    await suite.stack.waitForFailureCount(token, webhookId, 20);
+    suite.receiver.respondWith({});
 
     const page = await openDashboard(token);
     await expectText(page.getByRole('row', { name: new RegExp(url) }).getByText(/^Paused/), 'Paused after 20 consecutive failures');
@@ -227,10 +210,10 @@ describe('the dashboard', () => {
     await page.getByRole('button', { name: 'Reactivate' }).click();
     await expectText(page.locator('.facts .badge'), 'Active');
     await expect
-      .poll(async () => (await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body)
+      .poll(async () => (await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body)
       .toMatchObject({ status: 'active', consecutiveFailures: 0 });
     const before = received('/ui/paused').length;
-    await stack.reportWrite(listId, 'ui-after-reactivation');
+    await suite.stack.reportWrite(listId, 'ui-after-reactivation');
     expect(
       received('/ui/paused')
         .slice(before)
@@ -241,7 +224,7 @@ describe('the dashboard', () => {
 
     await page.getByRole('button', { name: 'Pause deliveries' }).click();
     await expectText(page.locator('.facts .badge'), 'Paused by hand');
-    expect((await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body).toMatchObject({
+    expect((await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body).toMatchObject({
       status: 'paused',
       pausedReason: 'manual',
     });
@@ -276,12 +259,12 @@ describe('the dashboard', () => {
     await openWebhook(page, url);
     await page.getByRole('button', { name: 'Delete this webhook' }).click();
     await page.getByRole('button', { name: 'Cancel' }).click();
-    expect((await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).status).toBe(200);
+    expect((await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).status).toBe(200);
 
     await page.getByRole('button', { name: 'Delete this webhook' }).click();
     await page.getByRole('button', { name: 'Yes, delete it' }).click();
     await expectText(page.getByRole('status').filter({ hasText: 'was deleted' }), `${url} was deleted.`);
-    expect((await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).status).toBe(404);
+    expect((await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).status).toBe(404);
     await expectText(page.locator('.empty'), /No webhooks yet/);
   });
 
@@ -289,8 +272,8 @@ describe('the dashboard', () => {
     const { token, webhookId } = await accountWithWebhook('/ui/hostile');
     const hostileUrl = 'https://x.test/<img src=x onerror="document.title=`pwned`">';
     const hostileList = '<script>document.title="pwned"</script>';
-    await stack.service.sql`UPDATE webhooks SET url = ${hostileUrl}, list_ids = ${[hostileList]} WHERE id = ${webhookId}`;
-    await stack.service.sql`
+    await suite.stack.service.sql`UPDATE webhooks SET url = ${hostileUrl}, list_ids = ${[hostileList]} WHERE id = ${webhookId}`;
+    await suite.stack.service.sql`
       INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, outcome, error, duration_ms)
       VALUES ('dlv_0123456789abcdef01234567', ${webhookId}, 'event', '<b>list.changed</b>', ${hostileList}, 1, now(), 'failed', '<i>boom</i>', 1)`;
     const page = await openDashboard(token);
@@ -303,7 +286,7 @@ describe('the dashboard', () => {
   });
 
   it('can be used with the keyboard alone, every control labelled', async () => {
-    const account = await stack.createAccount();
+    const account = await suite.stack.createAccount();
     const page = await openDashboard();
     // The token field has the focus on arrival.
     const tokenField = page.getByLabel('Account API token');
@@ -316,7 +299,7 @@ describe('the dashboard', () => {
     await tabTo(page, page.getByRole('button', { name: 'Register a webhook' }));
     await page.keyboard.press('Enter');
     await tabTo(page, page.getByLabel('Endpoint URL'));
-    await page.keyboard.type(receiver.urlFor('/ui/keyboard'));
+    await page.keyboard.type(suite.receiver.urlFor('/ui/keyboard'));
     await tabTo(page, page.getByLabel('item.removed'));
     await page.keyboard.press('Space');
     expect(await unlabelledControls(page)).toEqual([]);
@@ -324,7 +307,7 @@ describe('the dashboard', () => {
     await page.keyboard.press('Enter');
     await tabTo(page, page.getByRole('button', { name: 'I have stored the secret' }));
     await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: receiver.urlFor('/ui/keyboard') }).waitFor();
+    await page.getByRole('heading', { name: suite.receiver.urlFor('/ui/keyboard') }).waitFor();
     expect(await unlabelledControls(page)).toEqual([]);
 
     await tabTo(page, page.getByRole('button', { name: 'Send a ping' }));
@@ -337,13 +320,13 @@ describe('the dashboard', () => {
         .or(page.getByLabel('Outcome'))
         .first(),
     );
-    const [webhook] = (await stack.request('GET', '/v3/webhooks', { token: account.token })).body.data;
+    const [webhook] = (await suite.stack.request('GET', '/v3/webhooks', { token: account.token })).body.data;
     expect(webhook.events).toEqual(['list.changed', 'item.removed']);
   });
 
   it('fits a 375 px wide screen: nothing wider than the screen', async () => {
     const { token, url, listId } = await accountWithWebhook('/ui/narrow');
-    await stack.reportWrite(listId, 'ui-narrow', [{ type: 'item.added' }]);
+    await suite.stack.reportWrite(listId, 'ui-narrow', [{ type: 'item.added' }]);
     const page = await openDashboard(token, { width: 375, height: 812 });
     const overflow = () => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     await page.getByRole('button', { name: url }).waitFor();

@@ -3,38 +3,18 @@
 // `skipped` filter, and a table that breaks no word mid-word at 1280 and at 375 px. Saves
 // the screenshots docs/dashboard-and-manual-tools.md shows.
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Receiver } from '../support/receiver';
-import { startTestStack, type TestStack } from '../support/stack';
-import { SCREENSHOTS, launchChromium } from './support/browser';
-import { DESKTOP, PHONE, dashboardTabs, expectText, openWebhook } from './support/dashboard';
+import type { Page } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SCREENSHOTS } from './support/browser';
+import { DESKTOP, PHONE, expectText, openWebhook, useDashboard } from './support/dashboard';
 
-let stack: TestStack;
-let receiver: Receiver;
-let browser: Browser;
-let tabs: ReturnType<typeof dashboardTabs>;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-  receiver = await stack.startReceiver();
-  browser = await launchChromium();
-  tabs = dashboardTabs(browser, () => `${stack.service.url}/dashboard`);
-});
-afterEach(async () => {
-  receiver.reset();
-  await tabs.closeAll();
-  expect(tabs.problems).toEqual([]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await stack?.stop();
-});
+const suite = useDashboard();
+afterEach(() => suite.receiver.reset());
 
 /** An account with a list it owns and a webhook on `urlPath` for every topic. */
 async function webhookOn(urlPath: string) {
-  const url = receiver.urlFor(urlPath);
-  const { owner, webhookId, listId } = await stack.setUpListWebhook(url, {
+  const url = suite.receiver.urlFor(urlPath);
+  const { owner, webhookId, listId } = await suite.stack.setUpListWebhook(url, {
     events: ['list.changed', 'item.added', 'list.members.changed'],
   });
   return { token: owner.token, webhookId, listId, url };
@@ -84,16 +64,16 @@ describe('the delivery log', () => {
   it("shows a failed delivery's request and response, the receiver's markup as literal text", async () => {
     const { token, listId, url } = await webhookOn('/ui/detail');
     const html = `<html><head><script>document.title="pwned"</script></head><body><img src=x onerror="document.title='pwned'"><b>Down for maintenance</b></body></html>`;
-    receiver.respondWith({ status: 503, headers: { 'content-type': 'text/html', 'x-note': '<i>retry later</i>' }, body: html });
-    await stack.reportWrite(listId, 'ui-detail', [{ type: 'list.updated' }]);
-    receiver.reset();
-    const sent = receiver.requests.filter((request) => request.path === '/ui/detail').at(-1)!;
+    suite.receiver.respondWith({ status: 503, headers: { 'content-type': 'text/html', 'x-note': '<i>retry later</i>' }, body: html });
+    await suite.stack.reportWrite(listId, 'ui-detail', [{ type: 'list.updated' }]);
+    suite.receiver.reset();
+    const sent = suite.receiver.requests.filter((request) => request.path === '/ui/detail').at(-1)!;
 
     for (const [viewport, screenshot] of [
       [DESKTOP, 'delivery-detail.png'],
       [PHONE, 'delivery-detail-narrow.png'],
     ] as const) {
-      const page = await tabs.open(token, viewport);
+      const page = await suite.tabs.open(token, viewport);
       await openWebhook(page, url);
       await expect.poll(() => rows(page).count()).toBe(1);
       const panel = await openFirstDetail(page);
@@ -128,11 +108,11 @@ describe('the delivery log', () => {
 
   it("filters by skipped: a paused webhook's writes are logged, and were never sent", async () => {
     const { token, webhookId, listId, url } = await webhookOn('/ui/skipped');
-    await stack.reportWrite(listId, 'ui-before-pause', [{ type: 'list.updated' }]);
-    await stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token, body: { status: 'paused' } });
-    await stack.reportWrite(listId, 'ui-while-paused', [{ type: 'item.added', itemId: 'milk' }]);
+    await suite.stack.reportWrite(listId, 'ui-before-pause', [{ type: 'list.updated' }]);
+    await suite.stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token, body: { status: 'paused' } });
+    await suite.stack.reportWrite(listId, 'ui-while-paused', [{ type: 'item.added', itemId: 'milk' }]);
 
-    const page = await tabs.open(token);
+    const page = await suite.tabs.open(token);
     await openWebhook(page, url);
     await expect.poll(() => rows(page).count()).toBe(3);
     await page.getByLabel('Outcome').selectOption('skipped');
@@ -145,30 +125,31 @@ describe('the delivery log', () => {
     const panel = await openFirstDetail(page);
     await expectText(panel.getByRole('region', { name: 'Request' }).locator('p'), 'Nothing was sent: the webhook was paused.');
     await expectText(panel.getByRole('region', { name: 'Response' }).locator('p'), 'None.');
-    expect(receiver.requests.filter((request) => request.path === '/ui/skipped' && request.headers['svc-event'] !== 'ping')).toHaveLength(
-      1,
-    );
+    expect(
+      suite.receiver.requests.filter((request) => request.path === '/ui/skipped' && request.headers['svc-event'] !== 'ping'),
+    ).toHaveLength(1);
   });
 
   it('breaks no word of the log mid-word, at 1280 and at 375 px', async () => {
     const { token, webhookId, listId, url } = await webhookOn('/ui/words');
     // Every kind of entry, the longest words the log shows: a redelivery of a failure, a
     // ping, list.members.changed, blocked_address, skipped.
-    const member = await stack.createAccount();
-    receiver.respondWith({ status: 500 });
-    await stack.reportWrite(listId, 'ui-words-1', [{ type: 'member.joined', accountId: member.id }]);
-    receiver.reset();
-    const [failed] = (await stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?event=list.members.changed`, { token })).body.data;
-    await stack.request('POST', `/v3/webhooks/${webhookId}/deliveries/${failed.id}/redeliveries`, { token });
-    await stack.request('POST', `/v3/webhooks/${webhookId}/pings`, { token });
-    await stack.service.sql`UPDATE webhooks SET url = 'https://[::ffff:169.254.169.254]/hook' WHERE id = ${webhookId}`;
-    await stack.reportWrite(listId, 'ui-words-2', [{ type: 'item.added', itemId: 'bread' }]);
-    await stack.service.sql`UPDATE webhooks SET url = ${url} WHERE id = ${webhookId}`;
-    await stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token, body: { status: 'paused' } });
-    await stack.reportWrite(listId, 'ui-words-3', [{ type: 'list.updated' }]);
+    const member = await suite.stack.createAccount();
+    suite.receiver.respondWith({ status: 500 });
+    await suite.stack.reportWrite(listId, 'ui-words-1', [{ type: 'member.joined', accountId: member.id }]);
+    suite.receiver.reset();
+    const [failed] = (await suite.stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?event=list.members.changed`, { token })).body
+      .data;
+    await suite.stack.request('POST', `/v3/webhooks/${webhookId}/deliveries/${failed.id}/redeliveries`, { token });
+    await suite.stack.request('POST', `/v3/webhooks/${webhookId}/pings`, { token });
+    await suite.stack.service.sql`UPDATE webhooks SET url = 'https://[::ffff:169.254.169.254]/hook' WHERE id = ${webhookId}`;
+    await suite.stack.reportWrite(listId, 'ui-words-2', [{ type: 'item.added', itemId: 'bread' }]);
+    await suite.stack.service.sql`UPDATE webhooks SET url = ${url} WHERE id = ${webhookId}`;
+    await suite.stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token, body: { status: 'paused' } });
+    await suite.stack.reportWrite(listId, 'ui-words-3', [{ type: 'list.updated' }]);
 
     for (const viewport of [DESKTOP, PHONE]) {
-      const page = await tabs.open(token, viewport);
+      const page = await suite.tabs.open(token, viewport);
       await openWebhook(page, url);
       await expect.poll(() => rows(page).count()).toBe(7);
       await expectText(

@@ -3,40 +3,20 @@
 // as a message on a page that keeps working, and the usage chart drawn from the meter's
 // numbers. Saves the screenshots docs/api.md shows.
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { createAccountAccess } from '../../src/api/account-access';
-import type { Receiver } from '../support/receiver';
-import { startTestStack, type TestStack } from '../support/stack';
-import { SCREENSHOTS, launchChromium } from './support/browser';
-import { PHONE, dashboardTabs } from './support/dashboard';
+import { SCREENSHOTS } from './support/browser';
+import { PHONE, dashboardTabs, useDashboard } from './support/dashboard';
 
-let stack: TestStack;
-let receiver: Receiver;
-let browser: Browser;
-let tabs: ReturnType<typeof dashboardTabs>;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-  receiver = await stack.startReceiver();
-  browser = await launchChromium();
-  tabs = dashboardTabs(browser, () => `${stack.service.url}/dashboard`);
-});
-afterEach(async () => {
-  await tabs.closeAll();
-  expect(tabs.problems).toEqual([]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await stack?.stop();
-});
+const suite = useDashboard();
 
 const overflow = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
 
 describe('the API tokens page', () => {
   it('makes a second token, shown once, then revokes the first: refused at once, and the tab signs in again with the second', async () => {
-    const account = await stack.createAccount();
-    const page = await tabs.open(account.token);
+    const account = await suite.stack.createAccount();
+    const page = await suite.tabs.open(account.token);
     await page.getByRole('button', { name: 'API tokens', exact: true }).click();
     await page.getByRole('heading', { name: 'API tokens' }).waitFor();
     const initialRow = page.getByRole('row').filter({ hasText: 'initial' });
@@ -55,7 +35,7 @@ describe('the API tokens page', () => {
     const shown = await page.getByLabel('Token', { exact: true }).inputValue();
     expect(shown).toMatch(/^tok_/);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'dashboard-token-made.png') });
-    expect((await stack.request('GET', '/v3/webhooks', { token: shown })).status).toBe(200);
+    expect((await suite.stack.request('GET', '/v3/webhooks', { token: shown })).status).toBe(200);
     await page.getByRole('button', { name: 'I have stored the token' }).click();
 
     const ciRow = page.getByRole('row').filter({ hasText: 'CI' });
@@ -68,7 +48,7 @@ describe('the API tokens page', () => {
     await expect.poll(() => initialRow.textContent()).toContain('you will be signed out');
     await page.getByRole('button', { name: 'Revoke token' }).click();
     await expect.poll(() => page.locator('.notice').textContent()).toMatch(/no longer accepts this token/);
-    expect((await stack.request('GET', '/v3/webhooks', { token: account.token })).status).toBe(401);
+    expect((await suite.stack.request('GET', '/v3/webhooks', { token: account.token })).status).toBe(401);
 
     await page.getByLabel('Account API token').fill(shown);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -78,8 +58,8 @@ describe('the API tokens page', () => {
   });
 
   it('fits a 375 px wide screen', async () => {
-    const account = await stack.createAccount();
-    const page = await tabs.open(account.token, PHONE);
+    const account = await suite.stack.createAccount();
+    const page = await suite.tabs.open(account.token, PHONE);
     await page.getByRole('button', { name: 'API tokens', exact: true }).click();
     await page.getByRole('row').filter({ hasText: 'initial' }).waitFor();
     expect(await overflow(page)).toBeLessThanOrEqual(0);
@@ -91,14 +71,14 @@ describe('the API tokens page', () => {
 
 describe('the usage page', () => {
   it("draws the last 30 days' requests beside deliveries from the meter's numbers", async () => {
-    const { owner, listId } = await stack.setUpListWebhook(receiver.urlFor('/ui/usage'));
-    for (const writeId of ['u1', 'u2', 'u3']) await stack.reportWrite(listId, writeId);
-    const page = await tabs.open(owner.token);
+    const { owner, listId } = await suite.stack.setUpListWebhook(suite.receiver.urlFor('/ui/usage'));
+    for (const writeId of ['u1', 'u2', 'u3']) await suite.stack.reportWrite(listId, writeId);
+    const page = await suite.tabs.open(owner.token);
     await page.getByRole('button', { name: 'Usage', exact: true }).click();
     await page.getByRole('heading', { name: 'Usage' }).waitFor();
     await page.locator('.chart svg').waitFor();
 
-    const [today] = (await stack.request('GET', '/v3/account/usage', { token: owner.token })).body.data.slice(-1);
+    const [today] = (await suite.stack.request('GET', '/v3/account/usage', { token: owner.token })).body.data.slice(-1);
     expect(today.deliveries).toBe(3);
     expect(await page.locator('.chart rect.bar.requests').count()).toBe(30);
     expect(await page.locator('.chart rect.bar.deliveries').count()).toBe(30);
@@ -124,12 +104,15 @@ describe('the usage page', () => {
 describe('a 429 in the dashboard', () => {
   it("shows the API's message beside what was refused, on a page that keeps working, and loads once the window is over", async () => {
     // An API of its own whose accounts may make 10 requests per 10 s.
-    const access = createAccountAccess(stack.service.sql, { account: { perSecond: 1, burst: 10 }, address: { perSecond: 1, burst: 10 } });
+    const access = createAccountAccess(suite.stack.service.sql, {
+      account: { perSecond: 1, burst: 10 },
+      address: { perSecond: 1, burst: 10 },
+    });
     await access.start();
-    const api = await stack.startApiWith({ access });
-    const limitedTabs = dashboardTabs(browser, () => `${api.url}/dashboard`);
+    const api = await suite.stack.startApiWith({ access });
+    const limitedTabs = dashboardTabs(suite.browser, () => `${api.url}/dashboard`);
     try {
-      const account = await stack.createAccount();
+      const account = await suite.stack.createAccount();
       // Two requests: signing in checks the token, then the list loads.
       const page = await limitedTabs.open(account.token);
       for (let spent = false; !spent;) spent = (await api.request('GET', '/v3/webhooks', { token: account.token })).status === 429;

@@ -1,6 +1,9 @@
 // Driving the dashboard in a browser: tabs signed in as an account, and waiting on what they show.
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import type { Receiver } from '../../support/receiver';
+import { startTestStack, type TestStack } from '../../support/stack';
+import { launchChromium } from './browser';
 
 export const DESKTOP = { width: 1280, height: 900 };
 export const PHONE = { width: 375, height: 812 };
@@ -55,4 +58,34 @@ export const textOf = async (locator: Locator) => (await locator.textContent())?
 /** Waits until the locator shows text matching `pattern`. */
 export async function expectText(locator: Locator, pattern: RegExp | string): Promise<void> {
   await expect.poll(() => textOf(locator), { timeout: 10_000 }).toMatch(pattern);
+}
+
+interface DashboardSuite {
+  stack: TestStack;
+  receiver: Receiver;
+  browser: Browser;
+  tabs: ReturnType<typeof dashboardTabs>;
+}
+
+/**
+ * A test file's stack, receiver, browser and dashboard tabs: started before its first test
+ * and stopped after its last; after each test its tabs close and must have logged no problem.
+ */
+export function useDashboard(): DashboardSuite {
+  const suite = {} as DashboardSuite;
+  beforeAll(async () => {
+    suite.stack = await startTestStack();
+    suite.receiver = await suite.stack.startReceiver();
+    suite.browser = await launchChromium();
+    suite.tabs = dashboardTabs(suite.browser, () => `${suite.stack.service.url}/dashboard`);
+  });
+  afterEach(async () => {
+    await suite.tabs.closeAll();
+    expect(suite.tabs.problems).toEqual([]);
+  });
+  afterAll(async () => {
+    await suite.browser?.close();
+    await suite.stack?.stop();
+  });
+  return suite;
 }
