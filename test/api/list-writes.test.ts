@@ -1,13 +1,10 @@
-import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { createWorkflows } from '../../src/temporal/client';
 import { verifySignature } from '../../src/delivery/signing';
 import { TOPICS } from '../../src/topics';
 import { deliverListWrite } from '../../workflows';
 import { lifecycleStateQuery } from '../../src/contract/messages';
 import type { ReceivedRequest } from '../support/receiver';
-import { useStackWithReceiver } from '../support/stack';
-import { startResettingServer } from '../support/dead-server';
+import { startApiWithTemporalDown, useStackWithReceiver } from '../support/stack';
 import { sample } from '../support/metrics';
 import { freePort } from '../support/ports';
 import { startReceiver } from '../support/receiver';
@@ -202,16 +199,7 @@ describe('a write while Temporal is unreachable', () => {
     await webhook(owner.token, '/writes/retried');
     const listId = await list(owner.id);
     // The same API, on the same database, with a Temporal frontend that does not answer.
-    const temporalDown = await startResettingServer();
-    const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${temporalDown.port}`, connectTimeout: '1s' }) });
-    const api = await suite.stack.startApiWith({
-      workflows: createWorkflows(deadTemporal, {
-        taskQueue: suite.stack.taskQueue,
-        deliveryTimeoutMs: 3000,
-        deliveriesPerBatch: 500,
-        recoveryRatePerSecond: 10,
-      }),
-    });
+    const api = await startApiWithTemporalDown(suite.stack);
     const body = JSON.stringify({ writeId: 'during-outage', changes: [{ type: 'item.added' }] });
     try {
       const refused = await api.request('POST', `/internal/v3/lists/${listId}/writes`, {
@@ -224,8 +212,6 @@ describe('a write while Temporal is unreachable', () => {
       expect(refused.body.error.code).toBe('UNAVAILABLE');
     } finally {
       await api.close();
-      await deadTemporal.connection.close();
-      await temporalDown.close();
     }
 
     const retried = await suite.stack.request('POST', `/internal/v3/lists/${listId}/writes`, {

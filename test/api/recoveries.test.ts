@@ -1,13 +1,10 @@
 // Recovery (POST/GET/DELETE /v3/webhooks/{id}/recoveries): an owner whose receiver broke
 // sends again, in one action, every event delivery it missed, on the real stack.
-import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { recoveryProgressQuery } from '../../src/contract/messages';
 import { recoveryWorkflowId } from '../../src/contract/workflows';
-import { createWorkflows } from '../../src/temporal/client';
-import { startResettingServer } from '../support/dead-server';
 import type { ReceivedRequest } from '../support/receiver';
-import { useStackWithReceiver } from '../support/stack';
+import { startApiWithTemporalDown, useStackWithReceiver } from '../support/stack';
 import { waitFor } from '../support/wait';
 
 const suite = useStackWithReceiver();
@@ -258,16 +255,7 @@ describe('a recovery while Temporal is unreachable', () => {
     const { token, webhookId, since } = await webhookThatMissed(path, 3);
     const other = await webhookThatMissed('/recover/outage-other', 1);
     // The same API, on the same database, with a Temporal frontend that does not answer.
-    const temporalDown = await startResettingServer();
-    const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${temporalDown.port}`, connectTimeout: '1s' }) });
-    const api = await suite.stack.startApiWith({
-      workflows: createWorkflows(deadTemporal, {
-        taskQueue: suite.stack.taskQueue,
-        deliveryTimeoutMs: 3000,
-        deliveriesPerBatch: 500,
-        recoveryRatePerSecond: 10,
-      }),
-    });
+    const api = await startApiWithTemporalDown(suite.stack);
     try {
       const refused = await api.request('POST', `/v3/webhooks/${other.webhookId}/recoveries`, {
         token: other.token,
@@ -290,8 +278,6 @@ describe('a recovery while Temporal is unreachable', () => {
       expect(received(path)).toHaveLength(held.before + 1);
     } finally {
       await api.close();
-      await deadTemporal.connection.close();
-      await temporalDown.close();
     }
   });
 });

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import type { WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { createAccountAccess } from '../../src/api/account-access';
 import { createApp, type AppDependencies } from '../../src/api/app';
@@ -16,6 +16,7 @@ import type { Resolver } from '../../src/delivery/url-policy';
 import { startService, type Service } from '../../src/service';
 import { outcomesSignalled } from '../../src/temporal/lifecycle-client';
 import { lifecycleWorkflowId, listWriteWorkflowId } from '../../src/contract/workflows';
+import { startResettingServer } from './dead-server';
 import { startReceiver, type Receiver } from './receiver';
 import { createTestCa, issueServerCert, type Pem } from './tls';
 import { sdkMetricsUrl } from './runtime';
@@ -265,4 +266,28 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     },
   };
   return stack;
+}
+
+/** The stack's API on the same database, with a Temporal frontend that resets every connection; close() stops all three. */
+export async function startApiWithTemporalDown(
+  stack: TestStack,
+): Promise<{ url: string; request: RequestFunction; close(): Promise<void> }> {
+  const temporalDown = await startResettingServer();
+  const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${temporalDown.port}`, connectTimeout: '1s' }) });
+  const api = await stack.startApiWith({
+    workflows: createWorkflows(deadTemporal, {
+      taskQueue: stack.taskQueue,
+      deliveryTimeoutMs: 3000,
+      deliveriesPerBatch: 500,
+      recoveryRatePerSecond: 10,
+    }),
+  });
+  return {
+    ...api,
+    async close() {
+      await api.close();
+      await deadTemporal.connection.close();
+      await temporalDown.close();
+    },
+  };
 }
