@@ -149,6 +149,8 @@ export interface Pruned {
   notices?: number;
   /** Finished recoveries (absent before recoveries existed). */
   recoveries?: number;
+  /** Days of the fair-use meter, one row per account and UTC day (absent before the meter was pruned). */
+  accountUsage?: number;
 }
 
 /** Input of `notice/{noticeId}`: the notice to mail, by id alone (its address is read when it is sent). */

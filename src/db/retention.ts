@@ -1,38 +1,63 @@
+import type { PendingQuery, Row } from 'postgres';
 import type { Pruned } from '../contract/payloads';
+import { USAGE_DAYS } from '../limits';
 import type { Sql } from './sql';
 
 /** Rows deleted per statement: short transactions, so writes and registrations never wait long. */
 const BATCH = 1000;
 
+type Fragment = PendingQuery<Row[]>;
+
+/** A table that is pruned: its key, and which of its rows are past the window. */
+interface PrunedTable {
+  table: string;
+  key: string[];
+  expired: (sql: Sql, retentionDays: number) => Fragment;
+}
+
+/** Rows whose `column` (when the row was made, or finished) is more than `retentionDays` ago. */
+const madeBefore =
+  (column: string): PrunedTable['expired'] =>
+  (sql, retentionDays) =>
+    sql`${sql(column)} < now() - make_interval(days => ${retentionDays})`;
+
+/** What is pruned, by the name `Pruned` gives its count. */
+const PRUNED_TABLES: Record<keyof Pruned, PrunedTable> = {
+  listWrites: { table: 'list_writes', key: ['list_id', 'write_id'], expired: madeBefore('created_at') },
+  registrations: { table: 'registrations', key: ['id'], expired: madeBefore('created_at') },
+  deliveryClaims: { table: 'delivery_claims', key: ['delivery_id'], expired: madeBefore('claimed_at') },
+  notices: { table: 'notices', key: ['id'], expired: madeBefore('created_at') },
+  recoveries: { table: 'recoveries', key: ['id'], expired: madeBefore('finished_at') },
+  // UTC days: the last max(retentionDays, USAGE_DAYS) are kept, today included.
+  accountUsage: {
+    table: 'account_usage',
+    key: ['account_id', 'day'],
+    expired: (sql, retentionDays) => sql`day < (now() AT TIME ZONE 'UTC')::date - ${Math.max(retentionDays, USAGE_DAYS) - 1}::int`,
+  },
+};
+
 /**
  * Deletes the writes, registrations, notices and finished recoveries recorded (or finished)
- * more than `retentionDays` ago. A write's row only makes a repeat of its writeId idempotent:
+ * more than `retentionDays` ago, and the fair-use meter's days older than both that and what
+ * GET /v3/account/usage shows. A write's row only makes a repeat of its writeId idempotent:
  * once pruned, the same writeId is a new write. A registration's row answers retries of its
  * workflow, which ends within minutes. A delivery's claim answers a re-run of its attempt,
  * which comes while its write's workflow runs: within minutes, unless no worker runs for days.
  * A notice is the account's record of what happened; its mail is tried for a day at most,
  * well within the window. A finished recovery's row only tells its owner what it came to; an
- * unfinished one has no finish time, and stays.
+ * unfinished one has no finish time, and stays. A day of the meter is read only by the usage
+ * route (which the dashboard's chart draws): the last USAGE_DAYS UTC days, today included.
  */
-/** What is pruned, by the name `Pruned` gives its count: each table, its key, and when a row was made. */
-const PRUNED_TABLES: Record<keyof Pruned, { table: string; key: string[]; madeAt: string }> = {
-  listWrites: { table: 'list_writes', key: ['list_id', 'write_id'], madeAt: 'created_at' },
-  registrations: { table: 'registrations', key: ['id'], madeAt: 'created_at' },
-  deliveryClaims: { table: 'delivery_claims', key: ['delivery_id'], madeAt: 'claimed_at' },
-  notices: { table: 'notices', key: ['id'], madeAt: 'created_at' },
-  recoveries: { table: 'recoveries', key: ['id'], madeAt: 'finished_at' },
-};
-
 export async function deleteRecordsOlderThan(sql: Sql, retentionDays: number): Promise<Pruned> {
-  const cutoff = sql`now() - make_interval(days => ${retentionDays})`;
   const pruned: Partial<Pruned> = {};
-  for (const [name, { table, key, madeAt }] of Object.entries(PRUNED_TABLES) as [keyof Pruned, (typeof PRUNED_TABLES)[keyof Pruned]][]) {
+  for (const [name, { table, key, expired }] of Object.entries(PRUNED_TABLES) as [keyof Pruned, PrunedTable][]) {
+    const past = expired(sql, retentionDays);
     pruned[name] = await deleteInBatches(
       async () =>
         (
           await sql`
             DELETE FROM ${sql(table)} WHERE (${sql(key)}) IN (
-              SELECT ${sql(key)} FROM ${sql(table)} WHERE ${sql(madeAt)} < ${cutoff} LIMIT ${BATCH})`
+              SELECT ${sql(key)} FROM ${sql(table)} WHERE ${past} LIMIT ${BATCH})`
         ).count,
     );
   }

@@ -1,8 +1,11 @@
 // Retention, on the whole stack: the schedule the worker creates prunes writes, registrations,
-// notices, finished recoveries (and delivery claims) past RETENTION_DAYS; a writeId repeated
-// after that is a new write.
+// notices, finished recoveries (and delivery claims) past RETENTION_DAYS, and the fair-use
+// meter's days past both that and what GET /v3/account/usage shows; a writeId repeated after
+// that is a new write.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { insertNotice } from '../../src/db/notices';
+import { deleteRecordsOlderThan } from '../../src/db/retention';
+import { USAGE_DAYS } from '../../src/limits';
 import { ensureRetentionSchedule } from '../../src/temporal/retention-schedule';
 import { listWriteWorkflowId, retentionScheduleId } from '../../src/contract/workflows';
 import type { Receiver } from '../support/receiver';
@@ -27,8 +30,20 @@ const cursorsReceived = (path: string) =>
   receiver.requests
     .filter((request) => request.path === path && request.headers['svc-event'] !== 'ping')
     .map((request) => JSON.parse(request.rawBody.toString('utf8')).cursor);
+/** Gives the account a row of the meter for each of these UTC days, counted back from today (today's may be there already). */
+const insertUsageDays = (accountId: string, daysAgo: number[]) =>
+  stack.service.sql`
+    INSERT INTO account_usage (account_id, day, api_requests, deliveries)
+    SELECT ${accountId}, (now() AT TIME ZONE 'UTC')::date - ago, 1, 1 FROM unnest(${daysAgo}::int[]) AS ago
+    ON CONFLICT (account_id, day) DO NOTHING`;
+/** The UTC days the account has a row of the meter for, counted back from today, oldest first. */
+const usageDaysKept = async (accountId: string) =>
+  (
+    await stack.service.sql<{ ago: number }[]>`
+      SELECT (now() AT TIME ZONE 'UTC')::date - day AS ago FROM account_usage WHERE account_id = ${accountId} ORDER BY day`
+  ).map((row) => row.ago);
 
-it('prunes writes, registrations, delivery claims, notices and finished recoveries older than the window when its schedule runs, and keeps the rest', async () => {
+it('prunes writes, registrations, delivery claims, notices, finished recoveries and days of the meter older than the window when its schedule runs, and keeps the rest', async () => {
   const { owner, listId, webhookId } = await stack.setUpListWebhook(receiver.urlFor('/retention'));
   const keptAccount = await stack.createAccount();
   await stack.registerWebhook(keptAccount.token, receiver.urlFor('/kept'));
@@ -58,9 +73,11 @@ it('prunes writes, registrations, delivery claims, notices and finished recoveri
     });
   const [oldNotice, newNotice] = [await notice(), await notice()];
   await stack.service.sql`UPDATE notices SET created_at = now() - interval '31 days' WHERE id = ${oldNotice.id}`;
+  // The window (30 days) is what the usage route shows: today and the 29 days before it.
+  await insertUsageDays(owner.id, [30, 29, 0]);
 
   await stack.service.client.schedule.getHandle(retentionScheduleId(stack.taskQueue)).trigger();
-  // Notices, then recoveries, are pruned last.
+  // Notices, finished recoveries and the meter's days are pruned last, in this order.
   const notices = async () =>
     (await stack.service.sql<{ id: string }[]>`SELECT id FROM notices WHERE account_id = ${owner.id}`).map((row) => row.id);
   await waitFor(async () => ((await notices()).length === 1 ? true : undefined), { what: 'the old notice pruned', timeoutMs: 30_000 });
@@ -70,6 +87,11 @@ it('prunes writes, registrations, delivery claims, notices and finished recoveri
     what: 'the old recovery pruned',
     timeoutMs: 30_000,
   });
+  await waitFor(async () => ((await usageDaysKept(owner.id)).includes(30) ? undefined : true), {
+    what: "the meter's old day pruned",
+    timeoutMs: 30_000,
+  });
+  expect(await usageDaysKept(owner.id)).toEqual([29, 0]);
   expect(await stack.service.sql`SELECT id FROM recoveries WHERE webhook_id = ${webhookId} ORDER BY id`).toEqual([
     { id: 'rcv_new_finished' },
     { id: 'rcv_old_running' },
@@ -80,6 +102,21 @@ it('prunes writes, registrations, delivery claims, notices and finished recoveri
   expect(await stack.service.sql`SELECT delivery_id FROM delivery_claims WHERE delivery_id LIKE 'dlv_claim_%'`).toEqual([
     { delivery_id: 'dlv_claim_new' },
   ]);
+});
+
+it('keeps the days of the meter that GET /v3/account/usage shows when the window is shorter, and the window when it is longer', async () => {
+  const account = await stack.createAccount();
+  await insertUsageDays(account.id, [USAGE_DAYS + 10, USAGE_DAYS + 9, USAGE_DAYS, USAGE_DAYS - 1, 0]);
+
+  expect((await deleteRecordsOlderThan(stack.service.sql, USAGE_DAYS + 10)).accountUsage).toBe(1);
+  expect(await usageDaysKept(account.id)).toEqual([USAGE_DAYS + 9, USAGE_DAYS, USAGE_DAYS - 1, 0]);
+
+  await deleteRecordsOlderThan(stack.service.sql, 7);
+  expect(await usageDaysKept(account.id)).toEqual([USAGE_DAYS - 1, 0]);
+  // The oldest day kept is the oldest the usage route answers with, and it still counts.
+  const usage = await stack.request('GET', '/v3/account/usage', { token: account.token });
+  expect(usage.body.data).toHaveLength(USAGE_DAYS);
+  expect(usage.body.data[0]).toMatchObject({ apiRequests: 1, deliveries: 1 });
 });
 
 it('treats a writeId repeated after its row was pruned as a new write, while Temporal still keeps the old one', async () => {
