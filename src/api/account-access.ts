@@ -9,7 +9,7 @@ import type { Sql } from '../db/sql';
 import { tokenPrefix } from '../db/tokens';
 import { metrics } from '../metrics';
 import { apiErrors } from './errors';
-import { bearerToken, type ApiState } from './middleware';
+import { bearerToken, type ApiContext, type ApiState } from './middleware';
 import { createRateLimiter, rateLimitHeaders, type RateLimits } from './rate-limits';
 import { createTokenCache } from './token-cache';
 import { createUsageMeter } from './usage-meter';
@@ -32,7 +32,8 @@ export function createAccountAccess(sql: Sql, limits: RateLimits): AccountAccess
   const limiter = createRateLimiter(tokens.connection, limits);
   const meter = createUsageMeter(sql);
 
-  const authenticate: Middleware<ApiState> = async (ctx, next) => {
+  /** Lets the request through to its route, or throws the 401 or 429 that refuses it. */
+  const admit = async (ctx: ApiContext): Promise<void> => {
     const token = bearerToken(ctx);
     const grant = token === null ? null : await tokens.find(token);
     const now = Date.now();
@@ -47,6 +48,16 @@ export function createAccountAccess(sql: Sql, limits: RateLimits): AccountAccess
     if (!valid || tokens.revokedSince(token!)) throw apiErrors.unauthorized();
     ctx.state.accountId = valid.accountId;
     meter.count(valid, tokenPrefix(token!), now);
+  };
+
+  const authenticate: Middleware<ApiState> = async (ctx, next) => {
+    const started = performance.now();
+    try {
+      await admit(ctx);
+    } finally {
+      // What the token and the limit cost this request, the route's own work apart.
+      metrics.httpAuthDuration.observe((performance.now() - started) / 1000);
+    }
     await next();
   };
 

@@ -10,7 +10,7 @@ import { requestTo, useStackWithReceiver } from '../support/stack';
 const suite = useStackWithReceiver();
 
 describe('GET /metrics', () => {
-  it("counts deliveries by topic and outcome, registrations, pings, pauses, writes and requests, with the SDK's metrics", async () => {
+  it("counts deliveries by topic and outcome, registrations, pings, pauses, writes, requests and their token checks, with the SDK's metrics", async () => {
     const before = (await suite.stack.request('GET', '/metrics')).body as string;
     const { owner, webhookId, listId } = await suite.stack.setUpListWebhook(suite.receiver.urlFor('/metrics/hook'), {
       events: ['item.added', 'list.changed'],
@@ -39,6 +39,8 @@ describe('GET /metrics', () => {
     expect(grew('list_writes_accepted_total', { repeated: 'false' })).toBe(2);
     expect(grew('http_requests_total', { method: 'POST', route: '/v3/webhooks', status: '201' })).toBe(1);
     expect(grew('http_requests_total', { method: 'POST', route: '/internal/v3/lists/:listId/writes', status: '202' })).toBe(2);
+    // The token check and rate limit are timed once per public API request (the two registrations, one refused for its URL, the ping, the PATCH).
+    expect(grew('http_request_auth_seconds_count', {})).toBe(4);
     // The worker's Temporal SDK metrics follow ours.
     expect(after).toMatch(/^# Temporal SDK$/m);
     expect(after).toMatch(/^temporal_local_activity_execution_latency_(bucket|count)\{.*activity_type="deliverEvent"/m);

@@ -204,6 +204,13 @@ export interface RegistrationSummary {
   statuses: Record<string, number>;
   stored: number;
   latencyMs: Percentiles;
+  /**
+   * The API's time for the token check and rate limit of each public request over the
+   * scenario, p50 and p99 in ms, estimated from its histogram's buckets; null when the build
+   * has none (absent in runs before it was measured).
+   */
+  authP50Ms?: number | null;
+  authP99Ms?: number | null;
   pings: { received: number; verified: number; badSignature: number; unverified: number };
   cpu: Measured;
   cpuMsPerRegistration: { all: number; service: number };

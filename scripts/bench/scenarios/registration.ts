@@ -2,6 +2,7 @@
 // pinging its receiver.
 import { randomBytes } from 'node:crypto';
 import { CONFIG, log } from '../lib/config';
+import { bucketsBetween, quantileFromBuckets, scrapeHistogram } from '../lib/histogram';
 import { createAccount } from '../lib/http';
 import { scanLogs } from '../lib/logs';
 import { nowMs, percentiles, round } from '../lib/stats';
@@ -12,6 +13,9 @@ export const scenarios: WorkloadScenario[] = [
   serviceWorkload('registration', 'split', 'registration (API + worker processes)', runRegistration),
   serviceWorkload('registration', 'single', 'registration (one process)', runRegistration),
 ];
+
+/** The service's histogram of the time each public API request spends on its token and rate limit. */
+const AUTH_HISTOGRAM = 'http_request_auth_seconds';
 
 /** 500 registrations (100 accounts, 5 each), open loop at 5/s; each pings its receiver. */
 async function runRegistration(target: ServiceTarget, ctx: Context): Promise<Outcome> {
@@ -24,10 +28,19 @@ async function runRegistration(target: ServiceTarget, ctx: Context): Promise<Out
     items.push({ token: accounts[i % accountCount].token, url: `https://127.0.0.1:${ctx.ports[i % ctx.ports.length]}/reg/${tag}/${i}` });
   }
   const pingsBefore = (await ctx.receivers('counts')).pings;
+  // The API process's time for the token check and rate limit of each request (the one process's, single).
+  const apiMetricsUrl = `${target.baseUrl}/metrics`;
+  const authBefore = await scrapeHistogram(apiMetricsUrl, AUTH_HISTOGRAM);
   const window = ctx.sampler.window();
   const startAt = nowMs() + 300;
   const records = await ctx.generator('registrations', { baseUrl: target.baseUrl, items, rate, startAt, timeoutMs: 30_000 }, 600_000);
   const measured = window();
+  const authAfter = await scrapeHistogram(apiMetricsUrl, AUTH_HISTOGRAM);
+  const auth = authBefore && authAfter ? bucketsBetween(authBefore, authAfter) : null;
+  const [authP50Ms, authP99Ms] = [0.5, 0.99].map((q) => {
+    const seconds = auth ? quantileFromBuckets(auth, q) : null;
+    return seconds === null ? null : round(seconds * 1000, 3);
+  });
   const created = records.filter((r) => r.status === 201);
   await ctx.receivers('secrets', { entries: created.map((r): [string, string] => [r.webhookId!, r.secret!]) });
   const pingsAfter = (await ctx.receivers('counts')).pings;
@@ -41,7 +54,10 @@ async function runRegistration(target: ServiceTarget, ctx: Context): Promise<Out
     created.map((r) => r.doneAt - r.t0),
     [50, 99, 99.9],
   );
-  log(`registration: ${created.length}/${count} created at ${rate}/s, latency p50/p99 ${latency.p50}/${latency.p99} ms`);
+  log(
+    `registration: ${created.length}/${count} created at ${rate}/s, latency p50/p99 ${latency.p50}/${latency.p99} ms,` +
+      ` token check + rate limit p50/p99 ${authP50Ms}/${authP99Ms} ms`,
+  );
   return {
     steps: [],
     knee: null,
@@ -53,6 +69,8 @@ async function runRegistration(target: ServiceTarget, ctx: Context): Promise<Out
       statuses,
       stored,
       latencyMs: latency,
+      authP50Ms,
+      authP99Ms,
       pings: {
         received: pingsAfter.received - pingsBefore.received,
         verified: pingsAfter.verified - pingsBefore.verified,
