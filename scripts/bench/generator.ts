@@ -4,7 +4,7 @@
 import { Agent, request } from 'undici';
 import { serveRpc, type Served } from './lib/ipc';
 import { type Writes } from './lib/ledger';
-import { nowMs } from './lib/stats';
+import { nowMs, percentiles } from './lib/stats';
 
 const agent = new Agent({ connections: 512, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
 
@@ -39,17 +39,19 @@ interface AnswerJson {
   error?: { code?: string };
 }
 
-async function postJson(
+/** One request (a JSON body, or none): its status and JSON answer, or the error that ended it (status 0). */
+async function callJson(
+  method: 'GET' | 'POST',
   url: string,
   token: string,
-  body: string,
+  body: string | undefined,
   timeoutMs: number,
 ): Promise<{ status: number; json: AnswerJson | null; error: string | null }> {
   try {
     const response = await request(url, {
-      method: 'POST',
+      method,
       dispatcher: agent,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body,
       signal: AbortSignal.timeout(timeoutMs),
     });
@@ -66,11 +68,29 @@ async function postJson(
   }
 }
 
-/** A write of about 1 KiB: `changes` item.added changes with long item ids (topics list.changed and item.added). */
-function writeBody(writeId: string, changes: number): string {
-  const list: { type: string; itemId: string }[] = [];
+/**
+ * A write of about 1 KiB: `changes` item.added changes with long item ids (topics list.changed
+ * and item.added). With `joinedAccountId`, a member of the list already, it also removes and
+ * checks an item and says that member joined, so that it fires every topic and changes no
+ * membership.
+ */
+function writeBody(writeId: string, changes: number, joinedAccountId?: string): string {
+  const list: { type: string; itemId?: string; accountId?: string }[] = [];
   for (let k = 0; k < changes; k++) list.push({ type: 'item.added', itemId: `item-${writeId}-${k}-${'x'.repeat(64)}` });
+  if (joinedAccountId !== undefined)
+    list.push(
+      { type: 'item.removed', itemId: `item-${writeId}-0` },
+      { type: 'item.checked', itemId: `item-${writeId}-1` },
+      { type: 'member.joined', accountId: joinedAccountId },
+    );
   return JSON.stringify({ writeId, changes: list });
+}
+
+/** The answers of requests column-wise: when each was due, when it was answered, its status (0: no answer). */
+export interface Calls {
+  t0: number[];
+  doneAt: number[];
+  status: number[];
 }
 
 export interface WritesRequest {
@@ -83,6 +103,8 @@ export interface WritesRequest {
   writeIdPrefix: string;
   changes: number;
   timeoutMs: number;
+  /** Writes that fire every topic: see writeBody. */
+  joinedAccountId?: string;
 }
 
 export interface Registration {
@@ -100,7 +122,18 @@ const handlers = {
    * Writes at `rate` per second for `durationMs`, to lists[i % lists.length], from `startAt`.
    * Returns one record per write, column-wise.
    */
-  async writes({ baseUrl, token, lists, rate, durationMs, startAt, writeIdPrefix, changes, timeoutMs }: WritesRequest): Promise<Writes> {
+  async writes({
+    baseUrl,
+    token,
+    lists,
+    rate,
+    durationMs,
+    startAt,
+    writeIdPrefix,
+    changes,
+    timeoutMs,
+    joinedAccountId,
+  }: WritesRequest): Promise<Writes> {
     const count = Math.round((rate * durationMs) / 1000);
     const out: Writes = {
       writeId: [],
@@ -116,7 +149,7 @@ const handlers = {
     };
     let inFlight = 0;
     const bodies: string[] = [];
-    for (let i = 0; i < count; i++) bodies.push(writeBody(`${writeIdPrefix}-${i}`, changes));
+    for (let i = 0; i < count; i++) bodies.push(writeBody(`${writeIdPrefix}-${i}`, changes, joinedAccountId));
     out.bodyBytes = bodies[0] ? Buffer.byteLength(bodies[0]) : 0;
     await openLoop(count, rate, startAt, async (i, t0) => {
       const listId = lists[i % lists.length];
@@ -126,7 +159,13 @@ const handlers = {
       out.sentLag[i] = nowMs() - t0;
       inFlight++;
       if (inFlight > out.maxInFlight) out.maxInFlight = inFlight;
-      const answer = await postJson(`${baseUrl}/internal/v3/lists/${encodeURIComponent(listId)}/writes`, token, bodies[i], timeoutMs);
+      const answer = await callJson(
+        'POST',
+        `${baseUrl}/internal/v3/lists/${encodeURIComponent(listId)}/writes`,
+        token,
+        bodies[i],
+        timeoutMs,
+      );
       out.doneAt[i] = nowMs();
       inFlight--;
       out.status[i] = answer.status;
@@ -153,7 +192,7 @@ const handlers = {
     const out: Registration[] = [];
     await openLoop(items.length, rate, startAt, async (i, t0) => {
       const { token, url, events } = items[i];
-      const answer = await postJson(`${baseUrl}/v3/webhooks`, token, JSON.stringify(events ? { url, events } : { url }), timeoutMs);
+      const answer = await callJson('POST', `${baseUrl}/v3/webhooks`, token, JSON.stringify(events ? { url, events } : { url }), timeoutMs);
       out[i] = {
         i,
         t0,
@@ -165,6 +204,74 @@ const handlers = {
       };
     });
     return out;
+  },
+
+  /** GETs `path` at `rate` per second for `durationMs`, from `startAt`; one record per request. */
+  async reads({
+    baseUrl,
+    token,
+    path,
+    rate,
+    durationMs,
+    startAt,
+    timeoutMs,
+  }: {
+    baseUrl: string;
+    token: string;
+    path: string;
+    rate: number;
+    durationMs: number;
+    startAt: number;
+    timeoutMs: number;
+  }): Promise<Calls> {
+    const out: Calls = { t0: [], doneAt: [], status: [] };
+    await openLoop(Math.round((rate * durationMs) / 1000), rate, startAt, async (i, t0) => {
+      out.t0[i] = t0;
+      out.status[i] = (await callJson('GET', `${baseUrl}${path}`, token, undefined, timeoutMs)).status;
+      out.doneAt[i] = nowMs();
+    });
+    return out;
+  },
+
+  /**
+   * A flood, closed loop: `connections` loops send `requests` in turn, each as soon as the
+   * last was answered, from `startAt` for `durationMs`. Returns the answers by status (or
+   * error) and their latency.
+   */
+  async flood({
+    baseUrl,
+    token,
+    requests,
+    connections,
+    durationMs,
+    startAt,
+    timeoutMs,
+  }: {
+    baseUrl: string;
+    token: string;
+    requests: { method: 'GET' | 'POST'; path: string }[];
+    connections: number;
+    durationMs: number;
+    startAt: number;
+    timeoutMs: number;
+  }) {
+    const statuses: Record<string, number> = {};
+    const latencies: number[] = [];
+    const endAt = startAt + durationMs;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - nowMs())));
+    await Promise.all(
+      Array.from({ length: connections }, async (_, loop) => {
+        for (let k = loop; nowMs() < endAt; k++) {
+          const { method, path } = requests[k % requests.length];
+          const sentAt = nowMs();
+          const answer = await callJson(method, `${baseUrl}${path}`, token, undefined, timeoutMs);
+          latencies.push(nowMs() - sentAt);
+          const key = answer.error ?? String(answer.status);
+          statuses[key] = (statuses[key] ?? 0) + 1;
+        }
+      }),
+    );
+    return { requests: latencies.length, statuses, latencyMs: percentiles(latencies, [50, 99]) };
   },
 
   async stop() {

@@ -7,7 +7,7 @@ import { type AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { verifySignature } from '../../src/delivery/signing';
 import { serveRpc, type Served } from './lib/ipc';
-import { type Receipts } from './lib/ledger';
+import { emptyReceipts, type Receipts } from './lib/ledger';
 import { nowMs } from './lib/stats';
 
 const servers: https.Server[] = [];
@@ -17,17 +17,13 @@ const secrets = new Map<string, string>();
 const hot = new Map<string, { period: number; received: number }>();
 
 // Receipts of events, column-wise, collected by `take`.
-let events: Receipts = emptyEvents();
+let events: Receipts = emptyReceipts();
 let eventsTotal = 0;
 let pendingPings: { webhookId: string; signature: string | undefined; body: Buffer; t: number }[] = [];
 const pings = { received: 0, verified: 0, badSignature: 0, unknownWebhook: 0 };
 let badSignatures = 0;
 let malformed = 0;
 let connections = 0;
-
-function emptyEvents(): Receipts {
-  return { t: [], webhook: [], list: [], cursor: [], event: [], sigOk: [], status: [] };
-}
 
 function handle(req: IncomingMessage, res: ServerResponse): void {
   const chunks: Buffer[] = [];
@@ -125,7 +121,7 @@ const handlers = {
   /** Hands over and forgets the receipts recorded since the last take. */
   take() {
     const taken = events;
-    events = emptyEvents();
+    events = emptyReceipts();
     return taken;
   },
   stop() {

@@ -6,7 +6,7 @@ import { type Report, type ScenarioResult, type StepResult } from './lib/types';
 import { type LogScan } from './lib/logs';
 import { type Percentiles } from './lib/stats';
 
-const GROUP_ORDER = ['api', 'worker', 'service', 'baseline', 'floor', 'temporal', 'postgres', 'receivers', 'generator'];
+const GROUP_ORDER = ['api', 'worker', 'service', 'baseline', 'floor', 'temporal', 'postgres', 'receivers', 'generator', 'flood'];
 
 export async function writeReports(report: Report, outDir: string): Promise<{ markdown: string; paths: string[] }> {
   fs.mkdirSync(outDir, { recursive: true });
@@ -319,6 +319,62 @@ export function renderMarkdown(report: Report, image: string): string {
     out.push('');
   });
 
+  pushSections(out, report, 'noisyNeighbour', 'Noisy neighbour', (s) => {
+    const n = s.noisyNeighbour!;
+    out.push(
+      `A quiet account's one-delivery writes at ${n.quietWritesPerSec}/s (and its GET /v3/webhooks at ${n.quietReadsPerSec}/s)` +
+        ` for ${num(n.phaseMs / 1000)} s in each phase: alone; beside a list of ${n.noisyWebhooks} webhooks (${n.noisyAccounts} accounts)` +
+        ` on every topic, written every ${num(n.noisyEveryMs / 1000)} s (${n.noisyDeliveriesPerWrite} deliveries a write);` +
+        ` then, once those are all in, beside another account flooding the public API on ${n.floodConnections} connections` +
+        " (GET /v3/webhooks and pings in turn). Latencies from each request's due time; a delivery's to its first receipt.",
+    );
+    out.push('');
+    out.push(
+      row(
+        'quiet account',
+        'writes accepted',
+        'end-to-end p50 / p99 / max ms',
+        'accept p50 / p99 ms',
+        'ledger: sent = delivered + failed + missing (dup)',
+        'GET /v3/webhooks p50 / p99 ms',
+        'CPU s: service, flood; cores busy outside the bench before',
+      ),
+    );
+    out.push('|---|---|---|---|---|---|---|');
+    const phaseTitles = { alone: 'alone', noisy: 'beside the noisy list', flood: 'beside the API flood' };
+    for (const phase of n.phases) {
+      const l = phase.quietLedger;
+      out.push(
+        row(
+          phaseTitles[phase.name],
+          `${phase.quietWrites.accepted}/${phase.quietWrites.scheduled}`,
+          `${num(phase.quietE2eMs.p50)} / **${num(phase.quietE2eMs.p99)}** / ${num(phase.quietE2eMs.max)}`,
+          p50p99(phase.quietAcceptMs),
+          `${l.sent} = ${l.delivered} + ${l.failedRecorded} + ${l.missing} (${l.duplicates})${l.balanced ? '' : ' **unbalanced**'}`,
+          p50p99(phase.quietReadMs),
+          `${num(phase.serviceCpuMs / 1000)}, ${num((phase.cpu.groups.flood?.cpuMs ?? 0) / 1000)}; ${num(phase.otherWork.otherCores, 2)}`,
+        ),
+      );
+    }
+    out.push('');
+    const l = n.noisyLedger;
+    out.push(
+      `- Noisy list: ${n.noisyWritesAccepted} writes accepted, ${l.sent} deliveries = ${l.delivered} delivered + ${l.failedRecorded} failed` +
+        ` + ${l.missing} missing; ${l.duplicates} received twice (${l.balanced ? 'balanced' : 'NOT balanced'}).` +
+        ` A write's deliveries, first to last receipt p50 / p99: ${p50p99(n.noisyWriteSpanMs)} ms; due time to last receipt` +
+        ` ${p50p99(n.noisyWriteToLastMs)} ms; ${num(n.noisyDeliveriesPerSec)} deliveries/s from the first write to the last receipt` +
+        ` (drained ${num(n.noisyDrainMs / 1000)} s after the phase${n.noisyDrained ? '' : ', **not all in**'}).`,
+    );
+    out.push(
+      `- Flood: ${n.flood.requests} requests (${num(n.flood.perSec)}/s), answers ` +
+        `${Object.entries(n.flood.statuses)
+          .map(([status, count]) => `${status}: ${count}`)
+          .join(', ')}; latency p50 / p99 ${p50p99(n.flood.latencyMs)} ms.`,
+    );
+    out.push(`- Set-up ${num(n.setUpMs / 1000)} s. Warnings / errors in the logs: ${logSummary(s.logs)}.`);
+    out.push('');
+  });
+
   if (registrations.length) {
     pushTable(out, 'Registration', [
       'scenario',
@@ -439,22 +495,20 @@ export function renderMarkdown(report: Report, image: string): string {
   out.push('');
   out.push(`| scenario | step | ${GROUP_ORDER.join(' | ')} | harness-unattributed CPU s | wall s |`);
   out.push(`|---|---|${GROUP_ORDER.map(() => '---|').join('')}---|---|`);
+  /** What the CPU of a workload scenario without steps covers. */
+  const cpuSpanOf: Partial<Record<ScenarioResult['kind'], string>> = {
+    registration: 'registrations',
+    recovery: 'recovery',
+    'noisy-neighbour': 'phases and drains',
+  };
   for (const s of report.scenarios) {
     const st = kneeStep(s) ?? s.steps?.[0];
-    const cpu = st?.cpu ?? s.registration?.cpu ?? s.recovery?.cpu;
+    const cpu = st?.cpu ?? s.registration?.cpu ?? s.recovery?.cpu ?? s.noisyNeighbour?.cpu;
     if (!cpu) continue;
     const cells = GROUP_ORDER.map((g) =>
       cpu.groups[g] ? `${num(cpu.groups[g].cpuMs / 1000)} s (${num(cpu.groups[g].peakRssMiB, 0)})` : '',
     );
-    out.push(
-      row(
-        s.id,
-        st ? `${st.rate}/s` : s.kind === 'recovery' ? 'recovery' : 'registrations',
-        ...cells,
-        num(cpu.unattributedMs / 1000),
-        num(cpu.wallMs / 1000),
-      ),
-    );
+    out.push(row(s.id, st ? `${st.rate}/s` : (cpuSpanOf[s.kind] ?? ''), ...cells, num(cpu.unattributedMs / 1000), num(cpu.wallMs / 1000)));
   }
   out.push('');
 
@@ -523,18 +577,21 @@ export function renderMarkdown(report: Report, image: string): string {
   return out.join('\n');
 }
 
-/** A section per scenario of `kind`: its heading, then what `render` writes of its outcome, or its error. */
+/** The fields of the outcome that sum up a workload scenario, each with the kind of scenario it sums up. */
+const KIND_OF_SUMMARY = { hot: 'hot', recovery: 'recovery', noisyNeighbour: 'noisy-neighbour' } as const;
+
+/** A section per scenario whose outcome has `field`: its heading, then what `render` writes of it, or its error. */
 function pushSections(
   out: string[],
   report: Report,
-  kind: 'hot' | 'recovery',
+  field: keyof typeof KIND_OF_SUMMARY,
   title: string,
   render: (scenario: ScenarioResult) => void,
 ): void {
-  for (const s of report.scenarios.filter((x) => x.kind === kind)) {
+  for (const s of report.scenarios.filter((x) => x.kind === KIND_OF_SUMMARY[field])) {
     out.push(`## ${title} (${s.id})`);
     out.push('');
-    if (s.error || !s[kind]) {
+    if (s.error || !s[field]) {
       out.push(`error: ${s.error}`);
       out.push('');
     } else render(s);

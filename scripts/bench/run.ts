@@ -56,6 +56,7 @@ import { writeReports } from './report';
 import * as baseline from './scenarios/baseline';
 import * as floor from './scenarios/floor';
 import * as hot from './scenarios/hot';
+import * as noisyNeighbour from './scenarios/noisy-neighbour';
 import * as recovery from './scenarios/recovery';
 import * as registration from './scenarios/registration';
 import * as service from './scenarios/service';
@@ -68,6 +69,7 @@ const SCENARIOS: Scenario[] = [
   ...hot.scenarios,
   ...registration.scenarios,
   ...recovery.scenarios,
+  ...noisyNeighbour.scenarios,
 ];
 
 async function main(): Promise<void> {

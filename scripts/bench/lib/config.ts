@@ -27,6 +27,21 @@ export const CONFIG = {
   registrations: { count: QUICK ? 50 : 500, accounts: QUICK ? 10 : 100, rate: 5 },
   /** A recovery of this many failed deliveries at RECOVERY_RATE_PER_SECOND=rate, beside live writes to the same webhook. */
   recovery: { deliveries: QUICK ? 500 : 5000, rate: 100, liveWritesPerSec: 10 },
+  /**
+   * Fairness: a quiet account's one-delivery writes (and its own reads of the public API) in
+   * three phases of `phaseMs`: alone, beside a list written every `noisyEveryMs` with
+   * `noisyDeliveriesPerWrite` deliveries a write, and beside another account flooding the
+   * public API on `floodConnections`. The noisy list may fall behind: `drainMs` bounds the wait.
+   */
+  noisyNeighbour: {
+    quietWritesPerSec: 5,
+    quietReadsPerSec: 2,
+    noisyDeliveriesPerWrite: QUICK ? 500 : 5000,
+    noisyEveryMs: 5000,
+    floodConnections: 50,
+    phaseMs: QUICK ? 10_000 : 60_000,
+    drainMs: QUICK ? 120_000 : 600_000,
+  },
   receivers: 10,
   writeTimeoutMs: 30_000,
   deliveryTimeoutMs: 10_000,

@@ -27,6 +27,9 @@ export interface Receipts {
   sigOk: number[];
   status: number[];
 }
+export function emptyReceipts(): Receipts {
+  return { t: [], webhook: [], list: [], cursor: [], event: [], sigOk: [], status: [] };
+}
 /** A delivery outcome as the system under test recorded it. */
 export interface Recorded {
   webhook: string;

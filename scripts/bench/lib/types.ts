@@ -32,6 +32,8 @@ export type Environment = DescribedEnvironment & { temporalServer?: { cmdline: s
 export interface ListLayout {
   listId: string;
   webhooks: { url: string }[];
+  /** The topics its webhooks subscribe to: list.changed unless given. */
+  events?: string[];
 }
 export interface MadeList {
   listId: string;
@@ -96,7 +98,7 @@ export interface ServiceTarget extends Target {
 
 export interface ScenarioInfo {
   id: string;
-  kind: 'fanout' | 'hot' | 'registration' | 'recovery';
+  kind: 'fanout' | 'hot' | 'registration' | 'recovery' | 'noisy-neighbour';
   mode: 'baseline' | 'floor' | 'floor-local' | 'split' | 'single';
   fanout?: number;
   title: string;
@@ -111,7 +113,7 @@ export interface FanoutScenario extends ScenarioInfo {
 
 /** A scenario with a workload of its own, on the service. */
 export interface WorkloadScenario extends ScenarioInfo {
-  kind: 'hot' | 'registration' | 'recovery';
+  kind: 'hot' | 'registration' | 'recovery' | 'noisy-neighbour';
   mode: 'split' | 'single';
   start(ctx: Context, environment: Environment): Promise<ServiceTarget>;
   run(target: ServiceTarget, ctx: Context): Promise<Outcome>;
@@ -242,6 +244,72 @@ export interface RecoverySummary extends Pick<Recovery, 'status' | 'stoppedReaso
   cpu: Measured;
 }
 
+/** One phase of `split-noisy-neighbour`: the quiet account's writes and reads, and what ran beside them. */
+export interface NoisyNeighbourPhase {
+  /** Alone, beside the noisy list's writes, beside the API flood. */
+  name: 'alone' | 'noisy' | 'flood';
+  /** Other work on the machine before the phase (cores busy outside the bench). */
+  otherWork: { waitedMs: number; otherCores: number };
+  quietWrites: { scheduled: number; accepted: number };
+  /** From each write's due time to the first receipt of its delivery. */
+  quietE2eMs: Percentiles;
+  quietAcceptMs: Percentiles;
+  quietLedger: StepFigures['ledger'];
+  /** The quiet account's own GET /v3/webhooks, open loop: from its due time to the answer. */
+  quietReadMs: Percentiles;
+  quietReadStatuses: Record<string, number>;
+  /** After the last quiet write was answered, until its deliveries were in. */
+  drainMs: number;
+  drained: boolean;
+  /** CPU of the system under test (API, workers, Temporal, PostgreSQL) over the phase and its drain. */
+  serviceCpuMs: number;
+  cpu: Measured;
+}
+
+/** What `split-noisy-neighbour` (scenarios/noisy-neighbour.ts) found: the quiet account's latency in each phase, the noisy list's ledger, the flood's answers. */
+export interface NoisyNeighbourSummary {
+  quietWritesPerSec: number;
+  quietReadsPerSec: number;
+  noisyDeliveriesPerWrite: number;
+  noisyEveryMs: number;
+  noisyWebhooks: number;
+  noisyAccounts: number;
+  phaseMs: number;
+  floodConnections: number;
+  setUpMs: number;
+  quietAloneE2eP50Ms: number | null;
+  quietAloneE2eP99Ms: number | null;
+  quietAloneE2eMaxMs: number | null;
+  /** Beside the noisy list. */
+  quietE2eP50Ms: number | null;
+  quietE2eP99Ms: number | null;
+  quietE2eMaxMs: number | null;
+  /** Beside the API flood. */
+  quietFloodE2eP50Ms: number | null;
+  quietFloodE2eP99Ms: number | null;
+  quietFloodE2eMaxMs: number | null;
+  noisyWritesAccepted: number;
+  noisyDeliveriesExpected: number;
+  noisyDelivered: number;
+  noisyFailed: number;
+  noisyDuplicates: number;
+  noisyMissing: number;
+  noisyLedger: StepFigures['ledger'];
+  /** Per noisy write: from the first receipt of its deliveries to the last. */
+  noisyWriteSpanMs: Percentiles;
+  /** Per noisy write: from its due time to the last receipt of its deliveries. */
+  noisyWriteToLastMs: Percentiles;
+  /** Noisy deliveries received per second, from the first noisy write's due time to the last receipt. */
+  noisyDeliveriesPerSec: number | null;
+  /** After the noisy phase, until the noisy list's deliveries were in. */
+  noisyDrainMs: number;
+  noisyDrained: boolean;
+  flood: { requests: number; perSec: number; statuses: Record<string, number>; latencyMs: Percentiles };
+  phases: NoisyNeighbourPhase[];
+  /** The three phases and the drains. */
+  cpu: Measured;
+}
+
 /** What a scenario's workload found. */
 export interface Outcome {
   steps: StepResult[];
@@ -252,6 +320,7 @@ export interface Outcome {
   hot?: HotSummary;
   registration?: RegistrationSummary;
   recovery?: RecoverySummary;
+  noisyNeighbour?: NoisyNeighbourSummary;
 }
 
 /** A scenario in the results: its outcome, or the error that ended it. */

@@ -173,7 +173,7 @@ export async function startService(
     /** Real accounts, lists and webhooks through the API (each registration pings its receiver). */
     async setUpFanout(lists: ListLayout[]) {
       const result = [];
-      for (const { listId, webhooks } of lists) {
+      for (const { listId, webhooks, events = ['list.changed'] } of lists) {
         // At most 5 webhooks per account: the list's owner takes 5, members the rest.
         const accounts: Account[] = [];
         for (let i = 0; i < Math.ceil(webhooks.length / 5); i++) accounts.push(await createAccount(internal));
@@ -188,7 +188,7 @@ export async function startService(
           const account = accounts[Math.floor(i / 5)];
           const registered = await call<{ id: string; secret: string }>(baseUrl, 'POST', '/v3/webhooks', account.token, {
             url,
-            events: ['list.changed'],
+            events,
           });
           if (registered.status !== 201)
             throw new Error(`registering ${url} answered ${registered.status}: ${JSON.stringify(registered.body)}`);
