@@ -20,6 +20,8 @@ export interface Config {
   retentionDays: number;
   /** The most sends a second of one recovery (POST /v3/webhooks/{id}/recoveries). */
   recoveryRatePerSecond: number;
+  /** Deliveries of large writes and recoveries (the bulk task queue) under way at once in one worker process. */
+  bulkDeliveriesPerWorker: number;
   allowedCidrs: string[];
   /** The public API's rate limits: per account, and per client address without a valid token. */
   rateLimits: RateLimits;
@@ -124,6 +126,7 @@ export function loadConfig(env: Env = process.env): Config {
     deliveriesPerBatch: integer(env, 'DELIVERIES_PER_BATCH', DEFAULT_DELIVERIES_PER_BATCH, 1, 1000),
     retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),
     recoveryRatePerSecond: integer(env, 'RECOVERY_RATE_PER_SECOND', 10, 1, 1000),
+    bulkDeliveriesPerWorker: integer(env, 'BULK_DELIVERIES_PER_WORKER', 25, 1, 1000),
     allowedCidrs: cidrList(env, 'WEBHOOK_ALLOWED_CIDRS'),
     rateLimits: {
       account: {

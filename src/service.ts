@@ -17,7 +17,7 @@ import { metrics } from './metrics';
 import { createMailer } from './notices/mailer';
 import { createWorkflows } from './temporal/client';
 import { ensureRetentionSchedule } from './temporal/retention-schedule';
-import { createWorker } from './temporal/worker';
+import { createWorkers } from './temporal/worker';
 import { TASK_QUEUE } from './contract/workflows';
 
 export const USER_AGENT = `svc-webhooks/${version}`;
@@ -112,18 +112,19 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
     maxPerHour: config.notifyMaxPerHour,
     dashboardUrl: `${config.publicBaseUrl}/dashboard`,
   };
-  const worker = await createWorker({
+  const workers = await createWorkers({
     connection,
     namespace: config.temporalNamespace,
     taskQueue,
     activities: createActivities({ sql, http, logger: options.logger, metrics, client, notices }),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
+    bulkDeliveries: config.bulkDeliveriesPerWorker,
   });
   await ensureRetentionSchedule(client, taskQueue, config.retentionDays);
-  const running = worker.run();
+  const running = Promise.all(workers.map((worker) => worker.run()));
   return {
     async stop() {
-      worker.shutdown();
+      for (const worker of workers) worker.shutdown();
       await running;
       await http.close();
       mailer?.close();

@@ -22,6 +22,13 @@ import type {
 export const TASK_QUEUE = 'webhooks';
 
 /**
+ * Where large writes (their batches with them) and recoveries run: a worker of their own in
+ * each worker process, with slots of its own, so their thousands of deliveries never queue
+ * ahead of another account's one-delivery write on `taskQueue`.
+ */
+export const bulkTaskQueue = (taskQueue: string) => `${taskQueue}-bulk`;
+
+/**
  * Each workflow type by its name, as the client starts it: the signatures the functions in
  * workflows/ implement (test/workflows/contract.test.ts checks that they do), so the client
  * needs no workflow code.

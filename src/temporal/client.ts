@@ -19,6 +19,7 @@ import type {
 } from '../contract/payloads';
 import { AccountIdKey, ListIdKey, WebhookIdKey } from '../contract/search-attributes';
 import {
+  bulkTaskQueue,
   lifecycleWorkflowId,
   listWriteWorkflowId,
   pingWorkflowId,
@@ -61,6 +62,12 @@ export interface Workflows {
 }
 
 const START_DEADLINE_MS = 5_000;
+
+/**
+ * A write with more deliveries than this runs on the bulk task queue, in worker slots of its
+ * own (src/temporal/worker.ts): beside it, another account's small write is not kept waiting.
+ */
+export const LARGE_WRITE_DELIVERIES = 100;
 
 /**
  * The workflow task time-out of a recovery (default 10 s): its sends are local activities, and
@@ -136,7 +143,7 @@ export function createWorkflows(
         // riding out the client's own retries.
         await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
           client.workflow.start<WorkflowTypes['deliverListWrite']>('deliverListWrite', {
-            taskQueue,
+            taskQueue: deliveryCount(recipients) > LARGE_WRITE_DELIVERIES ? bulkTaskQueue(taskQueue) : taskQueue,
             workflowId: listWriteWorkflowId(write.listId, write.writeId),
             args: [{ write, recipients, deliveryTimeoutMs, deliveriesPerBatch }],
             // A finished write is never delivered again, whatever repeats of it come later; a
@@ -153,7 +160,8 @@ export function createWorkflows(
     startRecovery: async (accountId, { recoveryId, webhookId, total }) => {
       await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
         client.workflow.start<WorkflowTypes['recoverDeliveries']>('recoverDeliveries', {
-          taskQueue,
+          // Thousands of sends, paced: beside the large writes, not ahead of small ones.
+          taskQueue: bulkTaskQueue(taskQueue),
           workflowId: recoveryWorkflowId(webhookId, recoveryId),
           args: [{ recoveryId, webhookId, total, ratePerSecond: recoveryRatePerSecond, deliveryTimeoutMs }],
           workflowTaskTimeout: RECOVERY_TASK_TIMEOUT,
@@ -207,4 +215,9 @@ async function ourFailure<T>(waited: Promise<T>): Promise<T> {
     }
     throw error;
   }
+}
+
+/** The POSTs a write makes: one per recipient and topic. */
+function deliveryCount(recipients: Recipient[]): number {
+  return recipients.reduce((sum, { topics }) => sum + topics.length, 0);
 }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { type NativeConnection, Worker } from '@temporalio/worker';
+import { bulkTaskQueue } from '../contract/workflows';
 
 export interface WorkerOptions {
   connection: NativeConnection;
@@ -9,19 +10,34 @@ export interface WorkerOptions {
   activities: object;
   /** Deliveries under way at shutdown may run this long before they are given up as `internal`. */
   deliveryTimeoutMs: number;
+  /**
+   * Deliveries of the bulk task queue under way at once. Fewer than the main queue's (the SDK's
+   * default, 100) leave the process's event loop and the cores to the small writes beside them.
+   */
+  bulkDeliveries: number;
 }
 
-/** The worker that runs workflows/ and activities/ on the task queue. */
-export function createWorker(options: WorkerOptions): Promise<Worker> {
-  return Worker.create({
+/**
+ * The workers of one process: one on the task queue, one on its bulk task queue (large writes
+ * and recoveries), both running workflows/ and the same activities.
+ */
+export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
+  const common = {
     connection: options.connection,
     namespace: options.namespace,
-    taskQueue: options.taskQueue,
     // A directory, so the bundler finds index.ts in the sources and index.js when compiled.
     workflowsPath: path.join(__dirname, '../../workflows'),
     activities: options.activities,
     // A stopping worker (a deploy, a scale-down) lets its deliveries finish rather than
     // losing them as our own failures.
     shutdownGraceTime: options.deliveryTimeoutMs + 1_000,
-  });
+  };
+  return Promise.all([
+    Worker.create({ ...common, taskQueue: options.taskQueue }),
+    Worker.create({
+      ...common,
+      taskQueue: bulkTaskQueue(options.taskQueue),
+      maxConcurrentLocalActivityExecutions: options.bulkDeliveries,
+    }),
+  ]);
 }
