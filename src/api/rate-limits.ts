@@ -41,7 +41,8 @@ export interface RateLimiter {
 function storeClient(sql: Sql) {
   return {
     async query({ text, values = [] }: { text: string; values?: (string | number | null)[] }) {
-      const rows = await sql.unsafe(text, values);
+      // Prepared: the library sends the same few statements on every request.
+      const rows = await sql.unsafe(text, values, { prepare: true });
       return { rows, rowCount: rows.length };
     },
   };
