@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Writes vectors.json: the cases every receiver library must pass, with the outcome each must give.
+"""Prints the test vectors as JSON: the cases every receiver library must pass, with the outcome each must give.
 
 It imports none of the libraries: the signatures are computed here, with the standard library,
 from the signing rules of docs/api.md, and every expected outcome is written out by hand below,
-as docs/receiving.md states the rules. Run it again after changing a case:
+as docs/receiving.md states the rules. The secrets are made afresh on every run, so no signing
+secret is ever committed; each library's tests run it and read its output:
 
     python3 receivers/vectors/generate.py
 """
@@ -11,14 +12,18 @@ as docs/receiving.md states the rules. Run it again after changing a case:
 import hashlib
 import hmac
 import json
-import pathlib
+import secrets
 
-VECTORS_FILE = pathlib.Path(__file__).with_name("vectors.json")
 
-SECRET = "whsec_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0u1V"
-OTHER_SECRET = "whsec_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn7Mm6L"
-OLD_SECRET = "whsec_" + "oldoldoldoldoldoldoldoldoldoldoldoldoldoldo"
-NEW_SECRET = "whsec_" + "newnewnewnewnewnewnewnewnewnewnewnewnewnewn"
+def new_secret() -> str:
+    """A signing secret of the service's form: whsec_ and 32 random bytes, base64url."""
+    return "whsec_" + secrets.token_urlsafe(32)
+
+
+SECRET = new_secret()
+OTHER_SECRET = new_secret()
+OLD_SECRET = new_secret()
+NEW_SECRET = new_secret()
 WEBHOOK = "wh_0123456789abcdef01234567"
 OTHER_WEBHOOK = "wh_fedcba9876543210fedcba98"
 AT = "2026-11-21T10:00:00.000Z"
@@ -229,7 +234,7 @@ def stream_cases() -> list:
 
 def build() -> str:
     vectors = {
-        "about": "Receiver test vectors, written by generate.py beside this file; docs/receiving.md says what each outcome means.",
+        "about": "Receiver test vectors, printed by receivers/vectors/generate.py; docs/receiving.md says what each outcome means.",
         "signatures": signature_cases(),
         "streams": stream_cases(),
     }
@@ -237,5 +242,4 @@ def build() -> str:
 
 
 if __name__ == "__main__":
-    VECTORS_FILE.write_text(build())
-    print(f"wrote {VECTORS_FILE}")
+    print(build(), end="")

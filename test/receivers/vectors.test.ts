@@ -1,6 +1,7 @@
 // The TypeScript receiver library (receivers/typescript) against the shared vectors, which
 // receivers/python and receivers/go pass in their own runners.
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/delivery/signing';
 import { DeliveryError, MemorySeenStore, WebhookReceiver, verify, type SeenKey, type Verdict } from '../../receivers/typescript/index';
@@ -25,7 +26,10 @@ interface StreamCase {
   deliveries: StreamDelivery[];
 }
 
-const vectors = JSON.parse(readFileSync(new URL('../../receivers/vectors/vectors.json', import.meta.url), 'utf8')) as {
+// Printed afresh by the generator, with secrets of this run's own.
+const vectors = JSON.parse(
+  execFileSync('python3', [fileURLToPath(new URL('../../receivers/vectors/generate.py', import.meta.url))], { encoding: 'utf8' }),
+) as {
   signatures: SignatureCase[];
   streams: StreamCase[];
 };
