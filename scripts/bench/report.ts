@@ -385,10 +385,11 @@ export function renderMarkdown(report: Report, image: string): string {
       'pings received / verified',
       'CPU-ms per registration, service / all',
       'token check + rate limit p50 / p99 ms',
+      'a PostgreSQL round trip p50 / p99 ms',
     ]);
     for (const s of registrations) {
       if (s.error || !s.registration) {
-        out.push(`| ${s.id} | error: ${String(s.error).split('\n')[0]} | | | | | | |`);
+        out.push(`| ${s.id} | error: ${String(s.error).split('\n')[0]} | | | | | | | |`);
         continue;
       }
       const r = s.registration;
@@ -404,6 +405,7 @@ export function renderMarkdown(report: Report, image: string): string {
           `${r.pings.received} / ${r.pings.verified}`,
           `${num(r.cpuMsPerRegistration.service)} / ${num(r.cpuMsPerRegistration.all)}`,
           `${num(r.authP50Ms, 3)} / ${num(r.authP99Ms, 3)}`,
+          r.pgRoundTripMs ? `${num(r.pgRoundTripMs.p50, 3)} / ${num(r.pgRoundTripMs.p99, 3)}` : '',
         ),
       );
     }

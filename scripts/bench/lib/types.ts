@@ -213,6 +213,8 @@ export interface RegistrationSummary {
    */
   authP50Ms?: number | null;
   authP99Ms?: number | null;
+  /** A bare `SELECT 1` from the bench at the same pace over the same time, p50 and p99 in ms (absent in runs before it was measured). */
+  pgRoundTripMs?: Percentiles;
   pings: { received: number; verified: number; badSignature: number; unverified: number };
   cpu: Measured;
   cpuMsPerRegistration: { all: number; service: number };

@@ -1,6 +1,7 @@
 // `split-registration`, `single-registration`: webhook registrations, open loop, each
 // pinging its receiver.
 import { randomBytes } from 'node:crypto';
+import { type Sql } from 'postgres';
 import { CONFIG, log } from '../lib/config';
 import { bucketsBetween, quantileFromBuckets, scrapeHistogram } from '../lib/histogram';
 import { createAccount } from '../lib/http';
@@ -33,7 +34,9 @@ async function runRegistration(target: ServiceTarget, ctx: Context): Promise<Out
   const authBefore = await scrapeHistogram(apiMetricsUrl, AUTH_HISTOGRAM);
   const window = ctx.sampler.window();
   const startAt = nowMs() + 300;
+  const stopProbe = probeRoundTrips(target.sql, 1000 / rate);
   const records = await ctx.generator('registrations', { baseUrl: target.baseUrl, items, rate, startAt, timeoutMs: 30_000 }, 600_000);
+  const roundTrips = await stopProbe();
   const measured = window();
   const authAfter = await scrapeHistogram(apiMetricsUrl, AUTH_HISTOGRAM);
   const auth = authBefore && authAfter ? bucketsBetween(authBefore, authAfter) : null;
@@ -54,9 +57,10 @@ async function runRegistration(target: ServiceTarget, ctx: Context): Promise<Out
     created.map((r) => r.doneAt - r.t0),
     [50, 99, 99.9],
   );
+  const pgRoundTripMs = percentiles(roundTrips, [50, 99]);
   log(
     `registration: ${created.length}/${count} created at ${rate}/s, latency p50/p99 ${latency.p50}/${latency.p99} ms,` +
-      ` token check + rate limit p50/p99 ${authP50Ms}/${authP99Ms} ms`,
+      ` token check + rate limit p50/p99 ${authP50Ms}/${authP99Ms} ms, a PostgreSQL round trip p50/p99 ${pgRoundTripMs.p50}/${pgRoundTripMs.p99} ms`,
   );
   return {
     steps: [],
@@ -71,6 +75,7 @@ async function runRegistration(target: ServiceTarget, ctx: Context): Promise<Out
       latencyMs: latency,
       authP50Ms,
       authP99Ms,
+      pgRoundTripMs,
       pings: {
         received: pingsAfter.received - pingsBefore.received,
         verified: pingsAfter.verified - pingsBefore.verified,
@@ -85,5 +90,34 @@ async function runRegistration(target: ServiceTarget, ctx: Context): Promise<Out
       workerPeakRssMiB: measured.groups[target.workerGroup]?.peakRssMiB ?? null,
     },
     logs: scanLogs(target.logFiles),
+  };
+}
+
+/**
+ * Times a bare `SELECT 1` on a connection of its own every `everyMs` until the returned
+ * function is called, which gives the times in ms: what any round trip to PostgreSQL costs at
+ * the scenario's pace on this machine, the yardstick of the token check and rate limit's one
+ * statement.
+ */
+function probeRoundTrips(sql: Sql, everyMs: number): () => Promise<number[]> {
+  const times: number[] = [];
+  let stopped = false;
+  const probing = (async () => {
+    const connection = await sql.reserve();
+    try {
+      while (!stopped) {
+        await new Promise((resolve) => setTimeout(resolve, everyMs));
+        const started = performance.now();
+        await connection`SELECT 1`;
+        times.push(performance.now() - started);
+      }
+    } finally {
+      connection.release();
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await probing;
+    return times;
   };
 }
