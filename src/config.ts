@@ -22,6 +22,8 @@ export interface Config {
   recoveryRatePerSecond: number;
   /** Deliveries of large writes and recoveries (the bulk task queue) under way at once in one worker process. */
   bulkDeliveriesPerWorker: number;
+  /** The task queues a worker process serves: both, or only the main or the bulk one (see WorkerTaskQueues). */
+  workerTaskQueues: WorkerTaskQueues;
   allowedCidrs: string[];
   /** The public API's rate limits: per account, and per client address without a valid token. */
   rateLimits: RateLimits;
@@ -38,6 +40,14 @@ export interface Config {
   /** Where owners reach the service; notice mails link to its /dashboard. No trailing slash. */
   publicBaseUrl: string;
 }
+
+/**
+ * `main`: small writes, pings, redeliveries, registrations; `bulk`: large writes and
+ * recoveries. Serving them in processes of their own lets the bulk ones run at a lower OS
+ * priority (docs/operating.md).
+ */
+export const WORKER_TASK_QUEUES = ['both', 'main', 'bulk'] as const;
+export type WorkerTaskQueues = (typeof WORKER_TASK_QUEUES)[number];
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -58,6 +68,13 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
   }
   return value;
+}
+
+function oneOf<const T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (!values.includes(raw as T)) throw new ConfigError(`${name} must be one of ${values.join(', ')} (got "${raw}")`);
+  return raw as T;
 }
 
 function cidrList(env: Env, name: string): string[] {
@@ -127,6 +144,7 @@ export function loadConfig(env: Env = process.env): Config {
     retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),
     recoveryRatePerSecond: integer(env, 'RECOVERY_RATE_PER_SECOND', 10, 1, 1000),
     bulkDeliveriesPerWorker: integer(env, 'BULK_DELIVERIES_PER_WORKER', 25, 1, 1000),
+    workerTaskQueues: oneOf(env, 'WORKER_TASK_QUEUES', WORKER_TASK_QUEUES, 'both'),
     allowedCidrs: cidrList(env, 'WEBHOOK_ALLOWED_CIDRS'),
     rateLimits: {
       account: {

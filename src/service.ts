@@ -119,6 +119,7 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
     activities: createActivities({ sql, http, logger: options.logger, metrics, client, notices }),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
     bulkDeliveries: config.bulkDeliveriesPerWorker,
+    queues: config.workerTaskQueues,
   });
   await ensureRetentionSchedule(client, taskQueue, config.retentionDays);
   const running = Promise.all(workers.map((worker) => worker.run()));

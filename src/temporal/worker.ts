@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { type NativeConnection, Worker } from '@temporalio/worker';
+import type { WorkerTaskQueues } from '../config';
 import { bulkTaskQueue } from '../contract/workflows';
 
 export interface WorkerOptions {
@@ -15,12 +16,28 @@ export interface WorkerOptions {
    * default, 100) leave the process's event loop and the cores to the small writes beside them.
    */
   bulkDeliveries: number;
+  /** Which of the two queues this process serves. */
+  queues: WorkerTaskQueues;
 }
 
-/**
- * The workers of one process: one on the task queue, one on its bulk task queue (large writes
- * and recoveries), both running workflows/ and the same activities.
- */
+/** A worker's queue and, for the bulk one, its delivery slots (the SDK's default otherwise). */
+export interface QueueSettings {
+  taskQueue: string;
+  maxConcurrentLocalActivityExecutions?: number;
+}
+
+/** The queues one process serves: the task queue, its bulk task queue (large writes and recoveries), or both. */
+export function queueSettings({
+  taskQueue,
+  bulkDeliveries,
+  queues,
+}: Pick<WorkerOptions, 'taskQueue' | 'bulkDeliveries' | 'queues'>): QueueSettings[] {
+  const main: QueueSettings = { taskQueue };
+  const bulk: QueueSettings = { taskQueue: bulkTaskQueue(taskQueue), maxConcurrentLocalActivityExecutions: bulkDeliveries };
+  return { both: [main, bulk], main: [main], bulk: [bulk] }[queues];
+}
+
+/** The workers of one process, one per queue it serves, each running workflows/ and the same activities. */
 export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
   const common = {
     connection: options.connection,
@@ -32,12 +49,5 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
     // losing them as our own failures.
     shutdownGraceTime: options.deliveryTimeoutMs + 1_000,
   };
-  return Promise.all([
-    Worker.create({ ...common, taskQueue: options.taskQueue }),
-    Worker.create({
-      ...common,
-      taskQueue: bulkTaskQueue(options.taskQueue),
-      maxConcurrentLocalActivityExecutions: options.bulkDeliveries,
-    }),
-  ]);
+  return Promise.all(queueSettings(options).map((settings) => Worker.create({ ...common, ...settings })));
 }

@@ -145,7 +145,12 @@ const PARTS = {
   worker: ['DATABASE_URL', 'TEMPORAL_ADDRESS'],
 } as const;
 type Part = keyof typeof PARTS;
-const partNames = Object.keys(PARTS) as Part[];
+/** The compose services that run the service, each with the part it runs. */
+const SERVICE_PARTS: [string, Part][] = [
+  ['api', 'api'],
+  ['worker', 'worker'],
+  ['worker-bulk', 'worker'],
+];
 
 /** Every variable loadConfig reads, found by giving it an environment that records each read. */
 function variablesReadByConfig(): Set<string> {
@@ -187,7 +192,7 @@ function runHealthcheck(test: string[], env: Env): Promise<number> {
 
 describe('docker-compose.yml', () => {
   it('defines the production-like stack and nothing else', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'postgres', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
+    expect(Object.keys(services).sort()).toEqual(['api', 'postgres', 'temporal', 'temporal-setup', 'temporal-ui', 'worker', 'worker-bulk']);
     // Shared settings come through YAML anchors and merge keys, resolved as compose does.
     expect(allKeys(compose)).not.toContain('<<');
   });
@@ -206,24 +211,25 @@ describe('docker-compose.yml', () => {
       expect(isPinned(s.image!), `${name}: ${s.image}`).toBe(true);
     }
     // The service itself is built from this repository, not pulled.
-    for (const part of partNames) {
-      expect(service(part).build, part).toBeDefined();
-      expect(service(part).image, part).toBeUndefined();
+    for (const [name] of SERVICE_PARTS) {
+      expect(service(name).build, name).toBeDefined();
+      expect(service(name).image, name).toBeUndefined();
     }
   });
 
-  it('runs the api and the worker from one image built here, each with its own part', () => {
-    for (const part of partNames) {
+  it('runs the api and the workers from one image built here, each with its own part', () => {
+    for (const [name, part] of SERVICE_PARTS) {
       // `build: .`, or `build: { context: . }` with the Dockerfile at its default place.
-      const build = service(part).build;
-      expect(build, part).toEqual(typeof build === 'string' ? '.' : { context: '.' });
-      expect(build, part).toEqual(service('api').build);
-      expect(service(part).entrypoint, part).toBeUndefined();
-      const command = argv(service(part).command);
-      expect(command, part).toEqual(['node', pkg.main, part]);
+      const build = service(name).build;
+      expect(build, name).toEqual(typeof build === 'string' ? '.' : { context: '.' });
+      expect(build, name).toEqual(service('api').build);
+      expect(service(name).entrypoint, name).toBeUndefined();
+      const node = ['node', pkg.main, part];
+      // The bulk worker at a lower OS priority: nice runs node in its place, same process.
+      expect(argv(service(name).command), name).toEqual(name === 'worker-bulk' ? ['nice', '-n', '10', ...node] : node);
       // The same command as `npm run start:<part>`, after its build; exec'd there, so that the
       // signals npm passes on reach node rather than the shell.
-      expect(argv(pkg.scripts[`start:${part}`].split('&&').at(-1)), part).toEqual(['exec', ...command]);
+      expect(argv(pkg.scripts[`start:${part}`].split('&&').at(-1)), name).toEqual(['exec', ...node]);
     }
     expect(pkg.main).toBe('dist/src/main.js');
   });
@@ -239,7 +245,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('gives every long-running service a healthcheck, and runs one-shot setup once', () => {
-    expect(longRunning.sort()).toEqual(['api', 'postgres', 'temporal', 'temporal-ui', 'worker']);
+    expect(longRunning.sort()).toEqual(['api', 'postgres', 'temporal', 'temporal-ui', 'worker', 'worker-bulk']);
     for (const name of longRunning) {
       const check = services[name].healthcheck;
       expect(check?.disable, name).not.toBe(true);
@@ -251,7 +257,7 @@ describe('docker-compose.yml', () => {
     expect(service('temporal-setup').restart).toBe('no');
     expect(service('postgres').healthcheck!.test).toContain('pg_isready');
     expect(service('temporal').healthcheck!.test).toEqual(expect.arrayContaining(['temporal', 'operator']));
-    for (const part of partNames) expect(String(service(part).healthcheck!.test), part).toContain('/healthz');
+    for (const [name] of SERVICE_PARTS) expect(String(service(name).healthcheck!.test), name).toContain('/healthz');
   });
 
   it('checks the api and each worker on /healthz at the PORT it listens on', async () => {
@@ -266,28 +272,28 @@ describe('docker-compose.yml', () => {
     await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
     const port = (server.address() as AddressInfo).port;
     try {
-      for (const part of partNames) {
-        const test = service(part).healthcheck!.test;
+      for (const [name] of SERVICE_PARTS) {
+        const test = service(name).healthcheck!.test;
         // Exec form with node: the image has neither a shell-form guarantee nor curl.
-        expect(Array.isArray(test) ? test.slice(0, 2) : test, part).toEqual(['CMD', 'node']);
-        const env = environment(service(part));
+        expect(Array.isArray(test) ? test.slice(0, 2) : test, name).toEqual(['CMD', 'node']);
+        const env = environment(service(name));
         // The part listens on PORT (loadConfig), and the check runs in the same container environment.
-        expect(env.PORT, part).toBe(String(loadConfig(env).port));
+        expect(env.PORT, name).toBe(String(loadConfig(env).port));
         const inContainer = { ...env, PORT: String(port) };
         seen.length = 0;
         status = 200;
-        expect(await runHealthcheck(test as string[], inContainer), `${part}: healthy`).toBe(0);
-        expect(seen, part).toEqual(['GET /healthz']);
+        expect(await runHealthcheck(test as string[], inContainer), `${name}: healthy`).toBe(0);
+        expect(seen, name).toEqual(['GET /healthz']);
         status = 503;
-        expect(await runHealthcheck(test as string[], inContainer), `${part}: unhealthy`).not.toBe(0);
+        expect(await runHealthcheck(test as string[], inContainer), `${name}: unhealthy`).not.toBe(0);
       }
     } finally {
       await new Promise((closed) => server.close(closed));
     }
     // Nothing listening: unhealthy.
-    for (const part of partNames) {
-      const env = { ...environment(service(part)), PORT: String(port) };
-      expect(await runHealthcheck(service(part).healthcheck!.test as string[], env), `${part}: down`).not.toBe(0);
+    for (const [name] of SERVICE_PARTS) {
+      const env = { ...environment(service(name)), PORT: String(port) };
+      expect(await runHealthcheck(service(name).healthcheck!.test as string[], env), `${name}: down`).not.toBe(0);
     }
   });
 
@@ -296,9 +302,9 @@ describe('docker-compose.yml', () => {
     expect(dependsOn(service('temporal'))).toEqual({ postgres: 'service_healthy' });
     expect(dependsOn(service('temporal-setup'))).toEqual({ temporal: 'service_healthy' });
     expect(dependsOn(service('temporal-ui'))).toEqual({ temporal: 'service_healthy' });
-    // Both migrate the schema at start, and the worker's workflows set the registered search attributes.
-    for (const part of partNames) {
-      expect(dependsOn(service(part)), part).toEqual({
+    // Each migrates the schema at start, and the workers' workflows set the registered search attributes.
+    for (const [name] of SERVICE_PARTS) {
+      expect(dependsOn(service(name)), name).toEqual({
         postgres: 'service_healthy',
         temporal: 'service_healthy',
         'temporal-setup': 'service_completed_successfully',
@@ -337,9 +343,9 @@ describe('docker-compose.yml', () => {
     expect(postgres.POSTGRES_PASSWORD).toBe(POSTGRES_PASSWORD);
   });
 
-  for (const part of partNames) {
-    describe(`${part} environment`, () => {
-      const env = environment(service(part));
+  for (const [name, part] of SERVICE_PARTS) {
+    describe(`${name} environment`, () => {
+      const env = environment(service(name));
 
       it('holds only variables that loadConfig reads', () => {
         const readByConfig = variablesReadByConfig();
@@ -356,8 +362,8 @@ describe('docker-compose.yml', () => {
         expect(config.temporalNamespace).toBe('default');
         expect(config.port).toBe(3000);
         expect(config.deliveryTimeoutMs).toBe(10_000);
-        // The api starts deliveries that the worker runs: one task queue, one set of rules.
-        const other = loadConfig(environment(service(partNames.find((p) => p !== part)!)));
+        // The api starts deliveries that the workers run: one task queue, one set of rules.
+        const other = loadConfig(environment(service(part === 'api' ? 'worker' : 'api')));
         for (const key of ['databaseUrl', 'temporalAddress', 'temporalNamespace', 'deliveryTimeoutMs', 'allowedCidrs'] as const) {
           expect(config[key], key).toEqual(other[key]);
         }
@@ -374,7 +380,7 @@ describe('docker-compose.yml', () => {
       });
 
       if (part === 'worker') {
-        it('holds no internal API token: the worker serves no API', () => {
+        it('holds no internal API token: a worker serves no API', () => {
           expect(Object.keys(env)).not.toContain('INTERNAL_API_TOKEN');
         });
       }
@@ -406,11 +412,11 @@ describe('docker-compose.yml', () => {
     const expected = SEARCH_ATTRIBUTE_KEYS.map((key) => ({ name: key.name, type: cliType[key.type] }));
     const byName = (a: { name?: string }, b: { name?: string }) => a.name!.localeCompare(b.name!);
     expect(registered.sort(byName)).toEqual(expected.sort(byName));
-    // In the namespace and on the server both parts use.
-    for (const part of partNames) {
-      const env = environment(service(part));
-      expect(script, part).toMatch(new RegExp(`--namespace\\s+${env.TEMPORAL_NAMESPACE}\\b`));
-      expect(script, part).toMatch(new RegExp(`--address\\s+${env.TEMPORAL_ADDRESS}\\b`));
+    // In the namespace and on the server every part uses.
+    for (const [name] of SERVICE_PARTS) {
+      const env = environment(service(name));
+      expect(script, name).toMatch(new RegExp(`--namespace\\s+${env.TEMPORAL_NAMESPACE}\\b`));
+      expect(script, name).toMatch(new RegExp(`--address\\s+${env.TEMPORAL_ADDRESS}\\b`));
     }
   });
 
@@ -419,17 +425,28 @@ describe('docker-compose.yml', () => {
     expect(publishedPorts(service('api'))).toEqual([{ host: 3000, container: loadConfig(env).port }]);
     expect(publishedPorts(service('temporal-ui'))).toEqual([{ host: 8233, container: 8080 }]);
     expect(environment(service('temporal-ui')).TEMPORAL_ADDRESS).toBe(env.TEMPORAL_ADDRESS);
-    for (const name of ['postgres', 'temporal', 'temporal-setup', 'worker']) {
+    for (const name of ['postgres', 'temporal', 'temporal-setup', 'worker', 'worker-bulk']) {
       expect(publishedPorts(service(name)), name).toEqual([]);
     }
   });
 
-  it('lets the worker scale (`--scale worker=N`): nothing that two replicas could both claim', () => {
-    const worker = service('worker');
-    // A published host port, a fixed container name or host name can be taken only once.
-    expect(worker.ports ?? []).toEqual([]);
-    expect(worker.container_name).toBeUndefined();
-    expect(worker.hostname).toBeUndefined();
+  it('lets the workers scale (`--scale worker=N`): nothing that two replicas could both claim', () => {
+    for (const name of ['worker', 'worker-bulk']) {
+      const worker = service(name);
+      // A published host port, a fixed container name or host name can be taken only once.
+      expect(worker.ports ?? [], name).toEqual([]);
+      expect(worker.container_name, name).toBeUndefined();
+      expect(worker.hostname, name).toBeUndefined();
+    }
+  });
+
+  it('serves both task queues: the main one in `worker`, the bulk one in `worker-bulk`', () => {
+    const worker = loadConfig(environment(service('worker')));
+    const bulk = loadConfig(environment(service('worker-bulk')));
+    expect(worker.workerTaskQueues).toBe('main');
+    expect(bulk.workerTaskQueues).toBe('bulk');
+    // One queue of one namespace of one server: the pair is the whole of a worker that serves both.
+    for (const key of ['temporalAddress', 'temporalNamespace'] as const) expect(bulk[key], key).toEqual(worker[key]);
   });
 });
 

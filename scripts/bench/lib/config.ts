@@ -15,6 +15,11 @@ export const QUICK = process.env.BENCH_QUICK === '1';
 export const CONFIG = {
   quick: QUICK,
   workers: Number(process.env.BENCH_WORKERS ?? 1),
+  /**
+   * Worker processes of the bulk task queue alone, at a lower OS priority (`nice -n 10`),
+   * beside the `workers`, which then serve the main queue alone; 0: every worker serves both.
+   */
+  bulkWorkers: Number(process.env.BENCH_BULK_WORKERS ?? 0),
   rates: process.env.BENCH_RATES?.split(',').map(Number) ?? defaultRates(),
   warmupMs: QUICK ? 1_000 : 5_000,
   steadyMs: QUICK ? 3_000 : 30_000,

@@ -101,15 +101,19 @@ export function spawnNode({
   env,
   logFile,
   cwd,
+  nice = 0,
 }: {
   name: string;
   args: string[];
   env: NodeJS.ProcessEnv;
   logFile: string;
   cwd: string;
+  /** Lowers the process's OS priority by this much (`nice -n`, which then becomes node: the same pid). */
+  nice?: number;
 }) {
   const fd = fs.openSync(logFile, 'a');
-  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', fd, fd] });
+  const [command, commandArgs] = nice ? ['nice', ['-n', String(nice), process.execPath, ...args]] : [process.execPath, args];
+  const child = spawn(command, commandArgs, { cwd, env, stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   if (!child.pid) throw new Error(`could not start ${name}`);
   ownPids.add(child.pid);

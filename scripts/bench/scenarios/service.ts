@@ -21,6 +21,9 @@ import {
 } from '../lib/types';
 import { type Recorded } from '../lib/ledger';
 
+/** How much lower the OS priority of the bulk-only workers is (BENCH_BULK_WORKERS), as docs/operating.md advises. */
+const BULK_WORKER_NICE = 10;
+
 export const scenarios: FanoutScenario[] = [
   {
     id: 'split-fanout10',
@@ -112,13 +115,21 @@ export async function startService(
   const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const processes: ServiceProcess[] = [];
   /** Starts `main.js <args>` as `name`, listening on `port`, and waits until `ready`. */
-  const start = async (name: string, args: string[], port: number, what: string, ready: (logFile: string) => Promise<boolean>) => {
+  const start = async (
+    name: string,
+    args: string[],
+    port: number,
+    what: string,
+    ready: (logFile: string) => Promise<boolean>,
+    { extraEnv = {}, nice = 0 }: { extraEnv?: NodeJS.ProcessEnv; nice?: number } = {},
+  ) => {
     const started = stack.spawnNode({
       name,
       args: [...nodeArgs, main, ...args],
-      env: { ...env, PORT: String(port) },
+      env: { ...env, PORT: String(port), ...extraEnv },
       logFile: path.join(scenarioDir, `${name}.log`),
       cwd: ROOT,
+      nice,
     });
     processes.push({ name, ...started });
     await stack.waitUntil(() => ready(started.logFile), { what, timeoutMs: 60_000, child: started.child, logFile: started.logFile });
@@ -126,13 +137,20 @@ export async function startService(
   const apiReady = () => stack.httpOk(`${baseUrl}/readyz`);
   try {
     if (mode === 'split') {
-      // The worker first (it migrates the database too), then the API.
+      // The workers first (the first migrates the database too), then the API.
+      const workerReady = (logFile: string) => fs.promises.readFile(logFile, 'utf8').then((text) => /^Worker/m.test(text));
+      const mainOnly = CONFIG.bulkWorkers > 0 ? { extraEnv: { WORKER_TASK_QUEUES: 'main' } } : {};
       for (let n = 1; n <= CONFIG.workers; n++) {
         const name = n === 1 ? 'worker' : `worker-${n}`;
         const port = n === 1 ? workerPort : await stack.freePort();
-        await start(name, ['worker'], port, `${name} start`, (logFile) =>
-          fs.promises.readFile(logFile, 'utf8').then((text) => /^Worker/m.test(text)),
-        );
+        await start(name, ['worker'], port, `${name} start`, workerReady, mainOnly);
+      }
+      for (let n = 1; n <= CONFIG.bulkWorkers; n++) {
+        const name = `worker-bulk-${n}`;
+        await start(name, ['worker'], await stack.freePort(), `${name} start`, workerReady, {
+          extraEnv: { WORKER_TASK_QUEUES: 'bulk' },
+          nice: BULK_WORKER_NICE,
+        });
       }
       await start('api', ['api'], apiPort, 'API ready', apiReady);
     } else {
