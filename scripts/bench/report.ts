@@ -1,5 +1,6 @@
-// Writes a run's results: <stamp>.json (everything), <stamp>.md (the tables) and <stamp>.png
-// (end-to-end latency against offered load; drawn as SVG, rendered with @resvg/resvg-js).
+// Writes a run's results: <stamp>.json (everything), <stamp>.md (the tables) and, when the run
+// stepped a fan-out scenario through rates, <stamp>.png (end-to-end latency against offered
+// load; drawn as SVG, rendered with @resvg/resvg-js).
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Report, type ScenarioResult, type StepResult } from './lib/types';
@@ -16,20 +17,26 @@ export async function writeReports(report: Report, outDir: string): Promise<{ ma
   const pngPath = path.join(outDir, `${stamp}.png`);
   const svgPath = path.join(outDir, `${stamp}.svg`);
   fs.writeFileSync(jsonPath, `${JSON.stringify(report, null, 1)}\n`);
-  const svg = chart(report);
   const paths = [jsonPath, mdPath];
-  let image = path.basename(pngPath);
-  try {
-    const { Resvg } = await import('@resvg/resvg-js');
-    const png = new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' }, background: 'white' }).render().asPng();
-    fs.writeFileSync(pngPath, png);
-    paths.push(pngPath);
-  } catch (error) {
-    // No renderer (an install without devDependencies): keep the SVG.
-    fs.writeFileSync(svgPath, svg);
-    paths.push(svgPath);
-    image = path.basename(svgPath);
-    console.error(`bench: PNG not rendered (${error instanceof Error ? error.message : String(error)}); wrote ${svgPath}`);
+  let image: string | null = null;
+  // A run of other scenarios alone (registration, recovery, noisy neighbour) has no curve to draw.
+  if (chartedScenarios(report).length) {
+    const svg = chart(report);
+    image = path.basename(pngPath);
+    try {
+      const { Resvg } = await import('@resvg/resvg-js');
+      const png = new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' }, background: 'white' })
+        .render()
+        .asPng();
+      fs.writeFileSync(pngPath, png);
+      paths.push(pngPath);
+    } catch (error) {
+      // No renderer (an install without devDependencies): keep the SVG.
+      fs.writeFileSync(svgPath, svg);
+      paths.push(svgPath);
+      image = path.basename(svgPath);
+      console.error(`bench: PNG not rendered (${error instanceof Error ? error.message : String(error)}); wrote ${svgPath}`);
+    }
   }
   const markdown = renderMarkdown(report, image);
   fs.writeFileSync(mdPath, markdown);
@@ -70,7 +77,7 @@ function versusBaseline(st: StepResult, { latencies, cpu }: { latencies: StepRes
   ];
 }
 
-export function renderMarkdown(report: Report, image: string): string {
+export function renderMarkdown(report: Report, image: string | null): string {
   const { config: c, environment: e } = report;
   const out: string[] = [];
   out.push(`# Benchmark ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC (${c.quick ? 'quick: BENCH_QUICK=1' : 'full'})`);
@@ -574,8 +581,7 @@ export function renderMarkdown(report: Report, image: string): string {
   const allLogs = report.scenarios.filter((s) => s.logs).map((s) => `${s.id}: ${logSummary(s.logs)}`);
   if (allLogs.length) out.push(`- Warnings / errors in the service logs: ${allLogs.join('; ')}.`);
   out.push('');
-  out.push(`![End-to-end latency against offered load](${image})`);
-  out.push('');
+  if (image) out.push(`![End-to-end latency against offered load](${image})`, '');
   return out.join('\n');
 }
 
@@ -615,11 +621,16 @@ function logSummary(logs: LogScan | undefined): string {
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf'];
 
 /** End-to-end p50 (dashed) and p99 (solid) against offered writes/s, log-log. */
+/** The scenarios the chart draws: the fan-out ones, stepped through rates. */
+function chartedScenarios(report: Report): ScenarioResult[] {
+  return report.scenarios.filter((s) => s.kind === 'fanout' && s.steps?.length);
+}
+
 export function chart(report: Report): string {
   const W = 980;
   const H = 600;
   const m = { left: 84, right: 290, top: 50, bottom: 60 };
-  const series = report.scenarios.filter((s) => s.kind === 'fanout' && s.steps?.length);
+  const series = chartedScenarios(report);
   const rates = series.flatMap((s) => s.steps!.map((st) => st.rate));
   const lat = series.flatMap((s) => s.steps!.flatMap((st) => [st.e2eMs.p50, st.e2eMs.p99])).filter((v): v is number => v !== null && v > 0);
   const xMin = Math.min(...rates, 25);

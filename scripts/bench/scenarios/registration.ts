@@ -6,6 +6,7 @@ import { CONFIG, log } from '../lib/config';
 import { bucketsBetween, quantileFromBuckets, scrapeHistogram } from '../lib/histogram';
 import { createAccount } from '../lib/http';
 import { scanLogs } from '../lib/logs';
+import { sleep } from '../lib/stack';
 import { nowMs, percentiles, round } from '../lib/stats';
 import { type Account, type Context, type Outcome, type ServiceTarget, type WorkloadScenario } from '../lib/types';
 import { serviceWorkload } from './service';
@@ -106,7 +107,7 @@ function probeRoundTrips(sql: Sql, everyMs: number): () => Promise<number[]> {
     const connection = await sql.reserve();
     try {
       while (!stopped) {
-        await new Promise((resolve) => setTimeout(resolve, everyMs));
+        await sleep(everyMs);
         const started = performance.now();
         await connection`SELECT 1`;
         times.push(performance.now() - started);
