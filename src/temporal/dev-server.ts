@@ -114,6 +114,11 @@ export async function startDevServer(options: DevServerOptions): Promise<TestWor
         // is read gets only its close record. The list lags by at most 200 ms.
         '--dynamic-config-value',
         'history.visibilityProcessorMaxPollRPS=5',
+        // The dev server otherwise reads its search attributes anew from SQLite each time it
+        // checks or records one (every workflow here carries one), so that attributes added
+        // while it runs apply at once. Ours are all registered as it starts.
+        '--dynamic-config-value',
+        'system.forceSearchAttributesCacheRefreshOnRead=false',
       ],
     },
   });
