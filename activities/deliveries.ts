@@ -1,13 +1,12 @@
 // The delivery activities: each one signed POST, claimed, logged and counted through the
-// worker's delivery bookkeeping (src/delivery/bookkeeping.ts).
+// worker's delivery bookkeeping (activities/delivery-bookkeeping.ts).
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ApplicationFailureCategory } from '@temporalio/common';
-import type { EventDeliveryOutcome, ListEvent, PlannedDelivery, Redelivery } from '../src/contract/payloads';
+import type { EventDelivery, EventDeliveryOutcome, ListEvent, PlannedDelivery, Redelivery } from '../src/contract/payloads';
 import { DELIVERY_FAILED, WEBHOOK_GONE } from '../src/contract/rules';
 import { findDeliveryTarget, type DeliveryRecord, type DeliveryTarget } from '../src/db/deliveries';
-import type { DeliveryBookkeeping } from '../src/delivery/bookkeeping';
-import { eventPayload, pingPayload } from '../src/delivery/payloads';
-import { postSigned } from '../src/delivery/post-signed';
+import type { DeliveryBookkeeping } from './delivery-bookkeeping';
+import { eventPayload, pingPayload, postSigned } from '../src/delivery/message';
 import type { HttpExchange } from '../src/delivery/sender';
 import { newId } from '../src/ids';
 import type { DeliveryResult, SentRequest } from '../src/objects';
@@ -153,7 +152,7 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
      * count. One that gets no 2xx fails the activity with its class, so the Temporal UI
      * shows it.
      */
-    async deliverEvent({ delivery, event }: { delivery: PlannedDelivery; event: ListEvent }): Promise<EventDeliveryOutcome> {
+    async deliverEvent({ delivery, event }: EventDelivery): Promise<EventDeliveryOutcome> {
       const target = await bookkeeping.claim({ webhookId: delivery.webhookId, deliveryId: delivery.deliveryId });
       // Deleted (since the write was accepted): it matches nothing, and nothing is logged.
       if (target === null) return skip(delivery, event, 'deleted');
@@ -186,7 +185,7 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
     },
 
     /** A delivery whose attempt was lost on our side (a worker died mid-way): logged as `internal`. */
-    async recordInternalFailure({ delivery, event }: { delivery: PlannedDelivery; event: ListEvent }): Promise<void> {
+    async recordInternalFailure({ delivery, event }: EventDelivery): Promise<void> {
       await recordEventAttempt(delivery, event, INTERNAL_FAILURE);
     },
   };

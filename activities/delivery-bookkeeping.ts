@@ -6,9 +6,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import DataLoader from 'dataloader';
-import { claimDeliveries, recordDeliveries, type ClaimedTarget, type DeliveryClaim, type DeliveryRecord } from '../db/deliveries';
-import type { Sql } from '../db/sql';
-import { signalDeliveryOutcomes } from '../temporal/lifecycle-client';
+import { claimDeliveries, recordDeliveries, type ClaimedTarget, type DeliveryClaim, type DeliveryRecord } from '../src/db/deliveries';
+import type { Sql } from '../src/db/sql';
+import { signalDeliveryOutcomes } from '../src/temporal/lifecycle-client';
 
 export interface DeliveryBatcher {
   /** See `claimDeliveries`. */

@@ -1,7 +1,8 @@
 // Every side effect of the workflows, by concern. Secrets are read in the activities, from
 // PostgreSQL, and never returned: nothing an activity takes or gives may hold one, since
 // both travel through Temporal.
-import { createDeliveryBookkeeping } from '../src/delivery/bookkeeping';
+import type { ActivityTypes } from '../src/contract/activities';
+import { createDeliveryBookkeeping } from './delivery-bookkeeping';
 import { createDeliveryActivities } from './deliveries';
 import type { ActivityDependencies } from './dependencies';
 import { createNoticeActivities } from './notices';
@@ -12,7 +13,8 @@ import { createWebhookStateActivities } from './webhook-state';
 
 export type { ActivityDependencies } from './dependencies';
 
-export function createActivities(dependencies: ActivityDependencies) {
+/** Every activity the workflows schedule, by the names and signatures of the contract (src/contract/activities.ts). */
+export function createActivities(dependencies: ActivityDependencies): ActivityTypes {
   const bookkeeping = createDeliveryBookkeeping(dependencies.sql, dependencies.client);
   return {
     ...createRegistrationActivities(dependencies),
@@ -23,5 +25,3 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createNoticeActivities(dependencies),
   };
 }
-
-export type Activities = ReturnType<typeof createActivities>;

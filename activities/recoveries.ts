@@ -1,16 +1,10 @@
 // The activities of `recovery/{webhookId}/{recoveryId}`: each send claimed in PostgreSQL before
 // its POST and sent as a redelivery; the recovery's progress kept in its row as it goes.
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type {
-  RecoverySend,
-  RecoverySendOutcome,
-  RecoverySendResult,
-  RecoveryStatus,
-  RecoveryStoppedReason,
-} from '../src/contract/payloads';
-import { claimRecoverySend, recordRecoverySend, recoveryExists, settleRecovery, settleRecoverySend } from '../src/db/recoveries';
-import type { DeliveryBookkeeping } from '../src/delivery/bookkeeping';
-import { eventPayload } from '../src/delivery/payloads';
+import type { LostSendSettlement, RecoveryEnd, RecoverySend, RecoverySendOutcome, RecoverySendResult } from '../src/contract/payloads';
+import { claimRecoverySend, recordRecoverySend, recoveryExists, settleRecoveryRow, settleRecoverySend } from '../src/db/recoveries';
+import type { DeliveryBookkeeping } from './delivery-bookkeeping';
+import { eventPayload } from '../src/delivery/message';
 import type { Topic } from '../src/topics';
 import { INTERNAL_FAILURE, sendOnDemandTo } from './deliveries';
 import type { ActivityDependencies } from './dependencies';
@@ -26,7 +20,7 @@ export function createRecoveryActivities(dependencies: ActivityDependencies, boo
    * `internal` (logged as such) when its attempt was lost before that. `unclaimed`: no attempt
    * ever claimed it, so nothing was sent and it may be sent now, unless `giveUp`.
    */
-  async function settleLostRecoverySend(send: RecoverySend, { giveUp }: { giveUp: boolean }): Promise<RecoverySendOutcome> {
+  async function settleLostRecoverySend(send: RecoverySend, { giveUp }: LostSendSettlement): Promise<RecoverySendOutcome> {
     const settled = await settleRecoverySend(sql, { ...send, giveUp });
     // Its set is deleted with its webhook.
     if (settled.state === 'gone') return { notSent: 'webhook_deleted' };
@@ -94,8 +88,8 @@ export function createRecoveryActivities(dependencies: ActivityDependencies, boo
     settleLostRecoverySend,
 
     /** The recovery's end, as its workflow decided: its row says so, and its webhook may start another. */
-    async settleRecovery(recoveryId: string, end: { status: RecoveryStatus; stoppedReason: RecoveryStoppedReason | null }): Promise<void> {
-      await settleRecovery(sql, recoveryId, end);
+    async settleRecovery(recoveryId: string, end: RecoveryEnd): Promise<void> {
+      await settleRecoveryRow(sql, recoveryId, end);
       logger.info({ msg: 'recovery settled', recoveryId, ...end });
     },
   };

@@ -1,9 +1,8 @@
 // The registration's activities: the ping before anything is stored, then the store.
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { RegistrationInput, RegistrationResult } from '../src/contract/payloads';
+import type { RegistrationInput, RegistrationPing, RegistrationResult } from '../src/contract/payloads';
 import { claimRegistrationPing, markRegistrationUnreachable, storeRegisteredWebhook } from '../src/db/registrations';
-import { pingPayload } from '../src/delivery/payloads';
-import { postSigned } from '../src/delivery/post-signed';
+import { pingPayload, postSigned } from '../src/delivery/message';
 import { newId } from '../src/ids';
 import type { DeliveryResult } from '../src/objects';
 import { startWebhookLifecycle } from '../src/temporal/lifecycle-client';
@@ -16,7 +15,7 @@ export function createRegistrationActivities({ sql, http, client }: ActivityDepe
      * that finds the claim taken (its workflow task was retried after a worker died) sends
      * nothing and fails the registration as ours, not the receiver's.
      */
-    async pingRegistrationUrl(request: { registrationId: string; webhookId: string; url: string }): Promise<DeliveryResult> {
+    async pingRegistrationUrl(request: RegistrationPing): Promise<DeliveryResult> {
       const claim = await claimRegistrationPing(sql, request.registrationId);
       if (!claim?.secret) {
         throw ApplicationFailure.nonRetryable(`registration ${request.registrationId} is no longer pending`);

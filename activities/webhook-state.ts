@@ -3,13 +3,17 @@
 import { Context } from '@temporalio/activity';
 import type { WebhookLifecycleState } from '../src/contract/payloads';
 import { deleteWebhookRow, mirrorWebhookState } from '../src/db/webhooks';
+import { noticeCrossed } from '../src/notices/crossing';
 import { startNoticeMail } from '../src/temporal/notice-client';
 import type { ActivityDependencies } from './dependencies';
 
 export function createWebhookStateActivities({ sql, logger, metrics, client, notices }: ActivityDependencies) {
   return {
     async storeWebhookState(state: WebhookLifecycleState): Promise<void> {
-      const { paused, notice, pendingMail } = await mirrorWebhookState(sql, state, { mailNotices: notices.mailer !== undefined });
+      const { paused, notice, pendingMail } = await mirrorWebhookState(sql, state, {
+        noticeFor: noticeCrossed,
+        mailNotices: notices.mailer !== undefined,
+      });
       if (paused) {
         metrics.webhooksPaused.inc({ reason: state.pausedReason ?? 'manual' });
         logger.info({

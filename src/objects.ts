@@ -2,6 +2,10 @@
 // 3.1), and their TypeScript types derived from them: each shape is defined once, here. The
 // OpenAPI document and the contract tests read the schemas; the routes, the database modules,
 // the workflows' payloads and the dashboard use the types.
+//
+// REPLAY-SENSITIVE, where marked: the objects marked so travel inside workflow and activity
+// payloads too (src/contract/payloads.ts re-exports their types), and so are kept in
+// histories. Add optional properties to them only; never rename, remove or retype one.
 import type { FromSchema } from 'json-schema-to-ts';
 import { idPattern } from './ids';
 import { TOPICS } from './topics';
@@ -18,6 +22,7 @@ export const deliveryKindSchema = { enum: ['event', 'ping', 'redelivery'] } as c
 /** What an attempt came to; `skipped`: its webhook was paused, and nothing was sent. */
 export const deliveryOutcomeSchema = { enum: ['delivered', 'failed', 'skipped'] } as const;
 
+/** REPLAY-SENSITIVE: a registration's result carries it, and `webhook/{id}` its status and pausedReason. */
 export const webhookObject = responseObject({
   id: { type: 'string', pattern: idPattern('wh') },
   url: { type: 'string' },
@@ -41,13 +46,13 @@ export type CreatedWebhook = FromSchema<typeof createdWebhookObject>;
 
 export const webhookList = responseObject({ data: { type: 'array', items: webhookObject } });
 
-/** Why an outbound POST (event delivery or ping) did not succeed; `internal` is our own failure, never the receiver's. */
+/** Why an outbound POST (event delivery or ping) did not succeed; `internal` is our own failure, never the receiver's. REPLAY-SENSITIVE. */
 const DELIVERY_ERRORS = ['timeout', 'redirect', 'non_2xx', 'connection', 'tls', 'blocked_address', 'internal'] as const;
 const deliveryErrorSchema = { enum: [...DELIVERY_ERRORS, null] } as const;
 /** A log entry's error: a POST's, or `paused` for a delivery skipped while its webhook was paused. */
 const loggedErrorSchema = { enum: [...DELIVERY_ERRORS, 'paused', null] } as const;
 
-/** One POST's result: a ping's answer, and what a delivery's attempt came to. */
+/** One POST's result: a ping's answer, and what a delivery's attempt came to. REPLAY-SENSITIVE: every delivery activity returns it. */
 export const deliveryResultObject = responseObject({
   delivered: { type: 'boolean' },
   statusCode: { type: ['integer', 'null'] },
@@ -213,6 +218,7 @@ export const noticePage = responseObject({
 });
 export type NoticePage = FromSchema<typeof noticePage>;
 
+/** REPLAY-SENSITIVE: a recovery's workflow carries its status and stopped reason. */
 export const recoveryStatusSchema = { enum: ['running', 'completed', 'stopped', 'cancelled'] } as const;
 export const recoveryStoppedReasonSchema = { enum: ['receiver_failing', 'webhook_paused', 'webhook_deleted', null] } as const;
 const count = { type: 'integer', minimum: 0 } as const;

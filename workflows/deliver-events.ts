@@ -1,10 +1,10 @@
 import { ActivityFailure, ApplicationFailure, patched, proxyActivities, TemporalFailure } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { DELIVERY_FAILED } from '../src/contract/rules';
+import type { ActivityTypes } from '../src/contract/activities';
+import { DELIVERIES_PER_WAVE, DELIVERY_FAILED } from '../src/contract/rules';
 import type { ListEvent, PlannedDelivery } from '../src/contract/payloads';
 import { oneAttempt } from './one-attempt';
 
-const { recordInternalFailure } = proxyActivities<Activities>({
+const { recordInternalFailure } = proxyActivities<ActivityTypes>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
 });
@@ -16,9 +16,6 @@ const { recordInternalFailure } = proxyActivities<Activities>({
  * PostgreSQL before the POST, and a second run sends nothing.
  */
 const LOCAL_DELIVERIES = 'deliveries-as-local-activities';
-
-/** A workflow task may schedule at most 2,000 activities; stay well below. */
-const DELIVERIES_PER_WAVE = 500;
 
 /**
  * Attempts each planned delivery of a write once, in waves. Each `deliverEvent` logs its

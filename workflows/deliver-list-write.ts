@@ -1,6 +1,6 @@
 import { executeChild, patched } from '@temporalio/workflow';
 import { ListIdKey } from '../src/contract/search-attributes';
-import { DEFAULT_DELIVERIES_PER_BATCH } from '../src/contract/rules';
+import { BATCHES_AT_ONCE, DEFAULT_DELIVERIES_PER_BATCH } from '../src/contract/rules';
 import { listWriteBatchWorkflowId } from '../src/contract/workflows';
 import type { ListEvent, ListWriteDeliveries, PlannedDelivery } from '../src/contract/payloads';
 import { deliverEvents } from './deliver-events';
@@ -9,12 +9,6 @@ import { deliverListWriteBatch } from './deliver-list-write-batch';
 
 /** Patch id (0.2.0): a write larger than one batch is delivered by child workflows. */
 const CHILD_BATCHES = 'list-write-child-batches';
-
-/**
- * Batches running at once: enough to keep the workers busy, few enough that the pending
- * activities stay far below Temporal's limits and other writes still get their turn.
- */
-const BATCHES_AT_ONCE = 10;
 
 /**
  * `list-write/{listId}/{writeId}`: one signed POST per recipient and topic, each a single

@@ -1,10 +1,10 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { ActivityTypes } from '../src/contract/activities';
 import type { NoticeMailOutcome, NoticeMailRequest } from '../src/contract/payloads';
 
 // A notice is not a delivery: its mail is tried again while the SMTP server is down, for up
 // to a day, backing off to one attempt every 10 minutes.
-const { sendNoticeMail } = proxyActivities<Activities>({
+const { sendNoticeMail } = proxyActivities<ActivityTypes>({
   startToCloseTimeout: '2 minutes',
   scheduleToCloseTimeout: '24 hours',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes' },

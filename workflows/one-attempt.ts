@@ -1,5 +1,5 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { ActivityTypes } from '../src/contract/activities';
 
 /**
  * The activities of a delivery or a ping: one attempt, never retried. The time-out sits
@@ -10,5 +10,5 @@ import type { Activities } from '../activities';
  */
 export function oneAttempt(deliveryTimeoutMs: number, { local = false } = {}) {
   const options = { startToCloseTimeout: deliveryTimeoutMs + 5_000, retry: { maximumAttempts: 1 } };
-  return local ? proxyLocalActivities<Activities>(options) : proxyActivities<Activities>(options);
+  return local ? proxyLocalActivities<ActivityTypes>(options) : proxyActivities<ActivityTypes>(options);
 }

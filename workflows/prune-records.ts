@@ -1,8 +1,8 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { ActivityTypes } from '../src/contract/activities';
 import type { PruneRequest, Pruned } from '../src/contract/payloads';
 
-const { pruneRecords: prune } = proxyActivities<Activities>({
+const { pruneRecords: prune } = proxyActivities<ActivityTypes>({
   startToCloseTimeout: '10 minutes',
   retry: { initialInterval: '10 seconds', maximumAttempts: 5 },
 });

@@ -1,8 +1,8 @@
 import { ActivityFailure, TemporalFailure, makeContinueAsNewFunc, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { ActivityTypes } from '../src/contract/activities';
 import { cancelRecoverySignal, recoveryProgressQuery } from '../src/contract/messages';
 import type { RecoveryInput, RecoveryProgress, RecoverySend, RecoverySendOutcome, RecoveryState } from '../src/contract/payloads';
-import { RECOVERY_FAILED_SENDS_TO_STOP } from '../src/contract/rules';
+import { ATTEMPTS_OF_UNCLAIMED_SEND, RECOVERY_FAILED_SENDS_TO_STOP, SENDS_PER_RUN, SLOTS_PER_SECOND } from '../src/contract/rules';
 import { newDeliveryId } from './delivery-ids';
 import { oneAttempt } from './one-attempt';
 
@@ -16,24 +16,11 @@ import { oneAttempt } from './one-attempt';
  * delay), and never sooner than a second after the last send of the slot ten before began:
  * whatever the delays, no second holds more sends than the rate.
  */
-const SLOTS_PER_SECOND = 10;
 const SLOT_MS = 1000 / SLOTS_PER_SECOND;
 
-/**
- * A little over one history event per send (its local activity's marker, and a share of the
- * workflow task of its slot): a run of 500 sends stays under 1,000 events, far below
- * Temporal's 51,200, and a worker that lost it from its cache replays it in about a second. A
- * run holds at least a second of sends, though: Temporal delays a run that continues-as-new
- * sooner than that (`history.continueAsNewMinInterval`, 1 s).
- */
-const SENDS_PER_RUN = 500;
-
-/** A send lost before any attempt claimed its item (nothing was sent) is attempted at most this often. */
-const ATTEMPTS_OF_UNCLAIMED_SEND = 3;
-
 const retry = { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' };
-const { settleLostRecoverySend, settleRecovery } = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
-const { awaitRecoveryRecorded } = proxyActivities<Activities>({
+const { settleLostRecoverySend, settleRecovery } = proxyActivities<ActivityTypes>({ startToCloseTimeout: '30 seconds', retry });
+const { awaitRecoveryRecorded } = proxyActivities<ActivityTypes>({
   startToCloseTimeout: '10 seconds',
   // The API's transaction commits within moments of starting this workflow, or never.
   scheduleToCloseTimeout: '1 minute',

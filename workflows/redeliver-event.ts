@@ -6,6 +6,6 @@ import { oneAttempt } from './one-attempt';
  * once, at its owner's request. Never retried, never counted; its result is the outcome.
  */
 export async function redeliverEvent(request: RedeliveryRequest): Promise<DeliveryResult> {
-  const { redeliverEvent } = oneAttempt(request.deliveryTimeoutMs);
-  return redeliverEvent(request.redelivery);
+  // The activity has the workflow type's name: histories record both, so both stay.
+  return oneAttempt(request.deliveryTimeoutMs).redeliverEvent(request.redelivery);
 }

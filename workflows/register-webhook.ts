@@ -1,5 +1,5 @@
 import { patched, proxyLocalActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { ActivityTypes } from '../src/contract/activities';
 import type { RegistrationInput, RegistrationResult } from '../src/contract/payloads';
 import { oneAttempt } from './one-attempt';
 
@@ -13,7 +13,7 @@ const LOCAL_PING = 'registration-ping-as-local-activity';
 
 // Short steps (a PostgreSQL transaction, and for a stored webhook the start of its
 // `webhook/{id}`), local activities for the same reason.
-const store = proxyLocalActivities<Activities>({
+const store = proxyLocalActivities<ActivityTypes>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
 });

@@ -10,20 +10,11 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { ActivityTypes } from '../src/contract/activities';
 import { WebhookStatusKey } from '../src/contract/search-attributes';
 import { deleteWebhookUpdate, deliveryOutcomesSignal, lifecycleStateQuery, setStatusUpdate } from '../src/contract/messages';
-import { MAX_CONSECUTIVE_FAILURES } from '../src/contract/rules';
+import { DEFAULT_SIGNALS_PER_RUN, MAX_CONSECUTIVE_FAILURES } from '../src/contract/rules';
 import type { WebhookLifecycleInput, WebhookLifecycleState } from '../src/contract/payloads';
-
-/**
- * Runs are kept short. A worker that lost this workflow from its cache (a restart, or a
- * continue-as-new refused because signals arrived meanwhile: temporalio/temporal#1289)
- * replays the whole run on its one workflow thread, holding up every other workflow:
- * measured at about 1.4 ms per history event, 5.6 s for a run of 4,100 events (1,300
- * signals under a flood of failures).
- */
-const DEFAULT_SIGNALS_PER_RUN = 200;
 
 /** Patch id (0.2.0): continue-as-new decided in a task of its own, carrying uncounted outcomes. */
 const CONTINUE_AS_NEW_IN_OWN_TASK = 'continue-as-new-in-own-task';
@@ -31,8 +22,8 @@ const CONTINUE_AS_NEW_IN_OWN_TASK = 'continue-as-new-in-own-task';
 const retry = { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' };
 // Stored inside the workflow task that counted the outcomes, not in a task of its own: under
 // a flood of failures this loop must keep up, and outcomes arriving meanwhile wait as one batch.
-const { storeWebhookState } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10 seconds', retry });
-const { deleteWebhook } = proxyActivities<Activities>({ startToCloseTimeout: '10 seconds', retry });
+const { storeWebhookState } = proxyLocalActivities<ActivityTypes>({ startToCloseTimeout: '10 seconds', retry });
+const { deleteWebhook } = proxyActivities<ActivityTypes>({ startToCloseTimeout: '10 seconds', retry });
 
 /**
  * `webhook/{id}`: lives as long as its webhook and owns its consecutive-failure count.

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createAccount } from '../../src/db/accounts';
 import { claimDeliveries, recordDeliveries } from '../../src/db/deliveries';
-import { createDeliveryBatcher, type DeliveryBatcher } from '../../src/delivery/bookkeeping';
+import { createDeliveryBatcher, type DeliveryBatcher } from '../../activities/delivery-bookkeeping';
 import { migrate } from '../../src/db/migrate';
 import { createSql } from '../../src/db/sql';
 import { newId } from '../../src/ids';

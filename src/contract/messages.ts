@@ -6,7 +6,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { DeliveryOutcomes, RecoveryState, WebhookLifecycleState, WebhookStatus } from './payloads';
 
 export const lifecycleStateQuery = defineQuery<WebhookLifecycleState>('state');
-/** Outcomes of event deliveries, in the order they happened (a worker batches those of one webhook: src/delivery/bookkeeping.ts). */
+/** Outcomes of event deliveries, in the order they happened (a worker batches those of one webhook: activities/delivery-bookkeeping.ts). */
 export const deliveryOutcomesSignal = defineSignal<[DeliveryOutcomes]>('deliveryOutcomes');
 /** PATCH status: `active` reactivates (count back to 0), `paused` pauses by hand. Answers once stored. */
 export const setStatusUpdate = defineUpdate<WebhookLifecycleState, [WebhookStatus]>('setStatus');

@@ -30,6 +30,13 @@ export interface RegistrationInput {
   deliveryTimeoutMs: number;
 }
 
+/** Input of `pingRegistrationUrl`: where the registration's one ping goes (its secret is read by registration id). */
+export interface RegistrationPing {
+  registrationId: string;
+  webhookId: string;
+  url: string;
+}
+
 export type RegistrationResult =
   | { outcome: 'created' | 'updated'; webhook: Webhook }
   | { outcome: 'unreachable'; ping: DeliveryResult }
@@ -105,6 +112,12 @@ export interface PlannedDelivery {
   deliveryId: string;
   webhookId: string;
   topic: Topic;
+}
+
+/** One planned delivery and the event it carries: the input of `deliverEvent` and `recordInternalFailure`. */
+export interface EventDelivery {
+  delivery: PlannedDelivery;
+  event: ListEvent;
 }
 
 /** What a delivery attempt came to: `skipped` when the webhook was paused or deleted since the write was accepted. */
@@ -209,6 +222,12 @@ export interface RecoveryState extends RecoveryProgress {
   stoppedReason: RecoveryStoppedReason | null;
 }
 
+/** How a recovery ended, as its workflow decided: the input of `settleRecovery`. */
+export interface RecoveryEnd {
+  status: RecoveryStatus;
+  stoppedReason: RecoveryStoppedReason | null;
+}
+
 /** One send of a recovery: the item at `position` of its set, under the redelivery id fixed for it. */
 export interface RecoverySend {
   recoveryId: string;
@@ -224,6 +243,11 @@ export interface RecoverySendResult {
   /** Epoch ms, the sender's clock: when its POST began (after `notBefore`), or, sending nothing, when it ended. */
   begunAt: number;
   outcome: RecoverySendOutcome;
+}
+
+/** Whether `settleLostRecoverySend` gives up on a send that no attempt claimed, rather than letting it be sent again. */
+export interface LostSendSettlement {
+  giveUp: boolean;
 }
 
 /**

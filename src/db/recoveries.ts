@@ -124,7 +124,7 @@ export async function listRecoveries(sql: Db, webhookId: string, limit: number):
  * claim an item any more (its workflow, told by a signal, stops too). One already ended is
  * left as it is. Null when the webhook has no such recovery.
  */
-export async function cancelRecovery(
+export async function cancelRecoveryRow(
   sql: Db,
   webhookId: string,
   recoveryId: string,
@@ -141,7 +141,7 @@ export async function cancelRecovery(
  * counts move from its items into its row, its set (all sent, or never to be) is deleted, and
  * its webhook may start another. Settling again changes nothing.
  */
-export async function settleRecovery(
+export async function settleRecoveryRow(
   sql: Db,
   recoveryId: string,
   end: { status: RecoveryStatus; stoppedReason: RecoveryStoppedReason | null },
@@ -236,10 +236,10 @@ export async function claimRecoverySend(sql: Db, send: RecoverySendClaim): Promi
   };
 }
 
-export type RecoverySendOutcome = 'delivered' | 'failed' | 'internal';
+export type RecoveryItemOutcome = 'delivered' | 'failed' | 'internal';
 
 /** Records what a claimed send came to, once: a second record of the same item changes nothing. */
-export async function recordRecoverySend(sql: Db, send: { recoveryId: string; position: number; outcome: RecoverySendOutcome }) {
+export async function recordRecoverySend(sql: Db, send: { recoveryId: string; position: number; outcome: RecoveryItemOutcome }) {
   await sql`
     UPDATE recovery_items SET outcome = ${send.outcome}
     WHERE recovery_id = ${send.recoveryId} AND position = ${send.position} AND outcome IS NULL`;
@@ -251,7 +251,7 @@ export type SettledSend =
   | { state: 'unclaimed' }
   | {
       state: 'settled';
-      outcome: RecoverySendOutcome;
+      outcome: RecoveryItemOutcome;
       /** The id its claim gave the redelivery, under which it is logged. */
       redeliveryId: string;
       item: RecoveryItem;
@@ -269,7 +269,7 @@ export async function settleRecoverySend(
   sql: Db,
   send: { recoveryId: string; position: number; deliveryId: string; giveUp: boolean },
 ): Promise<SettledSend> {
-  const [row] = await sql<(ItemRow & { redelivery_id: string | null; outcome: RecoverySendOutcome | null; unlogged: boolean })[]>`
+  const [row] = await sql<(ItemRow & { redelivery_id: string | null; outcome: RecoveryItemOutcome | null; unlogged: boolean })[]>`
     WITH item AS (
       SELECT * FROM recovery_items WHERE recovery_id = ${send.recoveryId} AND position = ${send.position} FOR UPDATE
     ), logged AS (

@@ -1,7 +1,6 @@
 import type { Topic } from '../topics';
-import type { Notice, Webhook } from '../objects';
+import type { Notice, NoticeType, Webhook } from '../objects';
 import type { WebhookLifecycleState } from '../contract/payloads';
-import { noticeCrossed, type CountedState } from '../notices/crossing';
 import { insertNotice, type NoticeMailState } from './notices';
 import type { Db, Sql } from './sql';
 
@@ -90,11 +89,22 @@ export async function replaceWebhookSecret(sql: Db, webhookId: string, secret: s
   await sql`UPDATE webhooks SET secret = ${secret}, updated_at = now() WHERE id = ${webhookId}`;
 }
 
+/** The counting part of the per-webhook workflow's state, as the mirror held it before a store. */
+export type StoredCount = Pick<WebhookLifecycleState, 'status' | 'pausedReason' | 'consecutiveFailures' | 'failuresCounted'>;
+
+/** How a store decides: which notice the change calls for, and whether this worker mails notices. */
+export interface StoreRules {
+  /** The notice a change from `before` to `after` makes, or null (noticeCrossed in src/notices/crossing.ts). */
+  noticeFor: (before: StoredCount, after: WebhookLifecycleState) => NoticeType | null;
+  /** Whether this worker mails notices (SMTP_URL); a notice is `pending` when it does and the account has a notificationEmail. */
+  mailNotices: boolean;
+}
+
 /** What one store of the per-webhook workflow's state did. */
 export interface MirroredState {
   /** This store paused the webhook (a repeat of the same store: false). */
   paused: boolean;
-  /** The notice this store made (noticeCrossed in src/notices/crossing.ts), if any. */
+  /** The notice this store made (as `rules.noticeFor` decided), if any. */
   notice: (Notice & { mail: NoticeMailState }) | null;
   /** The webhook's notices whose mail is `pending`, this store's own included: their workflows are to be started. */
   pendingMail: string[];
@@ -104,13 +114,11 @@ export interface MirroredState {
  * Mirrors the per-webhook workflow's state, which only that workflow changes, and makes the
  * notice the change calls for, in one transaction: a notice exists if and only if the state
  * that made it is stored, and a repeat of the same store changes nothing and makes none.
- * The webhook's row lock orders the stores of one webhook. `mailNotices`: whether this
- * worker mails notices (SMTP_URL; default: it does not); a notice is `pending` when it does
- * and the account has a notificationEmail.
+ * The webhook's row lock orders the stores of one webhook.
  */
-export function mirrorWebhookState(sql: Sql, state: WebhookLifecycleState, { mailNotices = false } = {}): Promise<MirroredState> {
+export function mirrorWebhookState(sql: Sql, state: WebhookLifecycleState, { noticeFor, mailNotices }: StoreRules): Promise<MirroredState> {
   return sql.begin(async (tx): Promise<MirroredState> => {
-    const [before] = await tx<(CountedState & { accountId: string; url: string; hasAddress: boolean; pendingMail: string[] })[]>`
+    const [before] = await tx<(StoredCount & { accountId: string; url: string; hasAddress: boolean; pendingMail: string[] })[]>`
       SELECT w.status, w.paused_reason AS "pausedReason", w.consecutive_failures AS "consecutiveFailures",
              w.failures_counted::float8 AS "failuresCounted", w.account_id AS "accountId", w.url,
              a.notification_email IS NOT NULL AS "hasAddress",
@@ -131,7 +139,7 @@ export function mirrorWebhookState(sql: Sql, state: WebhookLifecycleState, { mai
                           failures_counted = ${state.failuresCounted}, updated_at = now()
       WHERE id = ${state.webhookId}`;
     const paused = before.status === 'active' && state.status === 'paused';
-    const type = noticeCrossed(before, state);
+    const type = noticeFor(before, state);
     if (!type) return { paused, notice: null, pendingMail: before.pendingMail };
     const mail: NoticeMailState = !mailNotices ? 'not_configured' : before.hasAddress ? 'pending' : 'no_address';
     const notice = await insertNotice(tx, {

@@ -1,5 +1,5 @@
 // When a store of `webhook/{id}`'s state makes a notice. Pure: the store compares the state
-// PostgreSQL held before (src/db/webhooks.ts, mirrorWebhookState) with the one it writes, in
+// PostgreSQL held before (mirrorWebhookState in src/db/webhooks.ts, which the activity storeWebhookState hands this rule) with the one it writes, in
 // the transaction that writes it. One store may count many outcomes at once (a batch of
 // outcomes can move the count from 8 to 12), and the same store may come again (a retried
 // activity): only a crossing made by failures not counted before makes a notice.

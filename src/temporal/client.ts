@@ -36,10 +36,10 @@ import { newId } from '../ids';
  * Temporal. A workflow that a call waited on and that failed rejects it with BackingServiceError.
  */
 export interface Workflows {
-  registerWebhook(input: RegistrationInput): Promise<RegistrationResult>;
-  pingWebhook(accountId: string, webhookId: string): Promise<DeliveryResult>;
+  runRegistration(input: RegistrationInput): Promise<RegistrationResult>;
+  runPing(accountId: string, webhookId: string): Promise<DeliveryResult>;
   /** Sends a logged event again, under the new delivery id the redelivery names. */
-  redeliverEvent(accountId: string, redelivery: Redelivery): Promise<DeliveryResult>;
+  runRedelivery(accountId: string, redelivery: Redelivery): Promise<DeliveryResult>;
   setWebhookStatus(webhookId: string, status: WebhookStatus): Promise<WebhookLifecycleState>;
   /**
    * Starts the deliveries of a recorded write, once: a repeat finds it started (or done).
@@ -52,11 +52,11 @@ export interface Workflows {
    */
   startRecovery(accountId: string, recovery: { recoveryId: string; webhookId: string; total: number }): Promise<void>;
   /** Tells a recovery's workflow to start no further send; one that has ended has nothing to stop. */
-  cancelRecovery(webhookId: string, recoveryId: string): Promise<void>;
+  signalRecoveryCancel(webhookId: string, recoveryId: string): Promise<void>;
   /** Whether a recovery's workflow is running (false: it has ended, or never started). */
   isRecoveryRunning(webhookId: string, recoveryId: string): Promise<boolean>;
   /** Removes the webhook through its workflow, which then ends; false when no such workflow runs. */
-  deleteWebhook(webhookId: string): Promise<boolean>;
+  deleteThroughLifecycle(webhookId: string): Promise<boolean>;
   /** Resolves when the Temporal frontend answers; for /readyz. */
   checkHealth(): Promise<void>;
 }
@@ -107,7 +107,7 @@ export function createWorkflows(
     ],
   });
   return {
-    registerWebhook: (input) =>
+    runRegistration: (input) =>
       ourFailure(
         client.workflow.execute<WorkflowTypes['registerWebhook']>('registerWebhook', {
           taskQueue,
@@ -121,7 +121,7 @@ export function createWorkflows(
           ],
         }),
       ),
-    pingWebhook: (accountId, webhookId) =>
+    runPing: (accountId, webhookId) =>
       ourFailure(
         client.workflow.execute<WorkflowTypes['pingWebhook']>('pingWebhook', {
           ...onDemand(accountId, webhookId),
@@ -129,7 +129,7 @@ export function createWorkflows(
           args: [{ webhookId, deliveryTimeoutMs }],
         }),
       ),
-    redeliverEvent: (accountId, redelivery) =>
+    runRedelivery: (accountId, redelivery) =>
       ourFailure(
         client.workflow.execute<WorkflowTypes['redeliverEvent']>('redeliverEvent', {
           ...onDemand(accountId, redelivery.webhookId),
@@ -172,7 +172,7 @@ export function createWorkflows(
         }),
       );
     },
-    cancelRecovery: async (webhookId, recoveryId) => {
+    signalRecoveryCancel: async (webhookId, recoveryId) => {
       try {
         await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
           recovery(webhookId, recoveryId).signal(cancelRecoverySignal),
@@ -190,7 +190,7 @@ export function createWorkflows(
       }
     },
     setWebhookStatus: (webhookId, status) => ourFailure(lifecycle(webhookId).executeUpdate(setStatusUpdate, { args: [status] })),
-    deleteWebhook: async (webhookId) => {
+    deleteThroughLifecycle: async (webhookId) => {
       try {
         await ourFailure(lifecycle(webhookId).executeUpdate(deleteWebhookUpdate));
         return true;

@@ -1,5 +1,5 @@
 // Starting and signalling `webhook/{id}` from outside it: the registration activity starts
-// it, the delivery bookkeeping (src/delivery/bookkeeping.ts) signals it, and so nothing under
+// it, the delivery bookkeeping (activities/delivery-bookkeeping.ts) signals it, and so nothing under
 // activities/ needs the API's client module.
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';

@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAccount } from '../../src/db/accounts';
-import { createDeliveryBatcher, type DeliveryBatcher } from '../../src/delivery/bookkeeping';
+import { createDeliveryBatcher, type DeliveryBatcher } from '../../activities/delivery-bookkeeping';
 import type { Sql } from '../../src/db/sql';
 import { newId } from '../../src/ids';
 import { useMigratedDatabase } from '../support/database';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createOutcomeSignals } from '../../src/delivery/bookkeeping';
+import { createOutcomeSignals } from '../../activities/delivery-bookkeeping';
 import { lifecycleStateQuery } from '../../src/contract/messages';
 import { useStackWithReceiver } from '../support/stack';
 

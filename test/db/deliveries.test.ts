@@ -8,10 +8,14 @@ import {
   type DeliveryRecord,
 } from '../../src/db/deliveries';
 import { mirrorWebhookState } from '../../src/db/webhooks';
+import { noticeCrossed } from '../../src/notices/crossing';
 import { newId } from '../../src/ids';
 import type { DeliveryError } from '../../src/objects';
 import { useMigratedDatabase } from '../support/database';
 import { attemptRecord, insertWebhook } from '../support/webhook-rows';
+
+/** The rules the activity storeWebhookState stores by; `mailNotices` as the worker has SMTP_URL or not. */
+const rules = (mailNotices: boolean) => ({ noticeFor: noticeCrossed, mailNotices });
 
 const database = useMigratedDatabase();
 
@@ -44,10 +48,10 @@ describe('recordDeliveries', () => {
     // Reported, but the webhook's workflow has not counted it yet.
     expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: true });
 
-    await mirrorWebhookState(database.sql, { ...state, consecutiveFailures: 1, failuresCounted: 1 });
+    await mirrorWebhookState(database.sql, { ...state, consecutiveFailures: 1, failuresCounted: 1 }, rules(false));
     expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: true });
 
-    await mirrorWebhookState(database.sql, { ...state, consecutiveFailures: 0, failuresCounted: 1 });
+    await mirrorWebhookState(database.sql, { ...state, consecutiveFailures: 0, failuresCounted: 1 }, rules(false));
     expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: false });
   });
 
@@ -100,14 +104,18 @@ describe('recordDeliveries', () => {
   it('logs a skipped delivery as skipped, error paused, never counted: it neither reports a failure nor resets one', async () => {
     const { webhookId, accountId } = await newWebhook();
     await attempt(webhookId, 'event', 'non_2xx');
-    await mirrorWebhookState(database.sql, {
-      webhookId,
-      accountId,
-      status: 'paused',
-      pausedReason: 'manual',
-      consecutiveFailures: 1,
-      failuresCounted: 1,
-    });
+    await mirrorWebhookState(
+      database.sql,
+      {
+        webhookId,
+        accountId,
+        status: 'paused',
+        pausedReason: 'manual',
+        consecutiveFailures: 1,
+        failuresCounted: 1,
+      },
+      rules(false),
+    );
     const skipped: DeliveryRecord = { ...attemptRecord(webhookId), result: 'skipped', request: null, response: null };
     await recordDeliveries(database.sql, [skipped]);
     const [row] = await database.sql`
@@ -163,10 +171,10 @@ describe('claimDeliveries', () => {
   it("claims a paused webhook's attempt too (as skipped: a run after a reactivation sends nothing), and answers null for a deleted one", async () => {
     const { webhookId, accountId } = await newWebhook();
     const state = { webhookId, accountId, pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 };
-    await mirrorWebhookState(database.sql, { ...state, status: 'paused', pausedReason: 'manual' });
+    await mirrorWebhookState(database.sql, { ...state, status: 'paused', pausedReason: 'manual' }, rules(false));
     const deliveryId = newId('dlv');
     expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'paused', claimed: true });
-    await mirrorWebhookState(database.sql, { ...state, status: 'active' });
+    await mirrorWebhookState(database.sql, { ...state, status: 'active' }, rules(false));
     expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: false });
     await database.sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
     expect(await claimDelivery(webhookId, newId('dlv'))).toBeNull();
@@ -175,13 +183,17 @@ describe('claimDeliveries', () => {
   it('claims many deliveries in one call, the same delivery only once however often it is asked', async () => {
     const active = await newWebhook();
     const paused = await newWebhook();
-    await mirrorWebhookState(database.sql, {
-      ...paused,
-      status: 'paused',
-      pausedReason: 'manual',
-      consecutiveFailures: 0,
-      failuresCounted: 0,
-    });
+    await mirrorWebhookState(
+      database.sql,
+      {
+        ...paused,
+        status: 'paused',
+        pausedReason: 'manual',
+        consecutiveFailures: 0,
+        failuresCounted: 0,
+      },
+      rules(false),
+    );
     const taken = newId('dlv');
     expect(await claimDelivery(active.webhookId, taken)).toMatchObject({ claimed: true });
     const twice = newId('dlv');

@@ -7,8 +7,12 @@ import { createAccount, setNotificationEmail } from '../../src/db/accounts';
 import { recordDeliveries } from '../../src/db/deliveries';
 import { claimNoticeMail, insertNotice, listNotices, markNoticeMail } from '../../src/db/notices';
 import { mirrorWebhookState } from '../../src/db/webhooks';
+import { noticeCrossed } from '../../src/notices/crossing';
 import { useMigratedDatabase } from '../support/database';
 import { attemptRecord, insertWebhook } from '../support/webhook-rows';
+
+/** The rules the activity storeWebhookState stores by; `mailNotices` as the worker has SMTP_URL or not. */
+const rules = (mailNotices: boolean) => ({ noticeFor: noticeCrossed, mailNotices });
 
 const database = useMigratedDatabase({ connections: 4 });
 
@@ -47,9 +51,9 @@ describe('mirrorWebhookState', () => {
     ]);
     // Ours, not the receiver's: not the notice's last error.
     await recordDeliveries(database.sql, [attemptRecord(webhookId, { error: 'internal' })]);
-    expect((await mirrorWebhookState(database.sql, failing(state, 8), { mailNotices: true })).notice).toBeNull();
+    expect((await mirrorWebhookState(database.sql, failing(state, 8), rules(true))).notice).toBeNull();
 
-    const stored = await mirrorWebhookState(database.sql, failing(state, 12), { mailNotices: true });
+    const stored = await mirrorWebhookState(database.sql, failing(state, 12), rules(true));
     expect(stored.notice).toMatchObject({
       type: 'webhook.failing',
       webhookId,
@@ -63,40 +67,44 @@ describe('mirrorWebhookState', () => {
     expect(stored.pendingMail).toEqual([stored.notice!.id]);
 
     // The same store again (a retried activity): no second notice, the pending mail named again.
-    const repeated = await mirrorWebhookState(database.sql, failing(state, 12), { mailNotices: true });
+    const repeated = await mirrorWebhookState(database.sql, failing(state, 12), rules(true));
     expect(repeated).toEqual({ paused: false, notice: null, pendingMail: [stored.notice!.id] });
     expect(await listNotices(database.sql, accountId, { limit: 10 })).toHaveLength(1);
   });
 
   it('makes webhook.paused at the automatic pause, once, and none at a pause by hand', async () => {
     const auto = await newWebhook();
-    await mirrorWebhookState(database.sql, failing(auto.state, 19));
-    const pausing = await mirrorWebhookState(database.sql, paused(auto.state));
+    await mirrorWebhookState(database.sql, failing(auto.state, 19), rules(false));
+    const pausing = await mirrorWebhookState(database.sql, paused(auto.state), rules(false));
     expect(pausing.paused).toBe(true);
     expect(pausing.notice).toMatchObject({ type: 'webhook.paused', consecutiveFailures: 20, lastError: null, mail: 'not_configured' });
-    expect(await mirrorWebhookState(database.sql, paused(auto.state))).toEqual({ paused: false, notice: null, pendingMail: [] });
+    expect(await mirrorWebhookState(database.sql, paused(auto.state), rules(false))).toEqual({
+      paused: false,
+      notice: null,
+      pendingMail: [],
+    });
 
     const manual = await newWebhook();
-    const byHand = await mirrorWebhookState(database.sql, { ...failing(manual.state, 3), status: 'paused', pausedReason: 'manual' });
+    const byHand = await mirrorWebhookState(
+      database.sql,
+      { ...failing(manual.state, 3), status: 'paused', pausedReason: 'manual' },
+      rules(false),
+    );
     expect(byHand).toEqual({ paused: true, notice: null, pendingMail: [] });
   });
 
   it('marks a notice for mailing only when the worker mails and the account has an address', async () => {
     const withAddress = await newWebhook();
     const withoutAddress = await newWebhook(null);
-    expect((await mirrorWebhookState(database.sql, failing(withAddress.state, 10), { mailNotices: false })).notice?.mail).toBe(
-      'not_configured',
-    );
-    expect((await mirrorWebhookState(database.sql, failing(withoutAddress.state, 10), { mailNotices: true })).notice?.mail).toBe(
-      'no_address',
-    );
+    expect((await mirrorWebhookState(database.sql, failing(withAddress.state, 10), rules(false))).notice?.mail).toBe('not_configured');
+    expect((await mirrorWebhookState(database.sql, failing(withoutAddress.state, 10), rules(true))).notice?.mail).toBe('no_address');
   });
 
   it('stores one state at a time when two stores race, making one notice', async () => {
     const { accountId, state } = await newWebhook();
     const results = await Promise.all([
-      mirrorWebhookState(database.sql, failing(state, 10), { mailNotices: true }),
-      mirrorWebhookState(database.sql, failing(state, 10), { mailNotices: true }),
+      mirrorWebhookState(database.sql, failing(state, 10), rules(true)),
+      mirrorWebhookState(database.sql, failing(state, 10), rules(true)),
     ]);
     expect(results.filter((result) => result.notice !== null)).toHaveLength(1);
     expect(await listNotices(database.sql, accountId, { limit: 10 })).toHaveLength(1);
@@ -108,11 +116,15 @@ describe('listNotices', () => {
     const first = await newWebhook();
     const second = await newWebhook();
     const other = await newWebhook();
-    await mirrorWebhookState(database.sql, failing(first.state, 10));
-    await mirrorWebhookState(database.sql, paused(first.state));
-    await mirrorWebhookState(database.sql, failing(other.state, 10));
+    await mirrorWebhookState(database.sql, failing(first.state, 10), rules(false));
+    await mirrorWebhookState(database.sql, paused(first.state), rules(false));
+    await mirrorWebhookState(database.sql, failing(other.state, 10), rules(false));
     const secondOfSameAccount = await insertWebhook(database.sql, first.accountId);
-    await mirrorWebhookState(database.sql, failing({ ...second.state, webhookId: secondOfSameAccount, accountId: first.accountId }, 10));
+    await mirrorWebhookState(
+      database.sql,
+      failing({ ...second.state, webhookId: secondOfSameAccount, accountId: first.accountId }, 10),
+      rules(false),
+    );
 
     const all = await listNotices(database.sql, first.accountId, { limit: 10 });
     expect(all.map((notice) => [notice.webhookId, notice.type])).toEqual([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eventPayload, pingPayload } from '../../src/delivery/payloads';
+import { eventPayload, pingPayload } from '../../src/delivery/message';
 
 describe('payloads', () => {
   it("keep the contract's key order", () => {

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookReceiver } from '../../receivers/typescript/index';
-import { eventPayload } from '../../src/delivery/payloads';
+import { eventPayload } from '../../src/delivery/message';
 import { signPayload } from '../../src/delivery/signing';
 import type { Topic } from '../../src/topics';
 // @ts-expect-error: plain JavaScript, as a receiver would write it

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DeliveryRecord } from '../../src/db/deliveries';
 import type { Db } from '../../src/db/sql';
-import { eventPayload, pingPayload } from '../../src/delivery/payloads';
+import { eventPayload, pingPayload } from '../../src/delivery/message';
 import { signPayload } from '../../src/delivery/signing';
 import { newId } from '../../src/ids';
 import { newSigningSecret } from '../../src/secrets';

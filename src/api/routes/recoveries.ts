@@ -3,12 +3,12 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import {
-  cancelRecovery,
+  cancelRecoveryRow,
   findRecovery,
   findUnsettledRecovery,
   listRecoveries,
   recordRecovery,
-  settleRecovery,
+  settleRecoveryRow,
   type RecoveryRequest,
 } from '../../db/recoveries';
 import type { Sql } from '../../db/sql';
@@ -67,7 +67,7 @@ export function recoveryRoutes({ sql, workflows, logger, body: jsonBody }: Recov
       if (attempt > 1 || (await workflows.isRecoveryRunning(request.webhookId, unsettled.id)))
         throw apiErrors.recoveryInProgress(unsettled.id);
       // Its workflow ended without settling it (an operator terminated it): it holds the webhook no more.
-      await settleRecovery(sql, unsettled.id, { status: 'cancelled', stoppedReason: null });
+      await settleRecoveryRow(sql, unsettled.id, { status: 'cancelled', stoppedReason: null });
     }
   }
 
@@ -95,10 +95,10 @@ export function recoveryRoutes({ sql, workflows, logger, body: jsonBody }: Recov
   // cannot take it now, the cancel stands all the same.
   router.delete('/webhooks/:id/recoveries/:recoveryId', async (ctx) => {
     const { webhookId, id } = await ownRecovery(ctx);
-    const result = await cancelRecovery(sql, webhookId, id);
+    const result = await cancelRecoveryRow(sql, webhookId, id);
     if (!result) throw apiErrors.recoveryNotFound(); // its webhook was deleted meanwhile
     if (result.cancelled) {
-      await workflows.cancelRecovery(webhookId, id).catch((error: unknown) => {
+      await workflows.signalRecoveryCancel(webhookId, id).catch((error: unknown) => {
         logger.warn({ msg: 'recovery cancelled, its workflow not told', requestId: ctx.state.requestId, recoveryId: id, err: error });
       });
     }

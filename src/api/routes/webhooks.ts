@@ -65,7 +65,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     // The secret is kept here, in PostgreSQL, for the workflow's ping to be signed with.
     const registrationId = newId('reg');
     const { webhookId } = await beginRegistration(sql, { registrationId, accountId, url });
-    const result = await workflows.registerWebhook({
+    const result = await workflows.runRegistration({
       registrationId,
       webhookId,
       accountId,
@@ -115,7 +115,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
 
   router.delete('/webhooks/:id', async (ctx) => {
     const webhook = await ownWebhook(ctx);
-    if (!(await workflows.deleteWebhook(webhook.id))) await deleteWebhookRow(sql, webhook.id);
+    if (!(await workflows.deleteThroughLifecycle(webhook.id))) await deleteWebhookRow(sql, webhook.id);
     ctx.status = 204;
   });
 
@@ -123,7 +123,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     // No body at all, or an empty object.
     if (ctx.request.body !== undefined) validate(validators.emptyBody, ctx.request.body);
     const webhook = await ownWebhook(ctx);
-    ctx.body = await workflows.pingWebhook(ctx.state.accountId!, webhook.id);
+    ctx.body = await workflows.runPing(ctx.state.accountId!, webhook.id);
   });
 
   router.get('/webhooks/:id/deliveries', async (ctx) => {
@@ -148,7 +148,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     if (!repeated) throw apiErrors.deliveryNotFound();
     if (repeated.kind === 'ping') throw apiErrors.notRedeliverable();
     const deliveryId = newId('dlv');
-    const result = await workflows.redeliverEvent(ctx.state.accountId!, {
+    const result = await workflows.runRedelivery(ctx.state.accountId!, {
       webhookId: webhook.id,
       deliveryId,
       redeliveryOf: repeated.id,

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import type { Activities } from '../../../activities';
+import type { ActivityTypes } from '../../../src/contract/activities';
 
 export interface WorkflowWorker {
   client: Client;
@@ -14,7 +14,7 @@ export interface WorkflowWorker {
   stop(): Promise<void>;
 }
 
-export async function startWorkflowWorker(activities: Partial<Activities>): Promise<WorkflowWorker> {
+export async function startWorkflowWorker(activities: Partial<ActivityTypes>): Promise<WorkflowWorker> {
   const address = inject('temporalAddress');
   const taskQueue = `workflow-test-${randomBytes(4).toString('hex')}`;
   const nativeConnection = await NativeConnection.connect({ address });

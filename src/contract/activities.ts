@@ -1,0 +1,54 @@
+// REPLAY-SENSITIVE: what crosses into workflows (src/contract/). Every activity a workflow
+// schedules, by the name its histories record, with its input and result: a running workflow
+// and the workers of the release before must still find each by that name and read what it
+// takes and gives. Workflows schedule them through this interface (never the activities'
+// code); the factory in activities/ implements it (test/activities/contract.test.ts). Rename
+// or retype one only behind patched() in the workflows that schedule it. Three carry the name
+// of what schedules them (the workflow types redeliverEvent and pruneRecords, the Update
+// deleteWebhook): histories record both names, so both stay.
+import type {
+  DeliveryResult,
+  EventDelivery,
+  EventDeliveryOutcome,
+  LostSendSettlement,
+  NoticeMailOutcome,
+  Pruned,
+  RecoveryEnd,
+  RecoverySend,
+  RecoverySendOutcome,
+  RecoverySendResult,
+  Redelivery,
+  RegistrationInput,
+  RegistrationPing,
+  RegistrationResult,
+  WebhookLifecycleState,
+} from './payloads';
+
+export interface ActivityTypes {
+  // registerWebhook
+  pingRegistrationUrl: (ping: RegistrationPing) => Promise<DeliveryResult>;
+  abandonRegistration: (registrationId: string) => Promise<void>;
+  completeRegistration: (input: RegistrationInput) => Promise<RegistrationResult>;
+
+  // deliverListWrite and deliverListWriteBatch; pingWebhook; redeliverEvent
+  deliverEvent: (attempt: EventDelivery) => Promise<EventDeliveryOutcome>;
+  recordInternalFailure: (attempt: EventDelivery) => Promise<void>;
+  sendPing: (webhookId: string) => Promise<DeliveryResult>;
+  redeliverEvent: (redelivery: Redelivery) => Promise<DeliveryResult>;
+
+  // webhookLifecycle
+  storeWebhookState: (state: WebhookLifecycleState) => Promise<void>;
+  deleteWebhook: (webhookId: string) => Promise<void>;
+
+  // recoverDeliveries
+  awaitRecoveryRecorded: (recoveryId: string) => Promise<void>;
+  sendRecoveryItem: (send: RecoverySend) => Promise<RecoverySendResult>;
+  settleLostRecoverySend: (send: RecoverySend, settlement: LostSendSettlement) => Promise<RecoverySendOutcome>;
+  settleRecovery: (recoveryId: string, end: RecoveryEnd) => Promise<void>;
+
+  // pruneRecords
+  pruneRecords: (retentionDays: number) => Promise<Pruned>;
+
+  // mailNotice
+  sendNoticeMail: (noticeId: string) => Promise<NoticeMailOutcome>;
+}
