@@ -9,7 +9,7 @@ import type { DeliveryBookkeeping } from './delivery-bookkeeping';
 import { eventPayload, pingPayload, postSigned } from '../src/delivery/message';
 import type { HttpExchange } from '../src/delivery/sender';
 import { newId } from '../src/ids';
-import type { DeliveryResult, SentRequest } from '../src/objects';
+import type { DeliveryResult } from '../src/objects';
 import type { ActivityDependencies } from './dependencies';
 
 /** The fields that name an event delivery in the logs. */
@@ -38,15 +38,12 @@ function deliveryFailed(delivery: PlannedDelivery, result: DeliveryResult, detai
   });
 }
 
-/** What an event delivery's attempt came to, with what was sent and what came back. */
-type EventAttempt = Omit<HttpExchange, 'request'> & { request: SentRequest | null };
-
 /** An attempt lost or refused on our side: nothing known to be sent, nothing came back. */
-export const INTERNAL_FAILURE: EventAttempt = {
+export const INTERNAL_FAILURE = {
   result: { delivered: false, statusCode: null, durationMs: 0, error: 'internal' },
   request: null,
   response: null,
-};
+} as const satisfies Pick<DeliveryRecord, 'result' | 'request' | 'response'>;
 
 /** A ping or a redelivery: sent because an owner asked, never counted against the webhook. */
 export type OnDemandDelivery = Omit<DeliveryRecord, 'result' | 'request' | 'response'> & { kind: 'ping' | 'redelivery' };
@@ -98,7 +95,7 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
   async function recordEventAttempt(
     delivery: PlannedDelivery,
     event: ListEvent,
-    attempt: EventAttempt,
+    attempt: HttpExchange | typeof INTERNAL_FAILURE,
   ): Promise<{ failuresToReset: boolean }> {
     const { result } = attempt;
     const outcome = result.delivered ? 'delivered' : 'failed';
