@@ -1,11 +1,11 @@
 // `npm run lint`: typescript-eslint with type information, over everything TypeScript that
 // is compiled or tested, the benchmark (scripts/bench) included. The plain JavaScript of
-// scripts/ (the example receiver) is left out.
+// receivers/typescript/ (the example receiver) is left out.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'scripts/**/*.{js,mjs,cjs}', 'eslint.config.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'receivers/typescript/**/*.{js,mjs,cjs}', 'eslint.config.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,8 +1,8 @@
 // Configuration is read from the environment once, at start, into one typed object.
 // A missing or malformed value stops start-up with one line naming it.
 import ipaddr from 'ipaddr.js';
-import type { RateLimits } from './api/rate-limits';
 import { DEFAULT_DELIVERIES_PER_BATCH } from './contract/rules';
+import type { RateLimits } from './limits';
 
 export interface Config {
   port: number;

@@ -1,5 +1,6 @@
 // The service's limits: enforced by the body parser, the JSON schemas and the registration,
-// and stated by the OpenAPI document, all from here.
+// and stated by the OpenAPI document, all from here; and the form of the rate limits, which
+// the configuration reads and the API enforces.
 /** Webhooks one account may register. */
 export const MAX_WEBHOOKS_PER_ACCOUNT = 5;
 /** API tokens one account may have. */
@@ -16,6 +17,20 @@ export const MAX_LIST_MEMBERS = 1000;
 export const MAX_CHANGES_PER_WRITE = 1000;
 /** Recoveries GET /v3/webhooks/{id}/recoveries answers: the newest. */
 export const RECOVERIES_LISTED = 100;
+
+/** A bucket of `burst` requests that refills at `perSecond` on average. */
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+}
+
+/** The public API's rate limits (configured: RATE_LIMIT_*). */
+export interface RateLimits {
+  /** Each account's, across all API processes. */
+  account: RateLimit;
+  /** Each client address's, for requests without a valid token. */
+  address: RateLimit;
+}
 
 /** A byte count as a person reads it: 65536 → "64 KiB", 1048576 → "1 MiB". */
 export function byteSize(bytes: number): string {

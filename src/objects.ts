@@ -1,14 +1,16 @@
-// The objects the API answers with, as JSON schemas (draft 2020-12, the dialect of OpenAPI
-// 3.1), and their TypeScript types derived from them: each shape is defined once, here. The
-// OpenAPI document and the contract tests read the schemas; the routes, the database modules,
-// the workflows' payloads and the dashboard use the types.
+// The objects the API answers with, and the requests the modules beneath the API read too (a
+// list write, the delivery log's filters), as JSON schemas (draft 2020-12, the dialect of
+// OpenAPI 3.1), and their TypeScript types derived from them: each shape is defined once, here.
+// The OpenAPI document, the request validation and the contract tests read the schemas; the
+// routes, the database modules, the workflows' payloads, the dashboard and the tests use the types.
 //
 // REPLAY-SENSITIVE, where marked: the objects marked so travel inside workflow and activity
 // payloads too (src/contract/payloads.ts re-exports their types), and so are kept in
 // histories. Add optional properties to them only; never rename, remove or retype one.
 import type { FromSchema } from 'json-schema-to-ts';
 import { idPattern } from './ids';
-import { TOPICS } from './topics';
+import { MAX_CHANGES_PER_WRITE } from './limits';
+import { CHANGE_TYPES, TOPICS } from './topics';
 
 /** A response object: exactly these properties, each always present. */
 function responseObject<const P extends Record<string, object>>(properties: P) {
@@ -116,12 +118,48 @@ export const listObject = responseObject({
   cursor: { type: 'integer', minimum: 0 },
 });
 
+/** An id the upstream service names things by: a list's, a write's, an item's, an account's. */
+export const upstreamIdSchema = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' } as const;
+export const isoTimeSchema = {
+  type: 'string',
+  maxLength: 40,
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$',
+} as const;
+
+/** A write the upstream reports (POST /internal/v3/lists/{listId}/writes), as the API validates it and the database records it. */
+export const listWriteBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['writeId', 'changes'],
+  properties: {
+    writeId: { ...upstreamIdSchema, description: 'Unique per list: a repeat with the same body is answered again, never delivered twice' },
+    at: { ...isoTimeSchema, description: 'ISO 8601 time of the write; default now' },
+    changes: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_CHANGES_PER_WRITE,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['type'],
+        properties: { type: { type: 'string', enum: [...CHANGE_TYPES] }, itemId: upstreamIdSchema, accountId: upstreamIdSchema },
+        // Membership changes name the account that joined or left.
+        if: { type: 'object', properties: { type: { enum: ['member.joined', 'member.left'] } } },
+        then: { type: 'object', properties: { accountId: upstreamIdSchema }, required: ['accountId'] },
+      },
+    },
+  },
+} as const;
+export type ListWriteBody = FromSchema<typeof listWriteBody>;
+export type ListChange = ListWriteBody['changes'][number];
+
 export const writeAccepted = responseObject({
   writeId: { type: 'string' },
   listId: { type: 'string' },
   cursor: { type: 'integer', minimum: 1 },
   topics: { type: 'array', items: topicSchema },
 });
+export type WriteAccepted = FromSchema<typeof writeAccepted>;
 
 export const deliveryLogEntry = responseObject({
   id: deliveryIdSchema,
@@ -140,6 +178,18 @@ export const deliveryLogEntry = responseObject({
 export type DeliveryLogEntry = FromSchema<typeof deliveryLogEntry>;
 /** What the delivery log holds: event deliveries, pings, and an owner's redeliveries. */
 export type DeliveryKind = DeliveryLogEntry['kind'];
+
+/** The delivery log's filters (GET /v3/webhooks/{id}/deliveries), each optional: they combine with each other and with paging. */
+export const deliveryLogFilters = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    outcome: { type: 'string', ...deliveryOutcomeSchema, description: 'Only attempts with this outcome' },
+    kind: { type: 'string', ...deliveryKindSchema, description: 'Only event deliveries, pings or redeliveries' },
+    event: { type: 'string', enum: [...TOPICS, 'ping'], description: 'Only attempts of this topic, or pings' },
+  },
+} as const;
+export type DeliveryLogFilters = FromSchema<typeof deliveryLogFilters>;
 
 /** HTTP headers by lower-case name, in the order they were sent or received. */
 const headersSchema = { type: 'object', additionalProperties: { type: 'string' } } as const;
@@ -244,6 +294,11 @@ export type RecoveryStoppedReason = NonNullable<Recovery['stoppedReason']>;
 
 export const recoveryList = responseObject({ data: { type: 'array', items: recoveryObject } });
 
+/** One way a request failed its schema (VALIDATION_FAILED): where, and what is wrong there. */
+export const validationIssueObject = responseObject({ path: { type: 'string' }, message: { type: 'string' } });
+export type ValidationIssue = FromSchema<typeof validationIssueObject>;
+
+/** Every error answer: `code` and `message`, and the fields some codes add. */
 export const errorEnvelope = {
   type: 'object',
   additionalProperties: false,
@@ -256,15 +311,7 @@ export const errorEnvelope = {
       properties: {
         code: { type: 'string' },
         message: { type: 'string' },
-        details: {
-          type: 'array',
-          items: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['path', 'message'],
-            properties: { path: { type: 'string' }, message: { type: 'string' } },
-          },
-        },
+        details: { type: 'array', items: validationIssueObject },
         invalidListIds: { type: 'array', items: { type: 'string' } },
         reason: { type: 'string' },
         statusCode: { type: 'integer' },
@@ -273,5 +320,6 @@ export const errorEnvelope = {
     },
   },
 } as const;
+export type ErrorEnvelope = FromSchema<typeof errorEnvelope>;
 
 export const healthStatus = responseObject({ status: { type: 'string' } });

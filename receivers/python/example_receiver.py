@@ -1,5 +1,5 @@
 """An example webhook receiver (docs/receiving.md) written with svc_webhooks_receiver, as
-scripts/example-receiver.mjs and receivers/go/cmd/example-receiver are with theirs:
+receivers/typescript/example-receiver.mjs and receivers/go/cmd/example-receiver are with theirs:
 
     WEBHOOK_SECRETS=whsec_new,whsec_old SEEN_STATE_FILE=seen.jsonl TLS_CERT=cert.pem TLS_KEY=key.pem \\
       PORT=8443 python3 example_receiver.py

@@ -2,6 +2,7 @@
 // whether or not earlier ones have been answered; every latency is taken from t0, so a
 // generator (or a connection pool) that falls behind shows up in the figures.
 import { Agent, request } from 'undici';
+import { type ListChange } from '../../src/objects';
 import { serveRpc, type Served } from './lib/ipc';
 import { type Writes } from './lib/ledger';
 import { nowMs, percentiles } from './lib/stats';
@@ -75,7 +76,7 @@ async function callJson(
  * membership.
  */
 function writeBody(writeId: string, changes: number, joinedAccountId?: string): string {
-  const list: { type: string; itemId?: string; accountId?: string }[] = [];
+  const list: ListChange[] = [];
   for (let k = 0; k < changes; k++) list.push({ type: 'item.added', itemId: `item-${writeId}-${k}-${'x'.repeat(64)}` });
   if (joinedAccountId !== undefined)
     list.push(

@@ -7,10 +7,11 @@
 import type { Middleware } from 'koa';
 import type { Sql } from '../db/sql';
 import { tokenPrefix } from '../db/tokens';
+import type { RateLimits } from '../limits';
 import { metrics } from '../metrics';
 import { apiErrors } from './errors';
 import { bearerToken, type ApiContext, type ApiState } from './middleware';
-import { createRateLimiter, rateLimitHeaders, type RateLimits } from './rate-limits';
+import { createRateLimiter, rateLimitHeaders } from './rate-limits';
 import { createTokenCache } from './token-cache';
 import { createUsageMeter } from './usage-meter';
 

@@ -1,5 +1,6 @@
-// Typed API errors. The error middleware turns each into the contract's envelope:
-// { "error": { "code", "message", ...details } }.
+// Typed API errors. The error middleware turns each into the contract's envelope
+// (src/objects.ts): { "error": { "code", "message", ...details } }.
+import type { ErrorEnvelope, ValidationIssue } from '../objects';
 
 export type ErrorCode =
   | 'MALFORMED_JSON'
@@ -27,23 +28,21 @@ export type ErrorCode =
   | 'INTERNAL'
   | 'UNAVAILABLE';
 
+/** The fields of the envelope's `error` that some codes add. */
+export type ErrorDetails = Omit<ErrorEnvelope['error'], 'code' | 'message'>;
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: ErrorCode,
     message: string,
     /** Extra fields of the envelope, such as `invalidListIds` or `reason`. */
-    readonly details: Record<string, unknown> = {},
+    readonly details: ErrorDetails = {},
     readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'ApiError';
   }
-}
-
-export interface ValidationIssue {
-  path: string;
-  message: string;
 }
 
 export const apiErrors = {

@@ -4,6 +4,7 @@ import getRawBody from 'raw-body';
 import { UrlNotAllowedError } from '../delivery/url-policy';
 import type { Logger } from '../logger';
 import { metrics } from '../metrics';
+import type { ErrorEnvelope } from '../objects';
 import { ApiError, apiErrors } from './errors';
 import { BackingServiceError } from '../errors';
 
@@ -100,7 +101,7 @@ export function errorEnvelope(logger: Logger): Middleware<ApiState> {
       const error = toApiError(caught, logger, ctx.state.requestId);
       ctx.status = error.status;
       ctx.set(error.headers);
-      ctx.body = { error: { code: error.code, message: error.message, ...error.details } };
+      ctx.body = { error: { code: error.code, message: error.message, ...error.details } } satisfies ErrorEnvelope;
     }
   };
 }

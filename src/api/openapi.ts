@@ -34,7 +34,7 @@ const components = {
   EmptyBody: schemas.emptyBody,
   CreateAccountBody: schemas.createAccountBody,
   PutListBody: schemas.putListBody,
-  ListWriteBody: schemas.listWriteBody,
+  ListWriteBody: objects.listWriteBody,
   WriteAccepted: objects.writeAccepted,
   DeliveryPage: objects.deliveryPage,
   DeliveryDetail: objects.deliveryDetail,

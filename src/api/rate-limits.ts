@@ -6,19 +6,7 @@
 import ipaddr from 'ipaddr.js';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Sql } from '../db/sql';
-
-/** A bucket of `burst` requests that refills at `perSecond` on average. */
-export interface RateLimit {
-  perSecond: number;
-  burst: number;
-}
-
-export interface RateLimits {
-  /** Each account's, across all API processes. */
-  account: RateLimit;
-  /** Each client address's, for requests without a valid token. */
-  address: RateLimit;
-}
+import type { RateLimit, RateLimits } from '../limits';
 
 /** What one request drew from its bucket: the `RateLimit-*` headers, and whether it may go on. */
 export interface RateLimitDecision {

@@ -1,26 +1,30 @@
 // JSON schemas (draft 2020-12, the dialect of OpenAPI 3.1) of every request, and the types
-// derived from them. Requests are validated with them, compiled once by one ajv instance;
-// the OpenAPI document is built from the same objects, with the responses' (src/objects.ts).
+// derived from them; those the modules beneath the API read too (a list write, the delivery
+// log's filters) are src/objects.ts's. Requests are validated with them, compiled once by one
+// ajv instance; the OpenAPI document is built from the same objects, with the responses'.
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import type { FromSchema } from 'json-schema-to-ts';
 import { idPattern } from '../ids';
-import { MAX_CHANGES_PER_WRITE, MAX_LIST_IDS, MAX_LIST_MEMBERS } from '../limits';
-import { deliveryIdSchema, deliveryKindSchema, deliveryOutcomeSchema, topicSchema } from '../objects';
-import { CHANGE_TYPES, TOPICS } from '../topics';
-import { apiErrors, type ValidationIssue } from './errors';
+import { MAX_LIST_IDS, MAX_LIST_MEMBERS } from '../limits';
+import {
+  deliveryIdSchema,
+  deliveryLogFilters,
+  isoTimeSchema as isoTime,
+  listWriteBody,
+  topicSchema,
+  upstreamIdSchema as id,
+  type ListWriteBody,
+  type ValidationIssue,
+} from '../objects';
+import { TOPICS } from '../topics';
+import { apiErrors } from './errors';
 
 const ajv = new Ajv2020({ allErrors: false, strict: true });
 
-const id = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' } as const;
 const events = { type: 'array', minItems: 1, maxItems: TOPICS.length, uniqueItems: true, items: topicSchema } as const;
 const listIds = { type: 'array', maxItems: MAX_LIST_IDS, uniqueItems: true, items: id } as const;
 // No NUL: PostgreSQL text cannot hold it (it was a 500).
 const nameText = { type: 'string', minLength: 1, pattern: '^[^\\u0000]*$', description: 'Any text but the NUL character' } as const;
-const isoTime = {
-  type: 'string',
-  maxLength: 40,
-  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$',
-} as const;
 
 // ---- requests ----
 
@@ -85,31 +89,6 @@ export const putListBody = {
 } as const;
 export type PutListBody = FromSchema<typeof putListBody>;
 
-export const listWriteBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['writeId', 'changes'],
-  properties: {
-    writeId: { ...id, description: 'Unique per list: a repeat with the same body is answered again, never delivered twice' },
-    at: { ...isoTime, description: 'ISO 8601 time of the write; default now' },
-    changes: {
-      type: 'array',
-      minItems: 1,
-      maxItems: MAX_CHANGES_PER_WRITE,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['type'],
-        properties: { type: { type: 'string', enum: [...CHANGE_TYPES] }, itemId: id, accountId: id },
-        // Membership changes name the account that joined or left.
-        if: { type: 'object', properties: { type: { enum: ['member.joined', 'member.left'] } } },
-        then: { type: 'object', properties: { accountId: id }, required: ['accountId'] },
-      },
-    },
-  },
-} as const;
-export type ListWriteBody = FromSchema<typeof listWriteBody>;
-
 export const rotateSecretBody = {
   type: 'object',
   additionalProperties: false,
@@ -151,9 +130,7 @@ export const deliveriesQuery = {
   properties: {
     limit: { type: 'string', pattern: '^(100|[1-9][0-9]?)$', description: '1 to 100, default 20' },
     before: { ...deliveryIdSchema, description: 'The `next` of the previous page' },
-    outcome: { type: 'string', ...deliveryOutcomeSchema, description: 'Only attempts with this outcome' },
-    kind: { type: 'string', ...deliveryKindSchema, description: 'Only event deliveries, pings or redeliveries' },
-    event: { type: 'string', enum: [...TOPICS, 'ping'], description: 'Only attempts of this topic, or pings' },
+    ...deliveryLogFilters.properties,
   },
 } as const;
 export type DeliveriesQuery = FromSchema<typeof deliveriesQuery>;

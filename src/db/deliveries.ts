@@ -6,6 +6,7 @@ import type {
   DeliveryDetail,
   DeliveryKind,
   DeliveryLogEntry,
+  DeliveryLogFilters,
   DeliveryResult,
   ReceivedResponse,
   SentRequest,
@@ -190,14 +191,6 @@ export async function pruneDeliveryLog(sql: Db, webhookId: string): Promise<void
     DELETE FROM deliveries WHERE webhook_id = ${webhookId} AND id IN (
       SELECT id FROM deliveries WHERE webhook_id = ${webhookId}
       ORDER BY attempted_at DESC, id DESC OFFSET ${DELIVERY_LOG_KEPT})`;
-}
-
-/** Filters of the log, each optional: they combine with each other and with paging. */
-export interface DeliveryLogFilters {
-  outcome?: DeliveryLogEntry['outcome'];
-  kind?: DeliveryKind;
-  /** A topic, or `ping`. */
-  event?: string;
 }
 
 interface DeliveryLogRow {

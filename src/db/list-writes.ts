@@ -1,22 +1,12 @@
 import { createHash } from 'node:crypto';
-import { topicsOfWrite, type ChangeType } from '../topics';
+import { topicsOfWrite } from '../topics';
 import { TOPICS, type Topic } from '../topics';
 import type { ListWrite, Recipient } from '../contract/payloads';
+import type { ListWriteBody } from '../objects';
 import type { Sql } from './sql';
 
-export interface Change {
-  type: ChangeType;
-  itemId?: string;
-  accountId?: string;
-}
-
-export interface WriteRequest {
-  listId: string;
-  writeId: string;
-  /** As the upstream sent it: part of what makes a repeat identical. */
-  at?: string;
-  changes: Change[];
-}
+/** A write to a list as the upstream sent it: `at` too is part of what makes a repeat identical. */
+export type WriteRequest = ListWriteBody & { listId: string };
 
 export type RecordWriteResult =
   | { outcome: 'recorded' | 'repeated'; write: ListWrite; recipients: Recipient[] }

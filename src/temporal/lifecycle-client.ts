@@ -2,10 +2,7 @@
 // it, the delivery bookkeeping (activities/delivery-bookkeeping.ts) signals it, and so nothing under
 // activities/ needs the API's client module.
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
-import type { temporal } from '@temporalio/proto';
 import { deliveryOutcomesSignal } from '../contract/messages';
-import type { DeliveryOutcomes } from '../contract/payloads';
 import { AccountIdKey, WebhookIdKey, WebhookStatusKey } from '../contract/search-attributes';
 import { lifecycleWorkflowId, type WorkflowTypes } from '../contract/workflows';
 
@@ -31,13 +28,6 @@ export async function startWebhookLifecycle(client: Client, taskQueue: string, w
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
   }
-}
-
-/** The outcomes a `deliveryOutcomes` signal in a history of `webhook/{id}` carried; null for any other event. */
-export function outcomesSignalled(event: temporal.api.history.v1.IHistoryEvent): boolean[] | null {
-  const signal = event.workflowExecutionSignaledEventAttributes;
-  if (signal?.signalName !== deliveryOutcomesSignal.name) return null;
-  return defaultPayloadConverter.fromPayload<DeliveryOutcomes>(signal.input!.payloads![0]).delivered;
 }
 
 /** One signal to `webhook/{id}`; a webhook deleted meanwhile has nothing to count. */

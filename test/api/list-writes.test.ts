@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/delivery/signing';
-import { TOPICS } from '../../src/topics';
+import { TOPICS, type ChangeType } from '../../src/topics';
+import type { ListChange, ListWriteBody } from '../../src/objects';
 import { deliverListWrite } from '../../workflows';
 import { lifecycleStateQuery } from '../../src/contract/messages';
 import type { ReceivedRequest } from '../support/receiver';
@@ -33,7 +34,7 @@ async function list(ownerId: string, members: string[] = []) {
 }
 
 /** Reports a write and waits until all its deliveries are made and their outcomes reported. */
-function write(listId: string, changes: unknown[], extra: Record<string, unknown> = {}) {
+function write(listId: string, changes: ListChange[], extra: Pick<ListWriteBody, 'at'> = {}) {
   return suite.stack.reportWrite(listId, `w-${++writes}`, changes, extra);
 }
 
@@ -50,7 +51,7 @@ describe('POST /internal/v3/lists/{listId}/writes', () => {
     expect((await write(a, [{ type: 'item.unchecked' }])).cursor).toBe(3);
   });
 
-  it.each([
+  it.each<[ChangeType, string[]]>([
     ['item.added', ['list.changed', 'item.added']],
     ['item.removed', ['list.changed', 'item.removed']],
     ['item.checked', ['list.changed', 'item.checked']],

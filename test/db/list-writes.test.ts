@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/db/accounts';
-import { recordListWrite, type Change } from '../../src/db/list-writes';
+import { recordListWrite } from '../../src/db/list-writes';
+import type { ListChange } from '../../src/objects';
 import { putList } from '../../src/db/lists';
 import { beginRegistration, storeRegisteredWebhook } from '../../src/db/registrations';
 import { newId } from '../../src/ids';
@@ -37,7 +38,7 @@ async function newWebhook(accountId: string, events: Topic[], listIds: string[] 
   return webhookId;
 }
 
-function write(listId: string, changes: Change[], writeId = `w-${randomUUID()}`) {
+function write(listId: string, changes: ListChange[], writeId = `w-${randomUUID()}`) {
   return recordListWrite(database.sql, { listId, writeId, at: '2026-11-23T10:00:00.123Z', changes });
 }
 
@@ -98,7 +99,7 @@ describe('recordListWrite', () => {
 
   it('serialises racing writes to one list: consecutive cursors, and racing repeats of one writeId get one cursor', async () => {
     const listId = await newList(await newAccount());
-    const changes: Change[] = [{ type: 'item.added', itemId: 'i1' }];
+    const changes: ListChange[] = [{ type: 'item.added', itemId: 'i1' }];
 
     const results = await Promise.all([
       ...Array.from({ length: 20 }, () => write(listId, changes)),

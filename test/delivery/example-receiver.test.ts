@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebhookReceiver, type SeenStore } from '../../receivers/typescript/index';
 import { signPayload } from '../../src/delivery/signing';
 // @ts-expect-error: plain JavaScript, as a receiver would write it
-import { FileSeenStore, createReceiverServer } from '../../scripts/example-receiver.mjs';
+import { FileSeenStore, createReceiverServer } from '../../receivers/typescript/example-receiver.mjs';
 
 const secret = `whsec_${'k'.repeat(43)}`;
 const body = '{"event":"list.changed","listId":"l1","cursor":7,"at":"2026-11-21T10:00:00.000Z"}';

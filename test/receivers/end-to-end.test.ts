@@ -20,7 +20,7 @@ import { eventPayload } from '../../src/delivery/message';
 import { signPayload } from '../../src/delivery/signing';
 import type { Topic } from '../../src/topics';
 // @ts-expect-error: plain JavaScript, as a receiver would write it
-import { FileSeenStore, createReceiverServer } from '../../scripts/example-receiver.mjs';
+import { FileSeenStore, createReceiverServer } from '../../receivers/typescript/example-receiver.mjs';
 import { startTestStack, type TestStack } from '../support/stack';
 import { issueServerCert, type Pem } from '../support/tls';
 import { waitFor } from '../support/wait';

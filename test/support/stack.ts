@@ -14,9 +14,10 @@ import { newInternalToken } from '../../src/secrets';
 import { createLogger } from '../../src/logger';
 import type { Resolver } from '../../src/delivery/url-policy';
 import { startService, type Service } from '../../src/service';
-import { outcomesSignalled } from '../../src/temporal/lifecycle-client';
+import type { ListChange, ListWriteBody, WriteAccepted } from '../../src/objects';
 import { lifecycleWorkflowId, listWriteWorkflowId } from '../../src/contract/workflows';
 import { startResettingServer } from './dead-server';
+import { outcomesSignalled } from './outcome-signals';
 import { startReceiver, type Receiver } from './receiver';
 import { createTestCa, issueServerCert, type Pem } from './tls';
 import { sdkMetricsUrl } from './runtime';
@@ -57,7 +58,7 @@ export interface TestStack {
     body?: Record<string, unknown>,
   ): Promise<{ owner: { id: string; token: string }; webhookId: string; listId: string }>;
   /** Reports a write (expecting 202) and waits until its workflow has made every delivery and reported the outcomes. */
-  reportWrite(listId: string, writeId: string, changes?: unknown[], extra?: Record<string, unknown>): Promise<WriteAccepted>;
+  reportWrite(listId: string, writeId: string, changes?: ListChange[], extra?: Pick<ListWriteBody, 'at'>): Promise<WriteAccepted>;
   /** Waits until GET /v3/webhooks/{id} shows this consecutive-failure count, and returns the webhook. */
   waitForFailureCount(token: string, webhookId: string, count: number): Promise<any>;
   /** The handle of the webhook's `webhook/{id}` (its latest run). */
@@ -72,13 +73,6 @@ export interface TestStack {
    */
   startApiWith(overrides: Partial<AppDependencies>): Promise<{ url: string; request: RequestFunction; close(): Promise<void> }>;
   stop(): Promise<void>;
-}
-
-export interface WriteAccepted {
-  writeId: string;
-  listId: string;
-  cursor: number;
-  topics: string[];
 }
 
 export type RequestFunction = <T = any>(method: string, path: string, options?: RequestOptions) => Promise<ApiResponse<T>>;

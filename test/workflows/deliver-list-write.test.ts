@@ -2,6 +2,7 @@
 // each delivery once; a small write starts none. The batch size is lowered by configuration.
 import { expect, it } from 'vitest';
 import { listWriteBatchWorkflowId, listWriteWorkflowId } from '../../src/contract/workflows';
+import type { ListChange } from '../../src/objects';
 import { TOPICS } from '../../src/topics';
 import { useStackWithReceiver } from '../support/stack';
 
@@ -9,7 +10,7 @@ const DELIVERIES_PER_BATCH = 3;
 const suite = useStackWithReceiver({ DELIVERIES_PER_BATCH: String(DELIVERIES_PER_BATCH) });
 
 // Every change type that together fire all five topics.
-const everyTopic = [{ type: 'item.added' }, { type: 'item.removed' }, { type: 'item.checked' }, { type: 'list.updated' }];
+const everyTopic: ListChange[] = [{ type: 'item.added' }, { type: 'item.removed' }, { type: 'item.checked' }, { type: 'list.updated' }];
 
 it('delivers a write of several batches in full, each delivery once, through one child workflow per batch', async () => {
   const {

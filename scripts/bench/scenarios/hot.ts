@@ -30,7 +30,7 @@ async function runHot(target: ServiceTarget, ctx: Context): Promise<Outcome> {
   const recipients = new Map([[listId, [{ webhookId, topic: 'list.changed' }]]]);
 
   const { Client, Connection } = await import('@temporalio/client');
-  const { outcomesSignalled } = await import('../../../src/temporal/lifecycle-client.js');
+  const { outcomesSignalled } = await import('../../../test/support/outcome-signals.js');
   const { lifecycleStateQuery } = await import('../../../src/contract/messages.js');
   const connection = await Connection.connect({ address: target.temporal.address });
   const client = new Client({ connection, namespace: 'default' });

@@ -6,12 +6,15 @@ import type {
   CreatedApiToken,
   CreatedWebhook,
   DeliveryDetail,
+  DeliveryLogFilters,
   DeliveryPage,
   DeliveryResult,
+  ErrorEnvelope,
   NoticePage,
   Recovery,
   RedeliveryResult,
   UsageDay,
+  ValidationIssue,
   Webhook,
   WebhookStatus,
 } from '../../objects';
@@ -20,25 +23,9 @@ import type { Topic } from '../../topics';
 // The views take the API's objects from here, with the API itself.
 export type * from '../../objects';
 export type { Topic };
-export interface LogFilters {
-  outcome?: string;
-  kind?: string;
-  event?: string;
-}
 export interface Subscription {
   events: Topic[];
   listIds: string[];
-}
-
-interface ErrorDetail {
-  path: string;
-  message: string;
-}
-
-interface ErrorBody {
-  code: string;
-  message: string;
-  details?: ErrorDetail[];
 }
 
 /** An error the API answered, in its envelope; `field` names the input that caused it, if one did. */
@@ -49,7 +36,7 @@ export class ApiRequestError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly details: ErrorDetail[] = [],
+    readonly details: ValidationIssue[] = [],
   ) {
     super(message);
     this.field = fieldOf(code, details);
@@ -62,7 +49,7 @@ export class ApiRequestError extends Error {
   }
 }
 
-function fieldOf(code: string, details: ErrorDetail[]): string | undefined {
+function fieldOf(code: string, details: ValidationIssue[]): string | undefined {
   if (code === 'VALIDATION_FAILED') return details[0]?.path.split('/')[1] || undefined;
   if (code === 'URL_NOT_ALLOWED' || code === 'WEBHOOK_UNREACHABLE') return 'url';
   if (code === 'INVALID_LIST_IDS') return 'listIds';
@@ -93,7 +80,7 @@ export function createApi(token: string, onUnauthorized: () => void) {
       throw new ApiRequestError(0, 'NETWORK', 'The service could not be reached. Check the connection and try again.');
     }
     if (response.status === 204) return undefined as T;
-    const payload = (await response.json().catch(() => null)) as { error?: ErrorBody } | null;
+    const payload = (await response.json().catch(() => null)) as Partial<ErrorEnvelope> | null;
     if (response.ok) return payload as T;
     if (response.status === 401) onUnauthorized();
     const error = payload?.error;
@@ -115,7 +102,7 @@ export function createApi(token: string, onUnauthorized: () => void) {
     ping: (id: string) => request<DeliveryResult>('POST', `${webhook(id)}/pings`),
     rotateSecret: (id: string, secret?: string) =>
       request<{ secret: string }>('POST', `${webhook(id)}/secret`, secret ? { secret } : undefined),
-    listDeliveries: (id: string, filters: LogFilters, before: string | null, limit?: number) =>
+    listDeliveries: (id: string, filters: DeliveryLogFilters, before: string | null, limit?: number) =>
       request<DeliveryPage>('GET', `${webhook(id)}/deliveries?${queryOf({ ...filters, before, limit })}`),
     getDelivery: (id: string, deliveryId: string) =>
       request<DeliveryDetail>('GET', `${webhook(id)}/deliveries/${encodeURIComponent(deliveryId)}`),

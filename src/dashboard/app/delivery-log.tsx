@@ -2,8 +2,8 @@
 // and redelivery of an entry.
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
-import { TOPICS } from '../../topics';
-import type { Api, DeliveryLogEntry, LogFilters } from './api';
+import { deliveryLogFilters } from '../../objects';
+import type { Api, DeliveryLogEntry, DeliveryLogFilters } from './api';
 import { DeliveryDetailPanel } from './delivery-detail';
 import { ErrorText, Loading, Status, describeResult, Time } from './feedback';
 import { LabelledCell, RecordTable } from './labelled-cell';
@@ -11,14 +11,16 @@ import { PageButtons, usePages } from './paging';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
 
-const FILTERS: { name: keyof LogFilters; label: string; options: string[] }[] = [
-  { name: 'outcome', label: 'Outcome', options: ['delivered', 'failed', 'skipped'] },
-  { name: 'kind', label: 'Kind', options: ['event', 'ping', 'redelivery'] },
-  { name: 'event', label: 'Event', options: [...TOPICS, 'ping'] },
+// The options are the values the API accepts for each filter.
+const { properties } = deliveryLogFilters;
+const FILTERS: { name: keyof DeliveryLogFilters; label: string; options: readonly string[] }[] = [
+  { name: 'outcome', label: 'Outcome', options: properties.outcome.enum },
+  { name: 'kind', label: 'Kind', options: properties.kind.enum },
+  { name: 'event', label: 'Event', options: properties.event.enum },
 ];
 
 export function DeliveryLog({ api, webhookId, version, onLogged }: { api: Api; webhookId: string; version: number; onLogged: () => void }) {
-  const [filters, setFilters] = useState<LogFilters>({});
+  const [filters, setFilters] = useState<DeliveryLogFilters>({});
   const pages = usePages();
   const { before } = pages;
   // The entry whose request and response are shown, under its row.
@@ -32,7 +34,7 @@ export function DeliveryLog({ api, webhookId, version, onLogged }: { api: Api; w
     },
   );
 
-  const filter = (name: keyof LogFilters, value: string) => {
+  const filter = (name: keyof DeliveryLogFilters, value: string) => {
     setFilters({ ...filters, [name]: value || undefined });
     pages.reset();
   };

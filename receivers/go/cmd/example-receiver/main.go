@@ -1,6 +1,6 @@
 // Command example-receiver is an example webhook receiver (docs/receiving.md) written with
-// package receiver, as scripts/example-receiver.mjs and receivers/python/example_receiver.py
-// are with theirs:
+// package receiver, as receivers/typescript/example-receiver.mjs and
+// receivers/python/example_receiver.py are with theirs:
 //
 //	WEBHOOK_SECRETS=whsec_new,whsec_old SEEN_STATE_FILE=seen.jsonl TLS_CERT=cert.pem TLS_KEY=key.pem \
 //	  PORT=8443 go run ./cmd/example-receiver

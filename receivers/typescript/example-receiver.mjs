@@ -2,7 +2,7 @@
 // as receivers/python/example_receiver.py and receivers/go/cmd/example-receiver are with theirs:
 //
 //   WEBHOOK_SECRETS=whsec_new,whsec_old SEEN_STATE_FILE=seen.jsonl TLS_CERT=cert.pem TLS_KEY=key.pem \
-//     PORT=8443 node scripts/example-receiver.mjs
+//     PORT=8443 node receivers/typescript/example-receiver.mjs
 //
 // WEBHOOK_SECRETS holds one secret, or several (comma-separated) while one replaces another;
 // WEBHOOK_ID, if set, is the only SVC-Webhook accepted. Without TLS_CERT and TLS_KEY it serves
