@@ -7,6 +7,7 @@ import { lifecycleWorkflowId, listWriteWorkflowId, recoveryWorkflowId, redeliver
 import { lifecycleStateQuery } from '../../src/contract/messages';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
+import { waitFor } from '../support/wait';
 import { SCREENSHOTS, launchChromium } from './support/browser';
 
 let stack: TestStack;
@@ -27,18 +28,18 @@ afterAll(async () => {
  * Opens the UI's list of workflows filtered by `query` and waits until it lists `workflowId`:
  * visibility is eventually consistent, so the page is reloaded until it does.
  */
+/** Opens the Web UI's list for `query` once the server's visibility lists `workflowId` for it. */
 async function openListed(page: Page, query: string, workflowId: string): Promise<void> {
+  // Asked of the server, not by reloading the page: a loaded machine renders the page slowly.
+  await waitFor(
+    async () => {
+      for await (const listed of stack.service.client.workflow.list({ query })) if (listed.workflowId === workflowId) return true;
+      return undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 500, what: `${workflowId} listed for ${query}` },
+  );
   await page.goto(`${inject('temporalUiUrl')}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
-  const row = page.getByRole('link', { name: workflowId });
-  await expect
-    .poll(
-      async () => {
-        if ((await row.count()) === 0) await page.reload();
-        return row.count();
-      },
-      { timeout: 30_000, interval: 1_000 },
-    )
-    .toBeGreaterThan(0);
+  await page.getByRole('link', { name: workflowId }).waitFor();
 }
 
 describe('the Temporal Web UI', () => {
