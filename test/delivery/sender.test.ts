@@ -42,6 +42,13 @@ async function receiver(options: { cert?: Pem; host?: string } = {}): Promise<Re
   return started;
 }
 
+/**
+ * The default deadline: far beyond any exchange on loopback, however loaded the machine, so
+ * that only a receiver that holds back its answer reaches it. A test whose deadline must pass
+ * after the request or the headers arrived uses it too: on a loaded machine a short one (300 ms)
+ * passed before the request reached the receiver, or before the headers reached the sender. A
+ * test that expects nothing to arrive may use a short one.
+ */
 function sender(overrides: Partial<HttpSenderOptions> = {}): HttpSender {
   const created = createHttpSender({
     timeoutMs: 5000,
@@ -177,7 +184,7 @@ describe('createHttpSender: success', () => {
     const hook = await receiver();
     // 128 KiB and then nothing, without ending: waiting for the end would hit the deadline.
     hook.respondWith({ body: Buffer.alloc(128 * 1024, 'y'), leaveOpen: true });
-    const { result } = await sender({ timeoutMs: 2000 }).post(hook.urlFor('/endless'), body, svcHeaders);
+    const { result } = await sender().post(hook.urlFor('/endless'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: true, statusCode: 200, error: null });
   });
 
@@ -219,7 +226,7 @@ describe('createHttpSender: receiver failures', () => {
   it('times out on a receiver that never answers', async () => {
     const hook = await receiver();
     hook.respondWith({ hang: true });
-    const { result } = await sender({ timeoutMs: 300 }).post(hook.urlFor('/slow'), body, svcHeaders);
+    const { result } = await sender().post(hook.urlFor('/slow'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, statusCode: null, error: 'timeout' });
     await hook.waitForRequests(1);
   });
@@ -227,7 +234,7 @@ describe('createHttpSender: receiver failures', () => {
   it('times out when the body does not finish within the deadline', async () => {
     const hook = await receiver();
     hook.respondWith({ body: 'partial', leaveOpen: true });
-    const { result } = await sender({ timeoutMs: 300 }).post(hook.urlFor('/trickle'), body, svcHeaders);
+    const { result } = await sender().post(hook.urlFor('/trickle'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, statusCode: 200, error: 'timeout' });
   });
 
@@ -468,7 +475,7 @@ describe('createHttpSender: what was sent and what came back', () => {
   it("keeps a failing receiver's body up to the deadline and no further, its class unchanged", async () => {
     const hook = await receiver();
     hook.respondWith({ status: 500, body: 'partial', leaveOpen: true });
-    const { result, response } = await sender({ timeoutMs: 300 }).post(hook.urlFor('/'), body, svcHeaders);
+    const { result, response } = await sender().post(hook.urlFor('/'), body, svcHeaders);
     expect(result).toMatchObject({ delivered: false, statusCode: 500, error: 'non_2xx' });
     expect(response).toMatchObject({ statusCode: 500, body: 'partial', bodyTruncated: true });
   });
@@ -476,7 +483,7 @@ describe('createHttpSender: what was sent and what came back', () => {
   it('keeps what arrived of a 2xx whose body the deadline cut off', async () => {
     const hook = await receiver();
     hook.respondWith({ body: 'partial', leaveOpen: true });
-    const { result, response } = await sender({ timeoutMs: 300 }).post(hook.urlFor('/'), body, svcHeaders);
+    const { result, response } = await sender().post(hook.urlFor('/'), body, svcHeaders);
     expect(result).toMatchObject({ statusCode: 200, error: 'timeout' });
     expect(response).toMatchObject({ statusCode: 200, body: 'partial', bodyTruncated: true });
   });
