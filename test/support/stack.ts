@@ -18,7 +18,7 @@ import { outcomesSignalled } from '../../src/temporal/lifecycle-client';
 import { lifecycleWorkflowId, listWriteWorkflowId } from '../../src/contract/workflows';
 import { startResettingServer } from './dead-server';
 import { startReceiver, type Receiver } from './receiver';
-import { createTestCa, issueServerCert, type Pem } from './tls';
+import { createTestCa, issueServerCert, type Pem } from '../../scripts/lib/tls';
 import { sdkMetricsUrl } from './runtime';
 import { waitFor } from './wait';
 
