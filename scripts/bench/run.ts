@@ -60,7 +60,7 @@ import * as noisyNeighbour from './scenarios/noisy-neighbour';
 import * as recovery from './scenarios/recovery';
 import * as registration from './scenarios/registration';
 import * as service from './scenarios/service';
-import { createTestCa, issueServerCert } from '../../test/support/tls';
+import { createTestCa, issueServerCert } from '../lib/tls';
 
 const SCENARIOS: Scenario[] = [
   ...baseline.scenarios,
@@ -132,7 +132,7 @@ async function main(): Promise<void> {
 }
 
 /**
- * Certificates: a CA made now (by the tests' own helpers), trusted by the service and the
+ * Certificates: a CA made now (scripts/lib/tls.ts, shared with the tests), trusted by the service and the
  * baseline through NODE_EXTRA_CA_CERTS, and the receivers' certificate for 127.0.0.1.
  */
 async function makeCertificates(runDir: string) {

@@ -9,7 +9,7 @@ import { startApiWithTemporalDown, useStackWithReceiver } from '../support/stack
 import { sample } from '../support/metrics';
 import { freePort } from '../support/ports';
 import { startReceiver } from '../support/receiver';
-import { createSelfSignedCert } from '../support/tls';
+import { createSelfSignedCert } from '../../scripts/lib/tls';
 import { waitFor } from '../support/wait';
 
 const suite = useStackWithReceiver();

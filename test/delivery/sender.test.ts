@@ -8,7 +8,7 @@ import { createHttpSender, type HttpSender, type HttpSenderOptions } from '../..
 import { signPayload, verifySignature } from '../../src/delivery/signing';
 import { type Resolver, checkWebhookUrl, createAddressPolicy } from '../../src/delivery/url-policy';
 import { type Receiver, startReceiver } from '../support/receiver';
-import { type Pem, createSelfSignedCert, createTestCa, issueServerCert } from '../support/tls';
+import { type Pem, createSelfSignedCert, createTestCa, issueServerCert } from '../../scripts/lib/tls';
 
 const USER_AGENT = 'svc-webhooks/0.0.0-test';
 const loopbackAllowed = createAddressPolicy(['127.0.0.0/8', '::1/128']);

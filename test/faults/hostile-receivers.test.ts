@@ -21,7 +21,7 @@ import { createAddressPolicy, type AddressPolicy, type Resolver } from '../../sr
 import type { DeliveryError, ReceivedResponse } from '../../src/objects';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
-import { createSelfSignedCert, issueServerCert, type Pem } from '../support/tls';
+import { createSelfSignedCert, issueServerCert, type Pem } from '../../scripts/lib/tls';
 import {
   afterRequestBytes,
   everyUntilClosed,

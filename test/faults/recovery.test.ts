@@ -20,7 +20,7 @@ import { ids, prepareServiceProcesses, startPart, type PartProcess, type Service
 import type { ReceivedRequest } from '../support/receiver';
 import { requestTo } from '../support/stack';
 import { waitFor } from '../support/wait';
-import { insertFailedEvents } from '../support/webhook-rows';
+import { insertFailedEvents } from '../../scripts/lib/failed-deliveries';
 import { recordScenario } from './support/scenarios';
 
 /** Temporal ends a run's history at 51,200 events or 50 MB. */

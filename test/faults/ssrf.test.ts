@@ -11,7 +11,7 @@ import { createHttpSender, type HttpSender } from '../../src/delivery/sender';
 import { createAddressPolicy } from '../../src/delivery/url-policy';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
-import { issueServerCert } from '../support/tls';
+import { issueServerCert } from '../../scripts/lib/tls';
 import { createTestDns, type TestDns } from './support/dns';
 import { httpBehaviour, startHostileServer, type Behaviour, type HostileServer } from './support/hostile-server';
 import { recordScenario } from './support/scenarios';

@@ -22,7 +22,7 @@ import type { Topic } from '../../src/topics';
 // @ts-expect-error: plain JavaScript, as a receiver would write it
 import { FileSeenStore, createReceiverServer } from '../../receivers/typescript/example-receiver.mjs';
 import { startTestStack, type TestStack } from '../support/stack';
-import { issueServerCert, type Pem } from '../support/tls';
+import { issueServerCert, type Pem } from '../../scripts/lib/tls';
 import { waitFor } from '../support/wait';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -12,7 +12,7 @@ import { listWriteWorkflowId } from '../../src/contract/workflows';
 import { freePort } from './ports';
 import { startReceiver, type Receiver } from './receiver';
 import { requestTo, type RequestFunction } from './stack';
-import { createTestCa, issueServerCert } from './tls';
+import { createTestCa, issueServerCert } from '../../scripts/lib/tls';
 import { waitFor } from './wait';
 
 const MAIN = path.resolve(__dirname, '../../dist/src/main.js');

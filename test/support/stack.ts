@@ -19,7 +19,7 @@ import { lifecycleWorkflowId, listWriteWorkflowId } from '../../src/contract/wor
 import { startResettingServer } from './dead-server';
 import { outcomesSignalled } from './outcome-signals';
 import { startReceiver, type Receiver } from './receiver';
-import { createTestCa, issueServerCert, type Pem } from './tls';
+import { createTestCa, issueServerCert, type Pem } from '../../scripts/lib/tls';
 import { sdkMetricsUrl } from './runtime';
 import { waitFor } from './wait';
 

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { DeliveryRecord } from '../../src/db/deliveries';
 import type { Db } from '../../src/db/sql';
 import { eventPayload, pingPayload } from '../../src/delivery/message';
@@ -58,18 +57,4 @@ export function attemptRecord(
         ? { statusCode: 200, headers: { 'content-type': 'text/plain', date: new Date().toUTCString() }, body: 'ok', bodyTruncated: false }
         : null,
   };
-}
-
-/**
- * `count` failed `list.changed` deliveries to `webhookId` of the writes 1..count of `listId`,
- * logged a millisecond apart up to now, written straight into the log: the window a recovery
- * sends again. (recordDeliveries would prune the log to its newest 1,000 rows as it went.)
- */
-export async function insertFailedEvents(sql: Db, webhookId: string, listId: string, count: number): Promise<void> {
-  // Ids of the usual form: 16 random hex digits, then the cursor in 8.
-  const prefix = `dlv_${randomBytes(8).toString('hex')}`;
-  await sql`
-    INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, outcome, status_code, error, duration_ms, attempted_at)
-    SELECT ${prefix} || lpad(to_hex(n), 8, '0'), ${webhookId}, 'event', 'list.changed', ${listId}, n, t, 'failed', 503, 'non_2xx', 1, t
-    FROM generate_series(1, ${count}::int) AS n, LATERAL (SELECT now() - make_interval(secs => (${count} - n) / 1000.0) AS t) AS at_n`;
 }

@@ -6,7 +6,7 @@ import { bulkTaskQueue, listWriteBatchWorkflowId, listWriteWorkflowId, recoveryW
 import { LARGE_WRITE_DELIVERIES } from '../../src/temporal/client';
 import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../src/limits';
 import { TOPICS } from '../../src/topics';
-import { insertFailedEvents } from '../support/webhook-rows';
+import { insertFailedEvents } from '../../scripts/lib/failed-deliveries';
 import { useStackWithReceiver } from '../support/stack';
 
 const DELIVERIES_PER_BATCH = 50;

@@ -65,48 +65,111 @@ export function computeStep({
   recordsPrunedUnseen = 0,
   skipped = new Set(),
 }: StepInput) {
-  const n = writes.t0.length;
-  /** list|cursor -> write index */
-  const writeOf = new Map<string, number>();
-  const acceptSteady: number[] = [];
-  const acceptAll: number[] = [];
-  const rejected: Record<string, number> = {};
-  let accepted = 0;
-  let acceptedSteady = 0;
-  let steadyWrites = 0;
-  const sendLag: number[] = [];
-  const expected = new Set<string>();
-  for (let i = 0; i < n; i++) {
+  const tally = tallyWrites(writes, recipients, steadyFrom);
+  const received = indexReceipts(receipts);
+  const records = indexRecords(recorded);
+  const found = reconcile({ writes, tally, received, records, steadyFrom, recordsPrunedUnseen, skipped });
+  const { expected } = tally;
+  const unexpectedReceipts = [...received.byKey.keys()].filter((key) => !expected.has(key));
+  const unexpectedRecords = [...records.keys()].filter((key) => !expected.has(key));
+  const { delivered, failedRecorded, skippedPaused, missing, duplicates } = found;
+  const ledger = {
+    sent: expected.size,
+    delivered,
+    failedRecorded,
+    skipped: skippedPaused,
+    missing: missing.length,
+    duplicates: duplicates.length,
+    badSignatures: received.badSignatures,
+    unexpected: unexpectedReceipts.length + unexpectedRecords.length,
+    recordsPrunedUnseen,
+    balanced:
+      expected.size === delivered + failedRecorded + skippedPaused + missing.length &&
+      missing.length === 0 &&
+      duplicates.length === 0 &&
+      received.badSignatures === 0 &&
+      unexpectedReceipts.length + unexpectedRecords.length === 0,
+    missingSample: missing.slice(0, 10),
+    duplicateSample: duplicates.slice(0, 10),
+    unexpectedSample: [...unexpectedReceipts, ...unexpectedRecords].slice(0, 10),
+  };
+
+  const steadySec = steadyMs / 1000;
+  return {
+    writes: {
+      scheduled: writes.t0.length,
+      steady: tally.steadyWrites,
+      accepted: tally.accepted,
+      rejected: tally.rejected,
+      bodyBytes: writes.bodyBytes,
+      maxInFlight: writes.maxInFlight,
+    },
+    acceptedPerSec: round(tally.acceptedSteady / steadySec),
+    deliveriesPerSec: round(found.deliveredSteady / steadySec),
+    deliveriesTotal: found.e2eAll.length,
+    acceptMs: percentiles(tally.acceptSteady),
+    e2eMs: percentiles(found.e2eSteady),
+    acceptMsAllPhases: percentiles(tally.acceptAll, [50, 99]),
+    e2eMsAllPhases: percentiles(found.e2eAll, [50, 99]),
+    generatorLagMs: percentiles(tally.sendLag, [50, 99]),
+    ledger,
+  };
+}
+
+/** The writes' answers and accept latencies, and the deliveries (webhook|list|cursor|topic) each accepted one is due. */
+function tallyWrites(writes: Writes, recipients: Recipients, steadyFrom: number) {
+  const tally = {
+    /** list|cursor -> write index */
+    writeOf: new Map<string, number>(),
+    expected: new Set<string>(),
+    acceptSteady: [] as number[],
+    acceptAll: [] as number[],
+    rejected: {} as Record<string, number>,
+    accepted: 0,
+    acceptedSteady: 0,
+    steadyWrites: 0,
+    sendLag: [] as number[],
+  };
+  for (let i = 0; i < writes.t0.length; i++) {
     const steady = writes.t0[i] >= steadyFrom;
-    if (steady) steadyWrites++;
-    sendLag.push(writes.sentLag[i]);
+    if (steady) tally.steadyWrites++;
+    tally.sendLag.push(writes.sentLag[i]);
     if (writes.status[i] !== 202) {
       const reason = writes.error[i] ?? `HTTP ${writes.status[i]}`;
-      rejected[reason] = (rejected[reason] ?? 0) + 1;
+      tally.rejected[reason] = (tally.rejected[reason] ?? 0) + 1;
       continue;
     }
-    accepted++;
+    tally.accepted++;
     const latency = writes.doneAt[i] - writes.t0[i];
-    acceptAll.push(latency);
+    tally.acceptAll.push(latency);
     if (steady) {
-      acceptedSteady++;
-      acceptSteady.push(latency);
+      tally.acceptedSteady++;
+      tally.acceptSteady.push(latency);
     }
     const list = writes.list[i];
-    writeOf.set(`${list}|${writes.cursor[i]}`, i);
-    for (const { webhookId, topic } of recipients.get(list) ?? []) expected.add(`${webhookId}|${list}|${writes.cursor[i]}|${topic}`);
+    tally.writeOf.set(`${list}|${writes.cursor[i]}`, i);
+    for (const { webhookId, topic } of recipients.get(list) ?? []) tally.expected.add(`${webhookId}|${list}|${writes.cursor[i]}|${topic}`);
   }
+  return tally;
+}
 
-  const received = new Map<string, { count: number; t: number; ok: boolean; status: number }>();
+/** The receipts by delivery key: how many, the first's time and answer; and the bad signatures. */
+function indexReceipts(receipts: Receipts) {
+  const byKey = new Map<string, { count: number; t: number; ok: boolean; status: number }>();
   let badSignatures = 0;
   for (let j = 0; j < receipts.t.length; j++) {
     const key = `${receipts.webhook[j]}|${receipts.list[j]}|${receipts.cursor[j]}|${receipts.event[j]}`;
     const ok = receipts.sigOk[j] === 1;
     if (!ok) badSignatures++;
-    const seen = received.get(key);
+    const seen = byKey.get(key);
     if (seen) seen.count++;
-    else received.set(key, { count: 1, t: receipts.t[j], ok, status: receipts.status[j] });
+    else byKey.set(key, { count: 1, t: receipts.t[j], ok, status: receipts.status[j] });
   }
+  return { byKey, badSignatures };
+}
+
+/** The service's log rows by delivery key: how many, and whether the last says delivered. */
+function indexRecords(recorded: Recorded[]) {
   const records = new Map<string, { count: number; delivered: boolean }>();
   for (const r of recorded) {
     const key = `${r.webhook}|${r.list}|${r.cursor}|${r.event}`;
@@ -116,77 +179,65 @@ export function computeStep({
       seen.delivered = r.delivered;
     } else records.set(key, { count: 1, delivered: r.delivered });
   }
+  return records;
+}
 
-  let delivered = 0;
-  let failedRecorded = 0;
-  let skippedPaused = 0;
+/** Each due delivery against its receipts and its log rows: delivered, failed, skipped, missing or twice; and its latency. */
+function reconcile({
+  writes,
+  tally,
+  received,
+  records,
+  steadyFrom,
+  recordsPrunedUnseen,
+  skipped,
+}: {
+  writes: Writes;
+  tally: ReturnType<typeof tallyWrites>;
+  received: ReturnType<typeof indexReceipts>;
+  records: ReturnType<typeof indexRecords>;
+  steadyFrom: number;
+  recordsPrunedUnseen: number;
+  skipped: Set<string>;
+}) {
+  const found = {
+    delivered: 0,
+    failedRecorded: 0,
+    skippedPaused: 0,
+    deliveredSteady: 0,
+    missing: [] as { key: string; why: string }[],
+    duplicates: [] as { key: string; received: number; recorded: number }[],
+    e2eSteady: [] as number[],
+    e2eAll: [] as number[],
+  };
   let receivedUnrecorded = 0;
-  const missing: { key: string; why: string }[] = [];
-  const duplicates: { key: string; received: number; recorded: number }[] = [];
-  const e2eSteady: number[] = [];
-  const e2eAll: number[] = [];
-  let deliveredSteady = 0;
-  for (const key of expected) {
-    const got = received.get(key);
+  for (const key of tally.expected) {
+    const got = received.byKey.get(key);
     const rec = records.get(key);
-    if ((got && got.count > 1) || (rec && rec.count > 1)) duplicates.push({ key, received: got?.count ?? 0, recorded: rec?.count ?? 0 });
+    if ((got && got.count > 1) || (rec && rec.count > 1))
+      found.duplicates.push({ key, received: got?.count ?? 0, recorded: rec?.count ?? 0 });
     if (got) {
       const [, list, cursor] = key.split('|');
-      const i = writeOf.get(`${list}|${cursor}`)!;
+      const i = tally.writeOf.get(`${list}|${cursor}`)!;
       const latency = got.t - writes.t0[i];
-      e2eAll.push(latency);
+      found.e2eAll.push(latency);
       if (writes.t0[i] >= steadyFrom) {
-        e2eSteady.push(latency);
-        deliveredSteady++;
+        found.e2eSteady.push(latency);
+        found.deliveredSteady++;
       }
     }
-    if (rec && !rec.delivered) failedRecorded++;
-    else if (rec && got) delivered++;
-    else if (rec) missing.push({ key, why: 'recorded as delivered, never received' });
+    if (rec && !rec.delivered) found.failedRecorded++;
+    else if (rec && got) found.delivered++;
+    else if (rec) found.missing.push({ key, why: 'recorded as delivered, never received' });
     else if (got) receivedUnrecorded++;
-    else if (skipped.has(key)) skippedPaused++;
-    else missing.push({ key, why: 'neither received nor recorded' });
+    else if (skipped.has(key)) found.skippedPaused++;
+    else found.missing.push({ key, why: 'neither received nor recorded' });
   }
   // Rows the service logged but pruned (it keeps the newest 1000 per webhook) before the
   // harness read them: a receipt without its row is then no loss.
   const explained = Math.min(receivedUnrecorded, recordsPrunedUnseen);
-  delivered += explained;
-  for (let k = explained; k < receivedUnrecorded; k++) missing.push({ key: '(one of the received)', why: 'received, never recorded' });
-
-  const unexpectedReceipts = [...received.keys()].filter((key) => !expected.has(key));
-  const unexpectedRecords = [...records.keys()].filter((key) => !expected.has(key));
-  const ledger = {
-    sent: expected.size,
-    delivered,
-    failedRecorded,
-    skipped: skippedPaused,
-    missing: missing.length,
-    duplicates: duplicates.length,
-    badSignatures,
-    unexpected: unexpectedReceipts.length + unexpectedRecords.length,
-    recordsPrunedUnseen,
-    balanced:
-      expected.size === delivered + failedRecorded + skippedPaused + missing.length &&
-      missing.length === 0 &&
-      duplicates.length === 0 &&
-      badSignatures === 0 &&
-      unexpectedReceipts.length + unexpectedRecords.length === 0,
-    missingSample: missing.slice(0, 10),
-    duplicateSample: duplicates.slice(0, 10),
-    unexpectedSample: [...unexpectedReceipts, ...unexpectedRecords].slice(0, 10),
-  };
-
-  const steadySec = steadyMs / 1000;
-  return {
-    writes: { scheduled: n, steady: steadyWrites, accepted, rejected, bodyBytes: writes.bodyBytes, maxInFlight: writes.maxInFlight },
-    acceptedPerSec: round(acceptedSteady / steadySec),
-    deliveriesPerSec: round(deliveredSteady / steadySec),
-    deliveriesTotal: e2eAll.length,
-    acceptMs: percentiles(acceptSteady),
-    e2eMs: percentiles(e2eSteady),
-    acceptMsAllPhases: percentiles(acceptAll, [50, 99]),
-    e2eMsAllPhases: percentiles(e2eAll, [50, 99]),
-    generatorLagMs: percentiles(sendLag, [50, 99]),
-    ledger,
-  };
+  found.delivered += explained;
+  for (let k = explained; k < receivedUnrecorded; k++)
+    found.missing.push({ key: '(one of the received)', why: 'received, never recorded' });
+  return found;
 }

@@ -2,13 +2,13 @@
 // drain, the ledger, CPU, memory, event-loop delays and the SDK's metrics.
 import os from 'node:os';
 import { CONFIG, QUICK, log } from './config';
-import { computeStep, type Recipients } from './ledger';
+import { computeStep, type Receipts, type Recipients, type StepFigures } from './ledger';
 import { scanServerLog, serverLogOffset } from './logs';
-import { clockTicks, machineTicks, type ProcessSampler } from './proc';
+import { clockTicks, machineTicks, type Measured, type ProcessSampler } from './proc';
 import { diffSdkMetrics, scrapeSdkMetrics } from './sdk-metrics';
 import { sleep } from './stack';
 import { nowMs, round } from './stats';
-import { type Context, type Idle, type StepResult, type Target } from './types';
+import { type Context, type Idle, type OutcomesPoller, type ReceiptSource, type StepResult, type Target } from './types';
 
 export interface StepOptions {
   rate: number;
@@ -73,9 +73,70 @@ export async function runStep({
     },
     totalMs + CONFIG.writeTimeoutMs + 60_000,
   );
-  const sentEnd = nowMs();
   const expected = writes.status.reduce((sum, status, i) => sum + (status === 202 ? (recipients.get(writes.list[i])?.length ?? 0) : 0), 0);
-  // Drain: until every expected delivery is recorded and every recorded one was received.
+  const { drained, drainMs } = await drain({ expected, poller, receivers, skippedKeys, drainLimitMs });
+  const measured = window();
+  const outsideLoad = outside.stop();
+  const receiverCounts = await receivers.counts();
+  const baselineCounts = target.child ? await target.child.counts() : undefined;
+  const eventLoopDelay = await loopDelays(ctx, target);
+  const sdkAfter = await scrapeSdkMetrics(target.metricsUrl);
+  const recorded = await poller.take();
+  const prunedUnseen = await poller.prunedUnseen();
+  await poller.stop();
+  const receipts = await receivers.take();
+  const figures = computeStep({
+    writes,
+    receipts,
+    recorded,
+    recipients,
+    steadyFrom: startAt + warmupMs,
+    steadyMs,
+    recordsPrunedUnseen: prunedUnseen,
+    skipped: skippedKeys(),
+  });
+  const failures = judge(figures);
+  return {
+    rate,
+    quiet,
+    warmupMs,
+    steadyMs,
+    drainMs,
+    drained,
+    ...figures,
+    cpu: measured,
+    ...cpuPerDelivery(measured, target, idle, figures.deliveriesTotal),
+    workerPeakRssMiB: measured.groups[target.workerGroup]?.peakRssMiB ?? null,
+    lastFailureReceiptAt: lastFailureReceipt(receipts),
+    sdk: diffSdkMetrics(sdkBefore, sdkAfter),
+    eventLoopDelay,
+    outsideLoad,
+    receiverTlsConnections: receiverCounts.connections - connectionsBefore,
+    baselineMaxPostsInFlight: baselineCounts?.maxInFlight,
+    temporalLog:
+      target.kind === 'service'
+        ? (({ warnings, errors, byMessage }) => ({ warnings, errors, byMessage }))(scanServerLog(logAt))
+        : undefined,
+    pass: failures.length === 0,
+    failures,
+  };
+}
+
+/** Waits until every expected delivery is recorded and every recorded one was received, or the limit. */
+async function drain({
+  expected,
+  poller,
+  receivers,
+  skippedKeys,
+  drainLimitMs,
+}: {
+  expected: number;
+  poller: OutcomesPoller;
+  receivers: Pick<ReceiptSource, 'counts'>;
+  skippedKeys: () => Set<string>;
+  drainLimitMs: number;
+}): Promise<{ drained: boolean; drainMs: number }> {
+  const sentEnd = nowMs();
   let drained = false;
   while (nowMs() - sentEnd < drainLimitMs) {
     const recorded = await poller.count();
@@ -89,33 +150,20 @@ export async function runStep({
   }
   const drainMs = Math.round(nowMs() - sentEnd);
   await sleep(300); // a last straggler (a duplicate) would show
-  const measured = window();
-  const outsideLoad = outside.stop();
-  const receiverCounts = await receivers.counts();
-  const baselineCounts = target.child ? await target.child.counts() : undefined;
-  const eventLoopDelay = await loopDelays(ctx, target);
-  const sdkAfter = await scrapeSdkMetrics(target.metricsUrl);
-  const recorded = await poller.take();
-  const prunedUnseen = await poller.prunedUnseen();
-  await poller.stop();
-  const receipts = await receivers.take();
-  let lastFailureReceiptAt: number | null = null;
+  return { drained, drainMs };
+}
+
+/** When the receivers answered the last failure, if any. */
+function lastFailureReceipt(receipts: Receipts): number | null {
+  let last: number | null = null;
   for (let j = 0; j < receipts.t.length; j++) {
-    if (receipts.status[j] !== 200 && (lastFailureReceiptAt === null || receipts.t[j] > lastFailureReceiptAt))
-      lastFailureReceiptAt = receipts.t[j];
+    if (receipts.status[j] !== 200 && (last === null || receipts.t[j] > last)) last = receipts.t[j];
   }
-  const figures = computeStep({
-    writes,
-    receipts,
-    recorded,
-    recipients,
-    steadyFrom: startAt + warmupMs,
-    steadyMs,
-    recordsPrunedUnseen: prunedUnseen,
-    skipped: skippedKeys(),
-  });
-  const sum = (names: string[]) => names.reduce((s, n) => s + (measured.groups[n]?.cpuMs ?? 0), 0);
-  const deliveries = Math.max(1, figures.deliveriesTotal);
+  return last;
+}
+
+/** Why a step fails: each criterion it misses. */
+function judge(figures: StepFigures): string[] {
   const failures: string[] = [];
   if (!figures.ledger.balanced) failures.push('ledger does not balance');
   if (figures.writes.accepted < figures.writes.scheduled)
@@ -124,15 +172,14 @@ export async function runStep({
     failures.push(`e2e p99 ${figures.e2eMs.p99} ms >= ${CONFIG.criteria.e2eP99Ms}`);
   if (!(figures.acceptMs.p99 !== null && figures.acceptMs.p99 < CONFIG.criteria.acceptP99Ms))
     failures.push(`accept p99 ${figures.acceptMs.p99} ms >= ${CONFIG.criteria.acceptP99Ms}`);
+  return failures;
+}
+
+/** CPU-ms per delivery (all processes, the service's, all net of idle) and the ceiling it allows. */
+function cpuPerDelivery(measured: Measured, target: Target, idle: Idle | undefined, deliveriesTotal: number) {
+  const sum = (names: string[]) => names.reduce((s, n) => s + (measured.groups[n]?.cpuMs ?? 0), 0);
+  const deliveries = Math.max(1, deliveriesTotal);
   return {
-    rate,
-    quiet,
-    warmupMs,
-    steadyMs,
-    drainMs,
-    drained,
-    ...figures,
-    cpu: measured,
     cpuMsPerDelivery: {
       all: round(sum(target.groups) / deliveries, 3),
       service: round(sum(target.serviceGroups) / deliveries, 3),
@@ -145,19 +192,6 @@ export async function runStep({
         : null,
     },
     cpuCeilingPerSec: round((os.cpus().length * 1000) / Math.max(0.001, sum(target.groups) / deliveries)),
-    workerPeakRssMiB: measured.groups[target.workerGroup]?.peakRssMiB ?? null,
-    lastFailureReceiptAt,
-    sdk: diffSdkMetrics(sdkBefore, sdkAfter),
-    eventLoopDelay,
-    outsideLoad,
-    receiverTlsConnections: receiverCounts.connections - connectionsBefore,
-    baselineMaxPostsInFlight: baselineCounts?.maxInFlight,
-    temporalLog:
-      target.kind === 'service'
-        ? (({ warnings, errors, byMessage }) => ({ warnings, errors, byMessage }))(scanServerLog(logAt))
-        : undefined,
-    pass: failures.length === 0,
-    failures,
   };
 }
 

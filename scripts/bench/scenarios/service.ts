@@ -66,6 +66,9 @@ interface ServiceProcess {
   logFile: string;
 }
 
+/** A call to the service's internal API. */
+type Internal = ServiceTarget['internal'];
+
 /** A workload run on the service as `startService` starts it, its id `${mode}-${kind}`. */
 export function serviceWorkload(
   kind: WorkloadScenario['kind'],
@@ -111,6 +114,70 @@ export async function startService(
   // Where the worker's metrics (with the Temporal SDK's) answer, when the build has them.
   const workerPort = await stack.freePort();
   const metricsUrl = mode === 'split' ? `http://127.0.0.1:${workerPort}/metrics` : `${baseUrl}/metrics`;
+  let processes: ServiceProcess[];
+  try {
+    processes = await startProcesses(mode, { env, scenarioDir, apiPort, workerPort, baseUrl });
+  } catch (error) {
+    await stopSql();
+    await db.drop();
+    await temporal.stop();
+    throw error;
+  }
+  const [{ pid: harnessBackend }] = await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+  const pg = await stack.postgresPids(ctx.database.admin, db.name, [harnessBackend]);
+  // Every worker process counts in the one group `worker`.
+  const groupOf = (name: string) => (name.startsWith('worker') ? 'worker' : name);
+  const processGroups = [...new Set(processes.map((p) => groupOf(p.name)))];
+  for (const group of processGroups)
+    ctx.sampler.addGroup(group, () => processes.filter((p) => groupOf(p.name) === group).map((p) => p.pid));
+  const stopSamplingTemporal = sampleTemporal(ctx.sampler, temporal);
+  ctx.sampler.addGroup('postgres', () => pg.get());
+  const groups = [...processGroups, 'temporal', 'postgres', 'receivers', 'generator'];
+  const internal: Internal = (method, route, body) => call(baseUrl, method, route, internalApiToken, body);
+
+  return {
+    kind: 'service',
+    mode,
+    baseUrl,
+    token: internalApiToken,
+    groups,
+    serviceGroups: [...processGroups, 'temporal', 'postgres'],
+    workerGroup: mode === 'split' ? 'worker' : 'service',
+    metricsUrl,
+    temporal,
+    sql,
+    logFiles: processes.map((p) => ({ name: p.name, file: p.logFile })),
+    internal,
+    setUpFanout: (lists: ListLayout[]) => setUpFanout(ctx, baseUrl, internal, lists),
+    outcomesPoller: (webhookIds: string[]) => deliveryLogPoller(sql, webhookIds),
+    async stop() {
+      stopSamplingTemporal();
+      pg.stop();
+      for (const group of processGroups) ctx.sampler.removeGroup(group);
+      ctx.sampler.removeGroup('postgres');
+      for (const p of [...processes].reverse()) await p.stop();
+      await stopSql();
+      await temporal.stop();
+      await db.drop();
+    },
+  };
+}
+
+/**
+ * The service's processes: the workers (the first migrates the database too), then the API
+ * (split); or the one process (single). Each is `main.js` on `env`, waited for until ready; on
+ * a failure, those started are stopped.
+ */
+async function startProcesses(
+  mode: 'split' | 'single',
+  {
+    env,
+    scenarioDir,
+    apiPort,
+    workerPort,
+    baseUrl,
+  }: { env: NodeJS.ProcessEnv; scenarioDir: string; apiPort: number; workerPort: number; baseUrl: string },
+): Promise<ServiceProcess[]> {
   const main = path.join(DIST, 'src/main.js');
   const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const processes: ServiceProcess[] = [];
@@ -137,7 +204,6 @@ export async function startService(
   const apiReady = () => stack.httpOk(`${baseUrl}/readyz`);
   try {
     if (mode === 'split') {
-      // The workers first (the first migrates the database too), then the API.
       const workerReady = (logFile: string) => fs.promises.readFile(logFile, 'utf8').then((text) => /^Worker/m.test(text));
       const mainOnly = CONFIG.bulkWorkers > 0 ? { extraEnv: { WORKER_TASK_QUEUES: 'main' } } : {};
       for (let n = 1; n <= CONFIG.workers; n++) {
@@ -158,78 +224,40 @@ export async function startService(
     }
   } catch (error) {
     for (const p of processes.reverse()) await p.stop();
-    await stopSql();
-    await db.drop();
-    await temporal.stop();
     throw error;
   }
-  const [{ pid: harnessBackend }] = await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
-  const pg = await stack.postgresPids(ctx.database.admin, db.name, [harnessBackend]);
-  // Every worker process counts in the one group `worker`.
-  const groupOf = (name: string) => (name.startsWith('worker') ? 'worker' : name);
-  const processGroups = [...new Set(processes.map((p) => groupOf(p.name)))];
-  for (const group of processGroups)
-    ctx.sampler.addGroup(group, () => processes.filter((p) => groupOf(p.name) === group).map((p) => p.pid));
-  const stopSamplingTemporal = sampleTemporal(ctx.sampler, temporal);
-  ctx.sampler.addGroup('postgres', () => pg.get());
-  const groups = [...processGroups, 'temporal', 'postgres', 'receivers', 'generator'];
-  const internal = <T = unknown>(method: string, route: string, body: unknown) => call<T>(baseUrl, method, route, internalApiToken, body);
+  return processes;
+}
 
-  return {
-    kind: 'service',
-    mode,
-    baseUrl,
-    token: internalApiToken,
-    groups,
-    serviceGroups: [...processGroups, 'temporal', 'postgres'],
-    workerGroup: mode === 'split' ? 'worker' : 'service',
-    metricsUrl,
-    temporal,
-    sql,
-    logFiles: processes.map((p) => ({ name: p.name, file: p.logFile })),
-    internal,
-    /** Real accounts, lists and webhooks through the API (each registration pings its receiver). */
-    async setUpFanout(lists: ListLayout[]) {
-      const result = [];
-      for (const { listId, webhooks, events = ['list.changed'] } of lists) {
-        // At most 5 webhooks per account: the list's owner takes 5, members the rest.
-        const accounts: Account[] = [];
-        for (let i = 0; i < Math.ceil(webhooks.length / 5); i++) accounts.push(await createAccount(internal));
-        const [owner, ...members] = accounts;
-        const put = await internal('PUT', `/internal/v3/lists/${listId}`, {
-          ownerAccountId: owner.id,
-          memberAccountIds: members.map((m) => m.id),
-        });
-        if (put.status !== 201 && put.status !== 200) throw new Error(`PUT list answered ${put.status}`);
-        const webhookIds: string[] = [];
-        for (const [i, { url }] of webhooks.entries()) {
-          const account = accounts[Math.floor(i / 5)];
-          const registered = await call<{ id: string; secret: string }>(baseUrl, 'POST', '/v3/webhooks', account.token, {
-            url,
-            events,
-          });
-          if (registered.status !== 201)
-            throw new Error(`registering ${url} answered ${registered.status}: ${JSON.stringify(registered.body)}`);
-          webhookIds.push(registered.body.id);
-          await ctx.receivers('secrets', { entries: [[registered.body.id, registered.body.secret]] });
-          account.webhooks = [...(account.webhooks ?? []), registered.body.id];
-        }
-        result.push({ listId, webhookIds, accounts });
-      }
-      return result;
-    },
-    outcomesPoller: (webhookIds: string[]) => deliveryLogPoller(sql, webhookIds),
-    async stop() {
-      stopSamplingTemporal();
-      pg.stop();
-      for (const group of processGroups) ctx.sampler.removeGroup(group);
-      ctx.sampler.removeGroup('postgres');
-      for (const p of [...processes].reverse()) await p.stop();
-      await stopSql();
-      await temporal.stop();
-      await db.drop();
-    },
-  };
+/** Real accounts, lists and webhooks through the API (each registration pings its receiver). */
+async function setUpFanout(ctx: Context, baseUrl: string, internal: Internal, lists: ListLayout[]) {
+  const result = [];
+  for (const { listId, webhooks, events = ['list.changed'] } of lists) {
+    // At most 5 webhooks per account: the list's owner takes 5, members the rest.
+    const accounts: Account[] = [];
+    for (let i = 0; i < Math.ceil(webhooks.length / 5); i++) accounts.push(await createAccount(internal));
+    const [owner, ...members] = accounts;
+    const put = await internal('PUT', `/internal/v3/lists/${listId}`, {
+      ownerAccountId: owner.id,
+      memberAccountIds: members.map((m) => m.id),
+    });
+    if (put.status !== 201 && put.status !== 200) throw new Error(`PUT list answered ${put.status}`);
+    const webhookIds: string[] = [];
+    for (const [i, { url }] of webhooks.entries()) {
+      const account = accounts[Math.floor(i / 5)];
+      const registered = await call<{ id: string; secret: string }>(baseUrl, 'POST', '/v3/webhooks', account.token, {
+        url,
+        events,
+      });
+      if (registered.status !== 201)
+        throw new Error(`registering ${url} answered ${registered.status}: ${JSON.stringify(registered.body)}`);
+      webhookIds.push(registered.body.id);
+      await ctx.receivers('secrets', { entries: [[registered.body.id, registered.body.secret]] });
+      account.webhooks = [...(account.webhooks ?? []), registered.body.id];
+    }
+    result.push({ listId, webhookIds, accounts });
+  }
+  return result;
 }
 
 /** Reads the delivery log as it grows (the service prunes it to the newest 1000 per webhook). */

@@ -1,4 +1,6 @@
-// Test certificates, generated per run (nothing checked in). All RSA 2048 / SHA-256.
+// Certificates for the tests and the bench, generated per run (nothing checked in). All RSA
+// 2048 / SHA-256. Here rather than in test/support, so that the bench need not import a test
+// helper, nor the product carry what only its tests and its bench use.
 import net from 'node:net';
 import { generate } from 'selfsigned';
 
@@ -12,7 +14,7 @@ export interface Validity {
   notAfterDate?: Date;
 }
 
-/** A certificate authority the tests trust explicitly (HttpSenderOptions.ca). */
+/** A certificate authority that the service under test trusts explicitly (HttpSenderOptions.ca, NODE_EXTRA_CA_CERTS). */
 export async function createTestCa(): Promise<Pem> {
   const pems = await generate([{ name: 'commonName', value: 'svc-webhooks test CA' }], {
     algorithm: 'sha256',

@@ -1,0 +1,38 @@
+// The report's head: the run, the machine it ran on, and how a step is judged.
+import { type Report } from '../lib/types';
+import { num } from './format';
+
+export function header(report: Report): string[] {
+  const { config: c, environment: e } = report;
+  const out = [`# Benchmark ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC (${c.quick ? 'quick: BENCH_QUICK=1' : 'full'})`, ''];
+  out.push(
+    [
+      `${e.cpu}, ${e.cores} cores, ${e.memoryGiB} GiB`,
+      `Node ${e.node}`,
+      `Temporal SDK ${e.temporalSdk}, ${e.temporalCli}`,
+      String(e.postgres).split(' on ')[0],
+      `commit ${e.git.commit?.slice(0, 10) ?? '?'}${e.git.dirty ? ' (uncommitted changes)' : ''}`,
+      `load average at start ${e.loadAverageAtStart.join(' ')}.`,
+    ].join('; '),
+  );
+  if (e.postgresCommitMs) {
+    const p = e.postgresCommitMs;
+    out.push(
+      'PostgreSQL commit latency on this machine ' +
+        '(one small transaction every 50 ms, idle, before the scenarios; every accepted write waits for one): ' +
+        `p50 ${num(p.p50)} ms, p99 ${num(p.p99)} ms, max ${num(p.max)} ms; ${p.over50} of ${p.commits} over 50 ms.`,
+    );
+  }
+  out.push(
+    [
+      'Open loop: writes due at fixed times t0, every latency from t0.',
+      `Steps of ${c.warmupMs / 1000} s warm-up + ${c.steadyMs / 1000} s steady (the figures) + drain (at most ${c.drainMs / 1000} s).`,
+      `Knee: the highest step with end-to-end p99 < ${c.criteria.e2eP99Ms} ms, accept p99 < ${c.criteria.acceptP99Ms} ms,` +
+        ' every write accepted and a balanced ledger; stepping stops at the first step that fails.',
+      `A failed step is run ${c.repeatsOfFailedStep ?? 0} more time(s) and the last attempt counts` +
+        ' (single stalls of the disk fail steps at random); the steps table says so.',
+    ].join(' '),
+  );
+  out.push('');
+  return out;
+}
