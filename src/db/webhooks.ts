@@ -2,6 +2,7 @@ import type { Topic } from '../topics';
 import type { Notice, Webhook } from '../objects';
 import type { WebhookLifecycleState } from '../contract/payloads';
 import { noticeCrossed, type CountedState } from '../notices/crossing';
+import { storedFailureCount, storeFailureCount } from './failure-count';
 import { insertNotice, type NoticeMailState } from './notices';
 import type { Db, Sql } from './sql';
 
@@ -111,8 +112,7 @@ export interface MirroredState {
 export function mirrorWebhookState(sql: Sql, state: WebhookLifecycleState, { mailNotices = false } = {}): Promise<MirroredState> {
   return sql.begin(async (tx): Promise<MirroredState> => {
     const [before] = await tx<(CountedState & { accountId: string; url: string; hasAddress: boolean; pendingMail: string[] })[]>`
-      SELECT w.status, w.paused_reason AS "pausedReason", w.consecutive_failures AS "consecutiveFailures",
-             w.failures_counted::float8 AS "failuresCounted", w.account_id AS "accountId", w.url,
+      SELECT w.status, w.paused_reason AS "pausedReason", ${storedFailureCount(tx)}, w.account_id AS "accountId", w.url,
              a.notification_email IS NOT NULL AS "hasAddress",
              ARRAY(SELECT id FROM notices n WHERE n.webhook_id = w.id AND n.mail = 'pending' ORDER BY n.created_at, n.id) AS "pendingMail"
       FROM webhooks w JOIN accounts a ON a.id = w.account_id
@@ -126,9 +126,8 @@ export function mirrorWebhookState(sql: Sql, state: WebhookLifecycleState, { mai
       before.failuresCounted === state.failuresCounted;
     if (unchanged) return { paused: false, notice: null, pendingMail: before.pendingMail };
     await tx`
-      UPDATE webhooks SET status = ${state.status}, paused_reason = ${state.pausedReason},
-                          consecutive_failures = ${state.consecutiveFailures},
-                          failures_counted = ${state.failuresCounted}, updated_at = now()
+      UPDATE webhooks SET status = ${state.status}, paused_reason = ${state.pausedReason}, ${storeFailureCount(tx, state)},
+                          updated_at = now()
       WHERE id = ${state.webhookId}`;
     const paused = before.status === 'active' && state.status === 'paused';
     const type = noticeCrossed(before, state);

@@ -8,22 +8,14 @@ import { recordDeliveries } from '../../src/db/deliveries';
 import { claimNoticeMail, insertNotice, listNotices, markNoticeMail } from '../../src/db/notices';
 import { mirrorWebhookState } from '../../src/db/webhooks';
 import { useMigratedDatabase } from '../support/database';
-import { attemptRecord, insertWebhook } from '../support/webhook-rows';
+import { attemptRecord, initialLifecycleState, insertWebhook } from '../support/webhook-rows';
 
 const database = useMigratedDatabase({ connections: 4 });
 
 async function newWebhook(notificationEmail: string | null = 'owner@example.com') {
   const account = await createAccount(database.sql, 'notices test', notificationEmail);
   const webhookId = await insertWebhook(database.sql, account.id);
-  const state: WebhookLifecycleState = {
-    webhookId,
-    accountId: account.id,
-    status: 'active',
-    pausedReason: null,
-    consecutiveFailures: 0,
-    failuresCounted: 0,
-  };
-  return { accountId: account.id, webhookId, state };
+  return { accountId: account.id, webhookId, state: initialLifecycleState(webhookId, account.id) };
 }
 
 const failing = (state: WebhookLifecycleState, count: number): WebhookLifecycleState => ({
