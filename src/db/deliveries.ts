@@ -12,6 +12,7 @@ import type {
   SentRequest,
   WebhookStatus,
 } from '../objects';
+import { addReportedFailures, failuresToReset, reportsFailure } from './failure-count';
 import type { Db } from './sql';
 
 // ---- where a delivery goes, and the claim of its one attempt ----
@@ -100,11 +101,6 @@ function outcomeColumns(result: DeliveryRecord['result']) {
   };
 }
 
-/** A failed event delivery counts against its webhook; a skipped one, a ping's or redelivery's, or our own (`internal`) never does. */
-function reportsFailure({ kind, result }: DeliveryRecord): boolean {
-  return kind === 'event' && result !== 'skipped' && !result.delivered && result.error !== 'internal';
-}
-
 /** The log keeps at least this many attempts per webhook; older ones are pruned. */
 export const DELIVERY_LOG_KEPT = 1000;
 /** Pruning runs once every this many attempts of a webhook, not on every insert. */
@@ -119,9 +115,8 @@ const JSON_OID = 114;
  * and then prunes a webhook's log. A failed event
  * delivery is also reported against its webhook, in the same statement, before its workflow
  * hears of it; a skipped one is logged and neither reported nor counted. `failuresToReset`,
- * for each attempt: whether, once the statement has counted the attempts, its webhook has a
- * failure count above 0 or failures its workflow has yet to count; a success then has
- * something to reset. Attempts of one webhook in one call are concurrent, so a success
+ * for each attempt: whether, once the statement has counted the attempts, a success of its
+ * webhook has a failure to reset (failure-count.ts). Attempts of one webhook in one call are concurrent, so a success
  * among them counts as coming after their failures.
  */
 export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRecord[]): Promise<{ failuresToReset: boolean }[]> {
@@ -135,7 +130,7 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
     at: delivery.at,
     redelivery_of: delivery.redeliveryOf ?? null,
     ...outcomeColumns(delivery.result),
-    reports_failure: reportsFailure(delivery) ? 1 : 0,
+    reports_failure: reportsFailure(delivery.kind, delivery.result) ? 1 : 0,
     request: delivery.request,
     response: delivery.response,
   }));
@@ -152,11 +147,9 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
       -- In the order of their ids, so that two calls counting the same webhooks cannot deadlock.
       SELECT w.id, p.attempts, p.failures FROM webhooks w JOIN per_webhook p ON p.webhook_id = w.id ORDER BY w.id FOR UPDATE OF w
     ), counted AS (
-      UPDATE webhooks w SET deliveries_logged = w.deliveries_logged + p.attempts,
-                            failures_reported = w.failures_reported + p.failures
+      UPDATE webhooks w SET deliveries_logged = w.deliveries_logged + p.attempts, ${addReportedFailures(sql, sql`p.failures`)}
       FROM locked p WHERE w.id = p.id
-      RETURNING w.id, w.account_id, w.deliveries_logged, p.attempts,
-                w.consecutive_failures > 0 OR w.failures_reported > w.failures_counted AS failures_to_reset
+      RETURNING w.id, w.account_id, w.deliveries_logged, p.attempts, ${failuresToReset(sql)} AS failures_to_reset
     ), inserted AS (
       INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, redelivery_of, outcome, status_code, error, duration_ms,
                               request, response)
@@ -186,11 +179,16 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
   return deliveries.map((delivery) => ({ failuresToReset: toReset.get(delivery.webhookId) ?? false }));
 }
 
+/**
+ * Deletes the webhook's attempts older than its newest DELIVERY_LOG_KEPT: those before the
+ * last one kept, found by walking the index of the log's order, as one range of that index
+ * rather than a lookup by id each.
+ */
 export async function pruneDeliveryLog(sql: Db, webhookId: string): Promise<void> {
   await sql`
-    DELETE FROM deliveries WHERE webhook_id = ${webhookId} AND id IN (
-      SELECT id FROM deliveries WHERE webhook_id = ${webhookId}
-      ORDER BY attempted_at DESC, id DESC OFFSET ${DELIVERY_LOG_KEPT})`;
+    DELETE FROM deliveries WHERE webhook_id = ${webhookId} AND (attempted_at, id) < (
+      SELECT attempted_at, id FROM deliveries WHERE webhook_id = ${webhookId}
+      ORDER BY attempted_at DESC, id DESC OFFSET ${DELIVERY_LOG_KEPT - 1} LIMIT 1)`;
 }
 
 interface DeliveryLogRow {

@@ -1,6 +1,7 @@
 import type { Topic } from '../topics';
 import type { Notice, NoticeType, Webhook } from '../objects';
 import type { WebhookLifecycleState } from '../contract/payloads';
+import { storedFailureCount, storeFailureCount } from './failure-count';
 import { insertNotice, type NoticeMailState } from './notices';
 import type { Db, Sql } from './sql';
 
@@ -119,8 +120,7 @@ export interface MirroredState {
 export function mirrorWebhookState(sql: Sql, state: WebhookLifecycleState, { noticeFor, mailNotices }: StoreRules): Promise<MirroredState> {
   return sql.begin(async (tx): Promise<MirroredState> => {
     const [before] = await tx<(StoredCount & { accountId: string; url: string; hasAddress: boolean; pendingMail: string[] })[]>`
-      SELECT w.status, w.paused_reason AS "pausedReason", w.consecutive_failures AS "consecutiveFailures",
-             w.failures_counted::float8 AS "failuresCounted", w.account_id AS "accountId", w.url,
+      SELECT w.status, w.paused_reason AS "pausedReason", ${storedFailureCount(tx)}, w.account_id AS "accountId", w.url,
              a.notification_email IS NOT NULL AS "hasAddress",
              ARRAY(SELECT id FROM notices n WHERE n.webhook_id = w.id AND n.mail = 'pending' ORDER BY n.created_at, n.id) AS "pendingMail"
       FROM webhooks w JOIN accounts a ON a.id = w.account_id
@@ -134,9 +134,8 @@ export function mirrorWebhookState(sql: Sql, state: WebhookLifecycleState, { not
       before.failuresCounted === state.failuresCounted;
     if (unchanged) return { paused: false, notice: null, pendingMail: before.pendingMail };
     await tx`
-      UPDATE webhooks SET status = ${state.status}, paused_reason = ${state.pausedReason},
-                          consecutive_failures = ${state.consecutiveFailures},
-                          failures_counted = ${state.failuresCounted}, updated_at = now()
+      UPDATE webhooks SET status = ${state.status}, paused_reason = ${state.pausedReason}, ${storeFailureCount(tx, state)},
+                          updated_at = now()
       WHERE id = ${state.webhookId}`;
     const paused = before.status === 'active' && state.status === 'paused';
     const type = noticeFor(before, state);

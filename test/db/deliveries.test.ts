@@ -69,6 +69,22 @@ describe('recordDeliveries', () => {
     expect(await database.sql`SELECT 1 FROM deliveries WHERE webhook_id = ${webhookId}`).toHaveLength(0);
   });
 
+  it("deletes a webhook's log with the webhook, and with its account", async () => {
+    const deleted = await newWebhook();
+    const ofDeletedAccount = await newWebhook();
+    const kept = await newWebhook();
+    const webhookIds = [deleted.webhookId, ofDeletedAccount.webhookId, kept.webhookId];
+    await recordDeliveries(
+      database.sql,
+      webhookIds.map((webhookId) => attemptRecord(webhookId)),
+    );
+    await database.sql`DELETE FROM webhooks WHERE id = ${deleted.webhookId}`;
+    await database.sql`DELETE FROM accounts WHERE id = ${ofDeletedAccount.accountId}`;
+    const logged = await database.sql<{ webhookId: string }[]>`
+      SELECT webhook_id AS "webhookId" FROM deliveries WHERE webhook_id IN ${database.sql(webhookIds)}`;
+    expect(logged).toEqual([{ webhookId: kept.webhookId }]);
+  });
+
   it('logs the attempts of several webhooks in one call, each answered for its own webhook', async () => {
     const failing = await newWebhook();
     const succeeding = await newWebhook();

@@ -9,7 +9,7 @@ import { claimNoticeMail, insertNotice, listNotices, markNoticeMail } from '../.
 import { mirrorWebhookState } from '../../src/db/webhooks';
 import { noticeCrossed } from '../../src/notices/crossing';
 import { useMigratedDatabase } from '../support/database';
-import { attemptRecord, insertWebhook } from '../support/webhook-rows';
+import { attemptRecord, initialLifecycleState, insertWebhook } from '../support/webhook-rows';
 
 /** The rules the activity storeWebhookState stores by; `mailNotices` as the worker has SMTP_URL or not. */
 const rules = (mailNotices: boolean) => ({ noticeFor: noticeCrossed, mailNotices });
@@ -19,15 +19,7 @@ const database = useMigratedDatabase({ connections: 4 });
 async function newWebhook(notificationEmail: string | null = 'owner@example.com') {
   const account = await createAccount(database.sql, 'notices test', notificationEmail);
   const webhookId = await insertWebhook(database.sql, account.id);
-  const state: WebhookLifecycleState = {
-    webhookId,
-    accountId: account.id,
-    status: 'active',
-    pausedReason: null,
-    consecutiveFailures: 0,
-    failuresCounted: 0,
-  };
-  return { accountId: account.id, webhookId, state };
+  return { accountId: account.id, webhookId, state: initialLifecycleState(webhookId, account.id) };
 }
 
 const failing = (state: WebhookLifecycleState, count: number): WebhookLifecycleState => ({

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import type { WebhookLifecycleState } from '../../src/contract/payloads';
 import type { DeliveryRecord } from '../../src/db/deliveries';
 import type { Db } from '../../src/db/sql';
 import { eventPayload, pingPayload } from '../../src/delivery/message';
@@ -17,6 +19,11 @@ export async function insertWebhook(sql: Db, accountId: string): Promise<string>
     INSERT INTO webhooks (id, account_id, url, secret, events, list_ids)
     VALUES (${id}, ${accountId}, ${`https://receiver.test/${id}`}, ${newSigningSecret()}, ${['list.changed']}, ${[]})`;
   return id;
+}
+
+/** The state a webhook's workflow starts with (active, nothing counted), as its mirror stores it. */
+export function initialLifecycleState(webhookId: string, accountId: string): WebhookLifecycleState {
+  return { webhookId, accountId, status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 };
 }
 
 /**
