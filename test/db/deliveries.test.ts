@@ -8,14 +8,10 @@ import {
   type DeliveryRecord,
 } from '../../src/db/deliveries';
 import { mirrorWebhookState } from '../../src/db/webhooks';
-import { noticeCrossed } from '../../src/notices/crossing';
 import { newId } from '../../src/ids';
 import type { DeliveryError } from '../../src/objects';
 import { useMigratedDatabase } from '../support/database';
-import { attemptRecord, insertWebhook } from '../support/webhook-rows';
-
-/** The rules the activity storeWebhookState stores by; `mailNotices` as the worker has SMTP_URL or not. */
-const rules = (mailNotices: boolean) => ({ noticeFor: noticeCrossed, mailNotices });
+import { attemptRecord, insertWebhook, storeRules } from '../support/webhook-rows';
 
 const database = useMigratedDatabase();
 
@@ -48,10 +44,10 @@ describe('recordDeliveries', () => {
     // Reported, but the webhook's workflow has not counted it yet.
     expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: true });
 
-    await mirrorWebhookState(database.sql, { ...state, consecutiveFailures: 1, failuresCounted: 1 }, rules(false));
+    await mirrorWebhookState(database.sql, { ...state, consecutiveFailures: 1, failuresCounted: 1 }, storeRules());
     expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: true });
 
-    await mirrorWebhookState(database.sql, { ...state, consecutiveFailures: 0, failuresCounted: 1 }, rules(false));
+    await mirrorWebhookState(database.sql, { ...state, consecutiveFailures: 0, failuresCounted: 1 }, storeRules());
     expect(await attempt(webhookId, 'event', null)).toEqual({ failuresToReset: false });
   });
 
@@ -130,7 +126,7 @@ describe('recordDeliveries', () => {
         consecutiveFailures: 1,
         failuresCounted: 1,
       },
-      rules(false),
+      storeRules(),
     );
     const skipped: DeliveryRecord = { ...attemptRecord(webhookId), result: 'skipped', request: null, response: null };
     await recordDeliveries(database.sql, [skipped]);
@@ -187,10 +183,10 @@ describe('claimDeliveries', () => {
   it("claims a paused webhook's attempt too (as skipped: a run after a reactivation sends nothing), and answers null for a deleted one", async () => {
     const { webhookId, accountId } = await newWebhook();
     const state = { webhookId, accountId, pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 };
-    await mirrorWebhookState(database.sql, { ...state, status: 'paused', pausedReason: 'manual' }, rules(false));
+    await mirrorWebhookState(database.sql, { ...state, status: 'paused', pausedReason: 'manual' }, storeRules());
     const deliveryId = newId('dlv');
     expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'paused', claimed: true });
-    await mirrorWebhookState(database.sql, { ...state, status: 'active' }, rules(false));
+    await mirrorWebhookState(database.sql, { ...state, status: 'active' }, storeRules());
     expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: false });
     await database.sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
     expect(await claimDelivery(webhookId, newId('dlv'))).toBeNull();
@@ -208,7 +204,7 @@ describe('claimDeliveries', () => {
         consecutiveFailures: 0,
         failuresCounted: 0,
       },
-      rules(false),
+      storeRules(),
     );
     const taken = newId('dlv');
     expect(await claimDelivery(active.webhookId, taken)).toMatchObject({ claimed: true });

@@ -4,7 +4,7 @@ import { recordDeliveries } from '../../src/db/deliveries';
 import { failuresToReset } from '../../src/db/failure-count';
 import { mirrorWebhookState } from '../../src/db/webhooks';
 import { useMigratedDatabase } from '../support/database';
-import { attemptRecord, initialLifecycleState, insertWebhook } from '../support/webhook-rows';
+import { attemptRecord, initialLifecycleState, insertWebhook, storeRules } from '../support/webhook-rows';
 
 const database = useMigratedDatabase();
 
@@ -58,7 +58,7 @@ describe('the failure count', () => {
           }
         }
       } else {
-        await mirrorWebhookState(database.sql, state);
+        await mirrorWebhookState(database.sql, state, storeRules());
       }
       const { reported, counted, consecutive, toReset } = await counters(webhookId);
       expect(reported).toBeGreaterThanOrEqual(counted);

@@ -7,12 +7,8 @@ import { createAccount, setNotificationEmail } from '../../src/db/accounts';
 import { recordDeliveries } from '../../src/db/deliveries';
 import { claimNoticeMail, insertNotice, listNotices, markNoticeMail } from '../../src/db/notices';
 import { mirrorWebhookState } from '../../src/db/webhooks';
-import { noticeCrossed } from '../../src/notices/crossing';
 import { useMigratedDatabase } from '../support/database';
-import { attemptRecord, initialLifecycleState, insertWebhook } from '../support/webhook-rows';
-
-/** The rules the activity storeWebhookState stores by; `mailNotices` as the worker has SMTP_URL or not. */
-const rules = (mailNotices: boolean) => ({ noticeFor: noticeCrossed, mailNotices });
+import { attemptRecord, initialLifecycleState, insertWebhook, storeRules } from '../support/webhook-rows';
 
 const database = useMigratedDatabase({ connections: 4 });
 
@@ -43,9 +39,9 @@ describe('mirrorWebhookState', () => {
     ]);
     // Ours, not the receiver's: not the notice's last error.
     await recordDeliveries(database.sql, [attemptRecord(webhookId, { error: 'internal' })]);
-    expect((await mirrorWebhookState(database.sql, failing(state, 8), rules(true))).notice).toBeNull();
+    expect((await mirrorWebhookState(database.sql, failing(state, 8), storeRules(true))).notice).toBeNull();
 
-    const stored = await mirrorWebhookState(database.sql, failing(state, 12), rules(true));
+    const stored = await mirrorWebhookState(database.sql, failing(state, 12), storeRules(true));
     expect(stored.notice).toMatchObject({
       type: 'webhook.failing',
       webhookId,
@@ -59,18 +55,18 @@ describe('mirrorWebhookState', () => {
     expect(stored.pendingMail).toEqual([stored.notice!.id]);
 
     // The same store again (a retried activity): no second notice, the pending mail named again.
-    const repeated = await mirrorWebhookState(database.sql, failing(state, 12), rules(true));
+    const repeated = await mirrorWebhookState(database.sql, failing(state, 12), storeRules(true));
     expect(repeated).toEqual({ paused: false, notice: null, pendingMail: [stored.notice!.id] });
     expect(await listNotices(database.sql, accountId, { limit: 10 })).toHaveLength(1);
   });
 
   it('makes webhook.paused at the automatic pause, once, and none at a pause by hand', async () => {
     const auto = await newWebhook();
-    await mirrorWebhookState(database.sql, failing(auto.state, 19), rules(false));
-    const pausing = await mirrorWebhookState(database.sql, paused(auto.state), rules(false));
+    await mirrorWebhookState(database.sql, failing(auto.state, 19), storeRules());
+    const pausing = await mirrorWebhookState(database.sql, paused(auto.state), storeRules());
     expect(pausing.paused).toBe(true);
     expect(pausing.notice).toMatchObject({ type: 'webhook.paused', consecutiveFailures: 20, lastError: null, mail: 'not_configured' });
-    expect(await mirrorWebhookState(database.sql, paused(auto.state), rules(false))).toEqual({
+    expect(await mirrorWebhookState(database.sql, paused(auto.state), storeRules())).toEqual({
       paused: false,
       notice: null,
       pendingMail: [],
@@ -80,7 +76,7 @@ describe('mirrorWebhookState', () => {
     const byHand = await mirrorWebhookState(
       database.sql,
       { ...failing(manual.state, 3), status: 'paused', pausedReason: 'manual' },
-      rules(false),
+      storeRules(),
     );
     expect(byHand).toEqual({ paused: true, notice: null, pendingMail: [] });
   });
@@ -88,15 +84,15 @@ describe('mirrorWebhookState', () => {
   it('marks a notice for mailing only when the worker mails and the account has an address', async () => {
     const withAddress = await newWebhook();
     const withoutAddress = await newWebhook(null);
-    expect((await mirrorWebhookState(database.sql, failing(withAddress.state, 10), rules(false))).notice?.mail).toBe('not_configured');
-    expect((await mirrorWebhookState(database.sql, failing(withoutAddress.state, 10), rules(true))).notice?.mail).toBe('no_address');
+    expect((await mirrorWebhookState(database.sql, failing(withAddress.state, 10), storeRules())).notice?.mail).toBe('not_configured');
+    expect((await mirrorWebhookState(database.sql, failing(withoutAddress.state, 10), storeRules(true))).notice?.mail).toBe('no_address');
   });
 
   it('stores one state at a time when two stores race, making one notice', async () => {
     const { accountId, state } = await newWebhook();
     const results = await Promise.all([
-      mirrorWebhookState(database.sql, failing(state, 10), rules(true)),
-      mirrorWebhookState(database.sql, failing(state, 10), rules(true)),
+      mirrorWebhookState(database.sql, failing(state, 10), storeRules(true)),
+      mirrorWebhookState(database.sql, failing(state, 10), storeRules(true)),
     ]);
     expect(results.filter((result) => result.notice !== null)).toHaveLength(1);
     expect(await listNotices(database.sql, accountId, { limit: 10 })).toHaveLength(1);
@@ -108,14 +104,14 @@ describe('listNotices', () => {
     const first = await newWebhook();
     const second = await newWebhook();
     const other = await newWebhook();
-    await mirrorWebhookState(database.sql, failing(first.state, 10), rules(false));
-    await mirrorWebhookState(database.sql, paused(first.state), rules(false));
-    await mirrorWebhookState(database.sql, failing(other.state, 10), rules(false));
+    await mirrorWebhookState(database.sql, failing(first.state, 10), storeRules());
+    await mirrorWebhookState(database.sql, paused(first.state), storeRules());
+    await mirrorWebhookState(database.sql, failing(other.state, 10), storeRules());
     const secondOfSameAccount = await insertWebhook(database.sql, first.accountId);
     await mirrorWebhookState(
       database.sql,
       failing({ ...second.state, webhookId: secondOfSameAccount, accountId: first.accountId }, 10),
-      rules(false),
+      storeRules(),
     );
 
     const all = await listNotices(database.sql, first.accountId, { limit: 10 });

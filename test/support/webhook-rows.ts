@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import type { WebhookLifecycleState } from '../../src/contract/payloads';
 import type { DeliveryRecord } from '../../src/db/deliveries';
 import type { Db } from '../../src/db/sql';
+import type { StoreRules } from '../../src/db/webhooks';
 import { eventPayload, pingPayload } from '../../src/delivery/message';
 import { signPayload } from '../../src/delivery/signing';
 import { newId } from '../../src/ids';
+import { noticeCrossed } from '../../src/notices/crossing';
 import { newSigningSecret } from '../../src/secrets';
 import type { DeliveryError } from '../../src/objects';
 
@@ -64,4 +65,9 @@ export function attemptRecord(
         ? { statusCode: 200, headers: { 'content-type': 'text/plain', date: new Date().toUTCString() }, body: 'ok', bodyTruncated: false }
         : null,
   };
+}
+
+/** The rules the activity storeWebhookState stores by; `mailNotices` as the worker has SMTP_URL or not. */
+export function storeRules(mailNotices = false): StoreRules {
+  return { noticeFor: noticeCrossed, mailNotices };
 }
