@@ -12,7 +12,7 @@ import { noticeCrossed } from '../../src/notices/crossing';
 import { newId } from '../../src/ids';
 import type { DeliveryError } from '../../src/objects';
 import { useMigratedDatabase } from '../support/database';
-import { attemptRecord, insertWebhook } from '../support/webhook-rows';
+import { attemptRecord, insertWebhook } from '../../scripts/lib/webhook-rows';
 
 /** The rules the activity storeWebhookState stores by; `mailNotices` as the worker has SMTP_URL or not. */
 const rules = (mailNotices: boolean) => ({ noticeFor: noticeCrossed, mailNotices });

@@ -9,7 +9,7 @@ import { claimNoticeMail, insertNotice, listNotices, markNoticeMail } from '../.
 import { mirrorWebhookState } from '../../src/db/webhooks';
 import { noticeCrossed } from '../../src/notices/crossing';
 import { useMigratedDatabase } from '../support/database';
-import { attemptRecord, insertWebhook } from '../support/webhook-rows';
+import { attemptRecord, insertWebhook } from '../../scripts/lib/webhook-rows';
 
 /** The rules the activity storeWebhookState stores by; `mailNotices` as the worker has SMTP_URL or not. */
 const rules = (mailNotices: boolean) => ({ noticeFor: noticeCrossed, mailNotices });

@@ -1,3 +1,6 @@
+// Rows for what works on the database below the API (the tests of `src/db` and of the delivery
+// batcher, the bookkeeping bench): a webhook without a registration, an attempt's log row.
+// Shared here rather than in test/support so that the bench imports no test helper.
 import type { DeliveryRecord } from '../../src/db/deliveries';
 import type { Db } from '../../src/db/sql';
 import { eventPayload, pingPayload } from '../../src/delivery/message';
@@ -9,7 +12,7 @@ import type { DeliveryError } from '../../src/objects';
 /**
  * A webhook row written straight into the table, for what needs one without a registration
  * (tests of `src/db`, the bookkeeping bench): active, subscribed to `list.changed`, at
- * `https://receiver.test/{id}`. No vitest here, so that the bench can import it.
+ * `https://receiver.test/{id}`.
  */
 export async function insertWebhook(sql: Db, accountId: string): Promise<string> {
   const id = newId('wh');
