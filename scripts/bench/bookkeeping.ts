@@ -19,10 +19,10 @@ import { createDeliveryBatcher, type DeliveryBatcher } from '../../activities/de
 import { migrate } from '../../src/db/migrate';
 import { createSql } from '../../src/db/sql';
 import { newId } from '../../src/ids';
+import { attemptRecord, insertWebhook } from '../lib/webhook-rows';
 import { log } from './lib/config';
 import { readStat, clockTicks } from './lib/proc';
 import * as stack from './lib/stack';
-import { attemptRecord, insertWebhook } from '../../test/support/webhook-rows';
 
 const WRITES = Number(process.env.BENCH_WRITES ?? 400);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);

@@ -6,7 +6,7 @@ import type { Sql } from '../../src/db/sql';
 import { newId } from '../../src/ids';
 import { useMigratedDatabase } from '../support/database';
 import { waitFor } from '../support/wait';
-import { attemptRecord, insertWebhook } from '../support/webhook-rows';
+import { attemptRecord, insertWebhook } from '../../scripts/lib/webhook-rows';
 
 const database = useMigratedDatabase();
 

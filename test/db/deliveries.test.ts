@@ -11,7 +11,8 @@ import { mirrorWebhookState } from '../../src/db/webhooks';
 import { newId } from '../../src/ids';
 import type { DeliveryError } from '../../src/objects';
 import { useMigratedDatabase } from '../support/database';
-import { attemptRecord, insertWebhook, storeRules } from '../support/webhook-rows';
+import { attemptRecord, insertWebhook } from '../../scripts/lib/webhook-rows';
+import { storeRules } from '../support/lifecycle-state';
 
 const database = useMigratedDatabase();
 

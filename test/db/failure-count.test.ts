@@ -4,7 +4,8 @@ import { recordDeliveries } from '../../src/db/deliveries';
 import { failuresToReset } from '../../src/db/failure-count';
 import { mirrorWebhookState } from '../../src/db/webhooks';
 import { useMigratedDatabase } from '../support/database';
-import { attemptRecord, initialLifecycleState, insertWebhook, storeRules } from '../support/webhook-rows';
+import { attemptRecord, insertWebhook } from '../../scripts/lib/webhook-rows';
+import { initialLifecycleState, storeRules } from '../support/lifecycle-state';
 
 const database = useMigratedDatabase();
 

@@ -8,7 +8,8 @@ import { recordDeliveries } from '../../src/db/deliveries';
 import { claimNoticeMail, insertNotice, listNotices, markNoticeMail } from '../../src/db/notices';
 import { mirrorWebhookState } from '../../src/db/webhooks';
 import { useMigratedDatabase } from '../support/database';
-import { attemptRecord, initialLifecycleState, insertWebhook, storeRules } from '../support/webhook-rows';
+import { attemptRecord, insertWebhook } from '../../scripts/lib/webhook-rows';
+import { initialLifecycleState, storeRules } from '../support/lifecycle-state';
 
 const database = useMigratedDatabase({ connections: 4 });
 

@@ -6,14 +6,17 @@ import { TOPICS } from '../../../src/topics';
 import { type GeneratorApi } from '../generator';
 import { forkChild } from '../lib/children';
 import { CONFIG, log } from '../lib/config';
-import { rpcClient } from '../lib/ipc';
-import { computeStep, emptyReceipts, type Receipts, type Recipients, type Recorded, type Writes } from '../lib/ledger';
+import { type Rpc, rpcClient } from '../lib/ipc';
+import { computeStep, emptyReceipts, type Receipts, type Recorded, type StepFigures, type Writes } from '../lib/ledger';
 import { scanLogs } from '../lib/logs';
+import { type Measured } from '../lib/proc';
 import * as stack from '../lib/stack';
 import { waitForQuiet } from '../lib/step';
 import { nowMs, percentiles, round } from '../lib/stats';
 import {
+  type Account,
   type Context,
+  type MadeList,
   type NoisyNeighbourPhase,
   type NoisyNeighbourSummary,
   type OutcomesPoller,
@@ -35,6 +38,48 @@ export const scenarios: WorkloadScenario[] = [
   ),
 ];
 
+/** A generator call's limit: its phase, then a request's timeout, then a margin. */
+const rpcTimeoutMs = settings.phaseMs + CONFIG.writeTimeoutMs + 60_000;
+
+type AccountList = MadeList & { accounts: Account[] };
+
+/** The three lists, made before the phases; `tag` marks the run's list ids and URLs. */
+interface Lists {
+  tag: string;
+  quiet: AccountList;
+  flood: AccountList;
+  noisy: AccountList;
+  noisyWebhooks: number;
+  setUpMs: number;
+}
+
+/** The receipts as they come: the quiet list's of the running phase, every other (the noisy list's) apart. */
+interface SortedReceipts {
+  quiet: Receipts;
+  readonly noisy: Receipts;
+  /** Takes the receivers' new receipts into `quiet` and `noisy`. */
+  collect(): Promise<void>;
+}
+
+/** What the phases share. */
+interface Run {
+  target: ServiceTarget;
+  ctx: Context;
+  lists: Lists;
+  receipts: SortedReceipts;
+}
+
+type Drain = { drainMs: number; drained: boolean };
+
+/** The noisy list's writes of its phase and what became of their deliveries once drained. */
+interface NoisyListResult {
+  writes: Writes;
+  figures: StepFigures;
+  drain: Drain;
+}
+
+type FloodResult = Awaited<ReturnType<GeneratorApi['flood']>>;
+
 /**
  * Three accounts' kinds, each on lists of its own: the quiet account, one webhook on
  * list.changed (one delivery a write); the noisy list, of accounts with five webhooks each on
@@ -44,10 +89,36 @@ export const scenarios: WorkloadScenario[] = [
  * Latencies run from each request's due time; a delivery's is to its first receipt.
  */
 async function runNoisyNeighbour(target: ServiceTarget, ctx: Context): Promise<Outcome> {
-  const { quietWritesPerSec, quietReadsPerSec, noisyDeliveriesPerWrite, noisyEveryMs, floodConnections, phaseMs, drainMs } = settings;
-  const noisyWebhooks = noisyDeliveriesPerWrite / TOPICS.length;
+  const lists = await setUpLists(target, ctx);
+  const run: Run = { target, ctx, lists, receipts: sortedReceipts(ctx, lists.quiet.listId) };
+
+  // The flood comes from a process of its own, so that the quiet account's requests are sent on time.
+  const flooderChild = forkChild('flood', 'generator.js', {});
+  const flooder = rpcClient<GeneratorApi>(flooderChild);
+  ctx.sampler.addGroup('flood', () => [flooderChild.pid!]);
+
+  const window = ctx.sampler.window();
+  try {
+    const alone = await runPhase(run, 'alone', () => Promise.resolve());
+    const noisyPoller = target.outcomesPoller(lists.noisy.webhookIds);
+    await noisyPoller.ready;
+    const beside = await runPhase(run, 'noisy', (startAt) => writeNoisyList(run, startAt));
+    const noisyList = await drainNoisyList(run, noisyPoller, beside.beside);
+    const flooded = await runPhase(run, 'flood', (startAt) => floodApi(run, flooder, startAt));
+    const summary = summarise(run, [alone.phase, beside.phase, flooded.phase], noisyList, flooded.beside, window());
+    logSummary(summary);
+    return { steps: [], knee: null, noisyNeighbour: summary, logs: scanLogs(target.logFiles) };
+  } finally {
+    ctx.sampler.removeGroup('flood');
+    await stack.terminate(flooderChild);
+  }
+}
+
+/** Makes the quiet, flooding and noisy lists, then forgets the receipts their setup left. */
+async function setUpLists(target: ServiceTarget, ctx: Context): Promise<Lists> {
+  const noisyWebhooks = settings.noisyDeliveriesPerWrite / TOPICS.length;
   if (!Number.isInteger(noisyWebhooks))
-    throw new Error(`noisy deliveries per write (${noisyDeliveriesPerWrite}) must be a multiple of the ${TOPICS.length} topics`);
+    throw new Error(`noisy deliveries per write (${settings.noisyDeliveriesPerWrite}) must be a multiple of the ${TOPICS.length} topics`);
   const tag = randomBytes(3).toString('hex');
   const url = (name: string, k: number) => `https://127.0.0.1:${ctx.ports[k % ctx.ports.length]}/${name}/${tag}/${k}`;
   const setUpStarted = nowMs();
@@ -62,251 +133,270 @@ async function runNoisyNeighbour(target: ServiceTarget, ctx: Context): Promise<O
   ]);
   const setUpMs = round(nowMs() - setUpStarted, 0);
   log(`noisy-neighbour: set up ${noisyWebhooks} noisy webhooks of ${noisy.accounts.length} accounts in ${round(setUpMs / 1000)} s`);
-  const quietRecipients: Recipients = new Map([[quiet.listId, [{ webhookId: quiet.webhookIds[0], topic: 'list.changed' }]]]);
-  const noisyRecipients: Recipients = new Map([
-    [noisy.listId, noisy.webhookIds.flatMap((webhookId) => TOPICS.map((topic) => ({ webhookId, topic })))],
-  ]);
-  const quietToken = quiet.accounts[0].token;
-  await ctx.receivers('take'); // forget the setup's receipts
+  await ctx.receivers('take');
+  return { tag, quiet, flood, noisy, noisyWebhooks, setUpMs };
+}
 
-  // The flood comes from a process of its own, so that the quiet account's requests are sent on time.
-  const flooderChild = forkChild('flood', 'generator.js', {});
-  const flooder = rpcClient<GeneratorApi>(flooderChild);
-  ctx.sampler.addGroup('flood', () => [flooderChild.pid!]);
-
-  // The receipts as they come: the quiet list's of the running phase, every other (the noisy list's) apart.
-  let quietReceipts = emptyReceipts();
-  const noisyReceipts = emptyReceipts();
-  const collect = async () => {
-    const taken = await ctx.receivers('take');
-    for (let j = 0; j < taken.t.length; j++) appendReceipt(taken.list[j] === quiet.listId ? quietReceipts : noisyReceipts, taken, j);
+/** Receipts sorted as they are taken: the quiet list's apart from every other. */
+function sortedReceipts(ctx: Context, quietListId: string): SortedReceipts {
+  const sorted: SortedReceipts = {
+    quiet: emptyReceipts(),
+    noisy: emptyReceipts(),
+    collect: async () => {
+      const taken = await ctx.receivers('take');
+      for (let j = 0; j < taken.t.length; j++) appendReceipt(taken.list[j] === quietListId ? sorted.quiet : sorted.noisy, taken, j);
+    },
   };
-  /**
-   * Collects receipts and logged outcomes until each of `expected` deliveries was received or
-   * logged as failed, or `limitMs` passed; then a moment more, for a late duplicate to show.
-   */
-  const drain = async (poller: OutcomesPoller, records: Recorded[], received: () => number, expected: number, limitMs: number) => {
-    const from = nowMs();
-    let drained = false;
-    while (!drained && nowMs() - from < limitMs) {
-      await stack.sleep(250);
-      await collect();
-      for (const record of await poller.take()) records.push(record);
-      const failed = records.filter((record) => !record.delivered).length;
-      drained = records.length >= expected && received() + failed >= expected;
-    }
-    const waitedMs = round(nowMs() - from, 0);
-    await stack.sleep(300);
-    await collect();
+  return sorted;
+}
+
+/**
+ * Collects receipts and logged outcomes until each of `expected` deliveries was received or
+ * logged as failed, or the drain's limit passed; then a moment more, for a late duplicate to show.
+ */
+async function drain(
+  receipts: SortedReceipts,
+  poller: OutcomesPoller,
+  records: Recorded[],
+  received: () => number,
+  expected: number,
+): Promise<Drain> {
+  const from = nowMs();
+  let drained = false;
+  while (!drained && nowMs() - from < settings.drainMs) {
+    await stack.sleep(250);
+    await receipts.collect();
     for (const record of await poller.take()) records.push(record);
-    return { drainMs: waitedMs, drained };
-  };
-
-  /** One phase: the quiet account's writes and reads for `phaseMs`, `beside` them what the phase adds, then their drain. */
-  const runPhase = async <T>(name: NoisyNeighbourPhase['name'], beside: (startAt: number) => Promise<T>) => {
-    const otherWork = await waitForQuiet(ctx.sampler);
-    quietReceipts = emptyReceipts();
-    const poller = target.outcomesPoller(quiet.webhookIds);
-    await poller.ready;
-    const window = ctx.sampler.window();
-    const startAt = nowMs() + 500;
-    const rpcTimeoutMs = phaseMs + CONFIG.writeTimeoutMs + 60_000;
-    const [writes, reads, besideResult] = await Promise.all([
-      ctx.generator(
-        'writes',
-        {
-          baseUrl: target.baseUrl,
-          token: target.token,
-          lists: [quiet.listId],
-          rate: quietWritesPerSec,
-          durationMs: phaseMs,
-          startAt,
-          writeIdPrefix: `${tag}-${name}`,
-          changes: CONFIG.changesPerWrite,
-          timeoutMs: CONFIG.writeTimeoutMs,
-        },
-        rpcTimeoutMs,
-      ),
-      ctx.generator(
-        'reads',
-        {
-          baseUrl: target.baseUrl,
-          token: quietToken,
-          path: '/v3/webhooks',
-          rate: quietReadsPerSec,
-          durationMs: phaseMs,
-          startAt,
-          timeoutMs: CONFIG.writeTimeoutMs,
-        },
-        rpcTimeoutMs,
-      ),
-      beside(startAt),
-    ]);
-    const records: Recorded[] = [];
-    const accepted = writes.status.filter((status) => status === 202).length;
-    const drained = await drain(poller, records, () => quietReceipts.t.length, accepted, drainMs);
-    const cpu = window();
-    const figures = computeStep({
-      writes,
-      receipts: quietReceipts,
-      recorded: records,
-      recipients: quietRecipients,
-      steadyFrom: startAt,
-      steadyMs: phaseMs,
-      recordsPrunedUnseen: await poller.prunedUnseen(),
-    });
-    await poller.stop();
-    const readStatuses: Record<string, number> = {};
-    for (const status of reads.status) readStatuses[String(status)] = (readStatuses[String(status)] ?? 0) + 1;
-    const phase: NoisyNeighbourPhase = {
-      name,
-      otherWork,
-      quietWrites: { scheduled: figures.writes.scheduled, accepted: figures.writes.accepted },
-      quietE2eMs: figures.e2eMs,
-      quietAcceptMs: figures.acceptMs,
-      quietLedger: figures.ledger,
-      quietReadMs: percentiles(
-        reads.t0.map((t0, i) => reads.doneAt[i] - t0),
-        [50, 99],
-      ),
-      quietReadStatuses: readStatuses,
-      ...drained,
-      serviceCpuMs: round(target.serviceGroups.reduce((sum, group) => sum + (cpu.groups[group]?.cpuMs ?? 0), 0)),
-      cpu,
-    };
-    const { ledger: l, e2eMs } = figures;
-    log(
-      `noisy-neighbour ${name}: quiet writes ${figures.writes.accepted}/${figures.writes.scheduled} accepted, ` +
-        `e2e p50/p99/max ${e2eMs.p50}/${e2eMs.p99}/${e2eMs.max} ms, reads p50/p99 ${phase.quietReadMs.p50}/${phase.quietReadMs.p99} ms, ` +
-        `ledger ${l.balanced ? 'balanced' : 'NOT balanced'} (sent ${l.sent} = ${l.delivered} delivered + ${l.failedRecorded} failed + ` +
-        `${l.missing} missing; ${l.duplicates} dup)`,
-    );
-    return { phase, beside: besideResult };
-  };
-
-  const window = ctx.sampler.window();
-  try {
-    const alone = await runPhase('alone', () => Promise.resolve());
-
-    const noisyPoller = target.outcomesPoller(noisy.webhookIds);
-    await noisyPoller.ready;
-    const beside = await runPhase('noisy', (startAt) =>
-      ctx.generator(
-        'writes',
-        {
-          baseUrl: target.baseUrl,
-          token: target.token,
-          lists: [noisy.listId],
-          rate: 1000 / noisyEveryMs,
-          durationMs: phaseMs,
-          startAt,
-          writeIdPrefix: `${tag}-noisy`,
-          changes: CONFIG.changesPerWrite,
-          timeoutMs: CONFIG.writeTimeoutMs,
-          // The list's last account is one of its members.
-          joinedAccountId: noisy.accounts[noisy.accounts.length - 1].id,
-        },
-        phaseMs + CONFIG.writeTimeoutMs + 60_000,
-      ),
-    );
-    const noisyWrites = beside.beside;
-    const noisyRecords: Recorded[] = [];
-    const noisyAccepted = noisyWrites.status.filter((status) => status === 202).length;
-    const noisyDrain = await drain(
-      noisyPoller,
-      noisyRecords,
-      () => noisyReceipts.t.length,
-      noisyAccepted * noisyDeliveriesPerWrite,
-      drainMs,
-    );
-    const noisyFigures = computeStep({
-      writes: noisyWrites,
-      receipts: noisyReceipts,
-      recorded: noisyRecords,
-      recipients: noisyRecipients,
-      steadyFrom: noisyWrites.t0[0] ?? 0,
-      steadyMs: phaseMs,
-      recordsPrunedUnseen: await noisyPoller.prunedUnseen(),
-    });
-    await noisyPoller.stop();
-
-    const flooded = await runPhase('flood', (startAt) =>
-      flooder(
-        'flood',
-        {
-          baseUrl: target.baseUrl,
-          token: flood.accounts[0].token,
-          requests: [
-            { method: 'GET', path: '/v3/webhooks' },
-            { method: 'POST', path: `/v3/webhooks/${flood.webhookIds[0]}/pings` },
-          ],
-          connections: floodConnections,
-          durationMs: phaseMs,
-          startAt,
-          timeoutMs: CONFIG.writeTimeoutMs,
-        },
-        phaseMs + CONFIG.writeTimeoutMs + 60_000,
-      ),
-    );
-    const cpu = window();
-
-    const phases = [alone.phase, beside.phase, flooded.phase];
-    const e2e = (phase: NoisyNeighbourPhase) => phase.quietE2eMs;
-    const { ledger: noisyLedger } = noisyFigures;
-    const spans = writeSpans(noisyWrites, noisyReceipts);
-    const firstDue = noisyWrites.t0[0];
-    const lastReceipt = noisyReceipts.t.length ? noisyReceipts.t.reduce((a, b) => Math.max(a, b)) : null;
-    const summary: NoisyNeighbourSummary = {
-      quietWritesPerSec,
-      quietReadsPerSec,
-      noisyDeliveriesPerWrite,
-      noisyEveryMs,
-      noisyWebhooks,
-      noisyAccounts: noisy.accounts.length,
-      phaseMs,
-      floodConnections,
-      setUpMs,
-      quietAloneE2eP50Ms: e2e(alone.phase).p50,
-      quietAloneE2eP99Ms: e2e(alone.phase).p99,
-      quietAloneE2eMaxMs: e2e(alone.phase).max,
-      quietE2eP50Ms: e2e(beside.phase).p50,
-      quietE2eP99Ms: e2e(beside.phase).p99,
-      quietE2eMaxMs: e2e(beside.phase).max,
-      quietFloodE2eP50Ms: e2e(flooded.phase).p50,
-      quietFloodE2eP99Ms: e2e(flooded.phase).p99,
-      quietFloodE2eMaxMs: e2e(flooded.phase).max,
-      noisyWritesAccepted: noisyFigures.writes.accepted,
-      noisyDeliveriesExpected: noisyLedger.sent,
-      noisyDelivered: noisyLedger.delivered,
-      noisyFailed: noisyLedger.failedRecorded,
-      noisyDuplicates: noisyLedger.duplicates,
-      noisyMissing: noisyLedger.missing,
-      noisyLedger,
-      noisyWriteSpanMs: percentiles(spans.firstToLast, [50, 99]),
-      noisyWriteToLastMs: percentiles(spans.dueToLast, [50, 99]),
-      noisyDeliveriesPerSec:
-        lastReceipt !== null && firstDue !== undefined ? round((noisyReceipts.t.length * 1000) / (lastReceipt - firstDue)) : null,
-      noisyDrainMs: noisyDrain.drainMs,
-      noisyDrained: noisyDrain.drained,
-      flood: { ...flooded.beside, perSec: round((flooded.beside.requests * 1000) / phaseMs) },
-      phases,
-      cpu,
-    };
-    log(
-      `noisy-neighbour: quiet e2e p99 alone ${summary.quietAloneE2eP99Ms} ms, beside the noisy list ${summary.quietE2eP99Ms} ms, ` +
-        `beside the flood ${summary.quietFloodE2eP99Ms} ms; noisy: ${summary.noisyWritesAccepted} writes, ` +
-        `${noisyLedger.sent} deliveries = ${noisyLedger.delivered} delivered + ${noisyLedger.failedRecorded} failed + ` +
-        `${noisyLedger.missing} missing (${noisyLedger.duplicates} dup), ${summary.noisyDeliveriesPerSec} deliveries/s, ` +
-        `a write's first to last receipt p50/p99 ${summary.noisyWriteSpanMs.p50}/${summary.noisyWriteSpanMs.p99} ms; ` +
-        `flood: ${summary.flood.requests} requests (${summary.flood.perSec}/s), ${JSON.stringify(summary.flood.statuses)}`,
-    );
-    for (const m of noisyLedger.missingSample) log(`  missing ${m.key}: ${m.why}`);
-    for (const d of noisyLedger.duplicateSample) log(`  duplicate ${d.key}: received ${d.received}, recorded ${d.recorded}`);
-    return { steps: [], knee: null, noisyNeighbour: summary, logs: scanLogs(target.logFiles) };
-  } finally {
-    ctx.sampler.removeGroup('flood');
-    await stack.terminate(flooderChild);
+    const failed = records.filter((record) => !record.delivered).length;
+    drained = records.length >= expected && received() + failed >= expected;
   }
+  const waitedMs = round(nowMs() - from, 0);
+  await stack.sleep(300);
+  await receipts.collect();
+  for (const record of await poller.take()) records.push(record);
+  return { drainMs: waitedMs, drained };
+}
+
+/** One phase: the quiet account's writes and reads for the phase's length, `beside` them what the phase adds, then their drain. */
+async function runPhase<T>(run: Run, name: NoisyNeighbourPhase['name'], beside: (startAt: number) => Promise<T>) {
+  const { target, ctx, lists, receipts } = run;
+  const otherWork = await waitForQuiet(ctx.sampler);
+  receipts.quiet = emptyReceipts();
+  const poller = target.outcomesPoller(lists.quiet.webhookIds);
+  await poller.ready;
+  const window = ctx.sampler.window();
+  const startAt = nowMs() + 500;
+  const [[writes, reads], besideResult] = await Promise.all([quietRequests(run, name, startAt), beside(startAt)]);
+  const records: Recorded[] = [];
+  const accepted = writes.status.filter((status) => status === 202).length;
+  const drained = await drain(receipts, poller, records, () => receipts.quiet.t.length, accepted);
+  const cpu = window();
+  const figures = computeStep({
+    writes,
+    receipts: receipts.quiet,
+    recorded: records,
+    recipients: new Map([[lists.quiet.listId, [{ webhookId: lists.quiet.webhookIds[0], topic: 'list.changed' }]]]),
+    steadyFrom: startAt,
+    steadyMs: settings.phaseMs,
+    recordsPrunedUnseen: await poller.prunedUnseen(),
+  });
+  await poller.stop();
+  const readStatuses: Record<string, number> = {};
+  for (const status of reads.status) readStatuses[String(status)] = (readStatuses[String(status)] ?? 0) + 1;
+  const phase: NoisyNeighbourPhase = {
+    name,
+    otherWork,
+    quietWrites: { scheduled: figures.writes.scheduled, accepted: figures.writes.accepted },
+    quietE2eMs: figures.e2eMs,
+    quietAcceptMs: figures.acceptMs,
+    quietLedger: figures.ledger,
+    quietReadMs: percentiles(
+      reads.t0.map((t0, i) => reads.doneAt[i] - t0),
+      [50, 99],
+    ),
+    quietReadStatuses: readStatuses,
+    ...drained,
+    serviceCpuMs: round(target.serviceGroups.reduce((sum, group) => sum + (cpu.groups[group]?.cpuMs ?? 0), 0)),
+    cpu,
+  };
+  logPhase(phase);
+  return { phase, beside: besideResult };
+}
+
+/** The quiet account's writes to its list and reads of its webhooks, from `startAt` for the phase. */
+function quietRequests(run: Run, name: NoisyNeighbourPhase['name'], startAt: number) {
+  const { target, ctx, lists } = run;
+  return Promise.all([
+    ctx.generator(
+      'writes',
+      {
+        baseUrl: target.baseUrl,
+        token: target.token,
+        lists: [lists.quiet.listId],
+        rate: settings.quietWritesPerSec,
+        durationMs: settings.phaseMs,
+        startAt,
+        writeIdPrefix: `${lists.tag}-${name}`,
+        changes: CONFIG.changesPerWrite,
+        timeoutMs: CONFIG.writeTimeoutMs,
+      },
+      rpcTimeoutMs,
+    ),
+    ctx.generator(
+      'reads',
+      {
+        baseUrl: target.baseUrl,
+        token: lists.quiet.accounts[0].token,
+        path: '/v3/webhooks',
+        rate: settings.quietReadsPerSec,
+        durationMs: settings.phaseMs,
+        startAt,
+        timeoutMs: CONFIG.writeTimeoutMs,
+      },
+      rpcTimeoutMs,
+    ),
+  ]);
+}
+
+function logPhase(phase: NoisyNeighbourPhase): void {
+  const { quietWrites: writes, quietE2eMs: e2eMs, quietReadMs: readMs, quietLedger: l } = phase;
+  log(
+    `noisy-neighbour ${phase.name}: quiet writes ${writes.accepted}/${writes.scheduled} accepted, ` +
+      `e2e p50/p99/max ${e2eMs.p50}/${e2eMs.p99}/${e2eMs.max} ms, reads p50/p99 ${readMs.p50}/${readMs.p99} ms, ` +
+      `ledger ${l.balanced ? 'balanced' : 'NOT balanced'} (sent ${l.sent} = ${l.delivered} delivered + ${l.failedRecorded} failed + ` +
+      `${l.missing} missing; ${l.duplicates} dup)`,
+  );
+}
+
+/** The noisy list's writes, one every `noisyEveryMs` from `startAt` for the phase. */
+function writeNoisyList(run: Run, startAt: number): Promise<Writes> {
+  const { target, ctx, lists } = run;
+  return ctx.generator(
+    'writes',
+    {
+      baseUrl: target.baseUrl,
+      token: target.token,
+      lists: [lists.noisy.listId],
+      rate: 1000 / settings.noisyEveryMs,
+      durationMs: settings.phaseMs,
+      startAt,
+      writeIdPrefix: `${lists.tag}-noisy`,
+      changes: CONFIG.changesPerWrite,
+      timeoutMs: CONFIG.writeTimeoutMs,
+      // The list's last account is one of its members.
+      joinedAccountId: lists.noisy.accounts[lists.noisy.accounts.length - 1].id,
+    },
+    rpcTimeoutMs,
+  );
+}
+
+/** Waits for the noisy list's deliveries to be in, then balances its ledger. */
+async function drainNoisyList(run: Run, poller: OutcomesPoller, writes: Writes): Promise<NoisyListResult> {
+  const { lists, receipts } = run;
+  const records: Recorded[] = [];
+  const accepted = writes.status.filter((status) => status === 202).length;
+  const drained = await drain(receipts, poller, records, () => receipts.noisy.t.length, accepted * settings.noisyDeliveriesPerWrite);
+  const figures = computeStep({
+    writes,
+    receipts: receipts.noisy,
+    recorded: records,
+    recipients: new Map([
+      [lists.noisy.listId, lists.noisy.webhookIds.flatMap((webhookId) => TOPICS.map((topic) => ({ webhookId, topic })))],
+    ]),
+    steadyFrom: writes.t0[0] ?? 0,
+    steadyMs: settings.phaseMs,
+    recordsPrunedUnseen: await poller.prunedUnseen(),
+  });
+  await poller.stop();
+  return { writes, figures, drain: drained };
+}
+
+/** The flooding account's reads and pings, closed loop, from `startAt` for the phase. */
+function floodApi(run: Run, flooder: Rpc<GeneratorApi>, startAt: number): Promise<FloodResult> {
+  const { flood } = run.lists;
+  return flooder(
+    'flood',
+    {
+      baseUrl: run.target.baseUrl,
+      token: flood.accounts[0].token,
+      requests: [
+        { method: 'GET', path: '/v3/webhooks' },
+        { method: 'POST', path: `/v3/webhooks/${flood.webhookIds[0]}/pings` },
+      ],
+      connections: settings.floodConnections,
+      durationMs: settings.phaseMs,
+      startAt,
+      timeoutMs: CONFIG.writeTimeoutMs,
+    },
+    rpcTimeoutMs,
+  );
+}
+
+/** The result JSON's figures of the run, from its phases (alone, beside the noisy list, beside the flood) and the noisy list's. */
+function summarise(
+  run: Run,
+  phases: [alone: NoisyNeighbourPhase, noisy: NoisyNeighbourPhase, flood: NoisyNeighbourPhase],
+  noisyList: NoisyListResult,
+  flooded: FloodResult,
+  cpu: Measured,
+): NoisyNeighbourSummary {
+  const { quietWritesPerSec, quietReadsPerSec, noisyDeliveriesPerWrite, noisyEveryMs, floodConnections, phaseMs } = settings;
+  const [alone, beside, besideFlood] = phases.map((phase) => phase.quietE2eMs);
+  const { ledger: noisyLedger } = noisyList.figures;
+  const noisyReceipts = run.receipts.noisy;
+  const spans = writeSpans(noisyList.writes, noisyReceipts);
+  const firstDue = noisyList.writes.t0[0];
+  const lastReceipt = noisyReceipts.t.length ? noisyReceipts.t.reduce((a, b) => Math.max(a, b)) : null;
+  return {
+    quietWritesPerSec,
+    quietReadsPerSec,
+    noisyDeliveriesPerWrite,
+    noisyEveryMs,
+    noisyWebhooks: run.lists.noisyWebhooks,
+    noisyAccounts: run.lists.noisy.accounts.length,
+    phaseMs,
+    floodConnections,
+    setUpMs: run.lists.setUpMs,
+    quietAloneE2eP50Ms: alone.p50,
+    quietAloneE2eP99Ms: alone.p99,
+    quietAloneE2eMaxMs: alone.max,
+    quietE2eP50Ms: beside.p50,
+    quietE2eP99Ms: beside.p99,
+    quietE2eMaxMs: beside.max,
+    quietFloodE2eP50Ms: besideFlood.p50,
+    quietFloodE2eP99Ms: besideFlood.p99,
+    quietFloodE2eMaxMs: besideFlood.max,
+    noisyWritesAccepted: noisyList.figures.writes.accepted,
+    noisyDeliveriesExpected: noisyLedger.sent,
+    noisyDelivered: noisyLedger.delivered,
+    noisyFailed: noisyLedger.failedRecorded,
+    noisyDuplicates: noisyLedger.duplicates,
+    noisyMissing: noisyLedger.missing,
+    noisyLedger,
+    noisyWriteSpanMs: percentiles(spans.firstToLast, [50, 99]),
+    noisyWriteToLastMs: percentiles(spans.dueToLast, [50, 99]),
+    noisyDeliveriesPerSec:
+      lastReceipt !== null && firstDue !== undefined ? round((noisyReceipts.t.length * 1000) / (lastReceipt - firstDue)) : null,
+    noisyDrainMs: noisyList.drain.drainMs,
+    noisyDrained: noisyList.drain.drained,
+    flood: { ...flooded, perSec: round((flooded.requests * 1000) / phaseMs) },
+    phases,
+    cpu,
+  };
+}
+
+function logSummary(summary: NoisyNeighbourSummary): void {
+  const { noisyLedger } = summary;
+  log(
+    `noisy-neighbour: quiet e2e p99 alone ${summary.quietAloneE2eP99Ms} ms, beside the noisy list ${summary.quietE2eP99Ms} ms, ` +
+      `beside the flood ${summary.quietFloodE2eP99Ms} ms; noisy: ${summary.noisyWritesAccepted} writes, ` +
+      `${noisyLedger.sent} deliveries = ${noisyLedger.delivered} delivered + ${noisyLedger.failedRecorded} failed + ` +
+      `${noisyLedger.missing} missing (${noisyLedger.duplicates} dup), ${summary.noisyDeliveriesPerSec} deliveries/s, ` +
+      `a write's first to last receipt p50/p99 ${summary.noisyWriteSpanMs.p50}/${summary.noisyWriteSpanMs.p99} ms; ` +
+      `flood: ${summary.flood.requests} requests (${summary.flood.perSec}/s), ${JSON.stringify(summary.flood.statuses)}`,
+  );
+  for (const m of noisyLedger.missingSample) log(`  missing ${m.key}: ${m.why}`);
+  for (const d of noisyLedger.duplicateSample) log(`  duplicate ${d.key}: received ${d.received}, recorded ${d.recorded}`);
 }
 
 /** Appends receipt `j` of `from` to `to`. */

@@ -1,18 +1,18 @@
-import type { WebhookLifecycleState } from '../../src/contract/payloads';
+// Rows for what works on the database below the API (the tests of `src/db` and of the delivery
+// batcher, the bookkeeping bench): a webhook without a registration, an attempt's log row.
+// Shared here rather than in test/support so that the bench imports no test helper.
 import type { DeliveryRecord } from '../../src/db/deliveries';
 import type { Db } from '../../src/db/sql';
-import type { StoreRules } from '../../src/db/webhooks';
 import { eventPayload, pingPayload } from '../../src/delivery/message';
 import { signPayload } from '../../src/delivery/signing';
 import { newId } from '../../src/ids';
-import { noticeCrossed } from '../../src/notices/crossing';
 import { newSigningSecret } from '../../src/secrets';
 import type { DeliveryError } from '../../src/objects';
 
 /**
  * A webhook row written straight into the table, for what needs one without a registration
  * (tests of `src/db`, the bookkeeping bench): active, subscribed to `list.changed`, at
- * `https://receiver.test/{id}`. No vitest here, so that the bench can import it.
+ * `https://receiver.test/{id}`.
  */
 export async function insertWebhook(sql: Db, accountId: string): Promise<string> {
   const id = newId('wh');
@@ -20,11 +20,6 @@ export async function insertWebhook(sql: Db, accountId: string): Promise<string>
     INSERT INTO webhooks (id, account_id, url, secret, events, list_ids)
     VALUES (${id}, ${accountId}, ${`https://receiver.test/${id}`}, ${newSigningSecret()}, ${['list.changed']}, ${[]})`;
   return id;
-}
-
-/** The state a webhook's workflow starts with (active, nothing counted), as its mirror stores it. */
-export function initialLifecycleState(webhookId: string, accountId: string): WebhookLifecycleState {
-  return { webhookId, accountId, status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 };
 }
 
 /**
@@ -65,9 +60,4 @@ export function attemptRecord(
         ? { statusCode: 200, headers: { 'content-type': 'text/plain', date: new Date().toUTCString() }, body: 'ok', bodyTruncated: false }
         : null,
   };
-}
-
-/** The rules the activity storeWebhookState stores by; `mailNotices` as the worker has SMTP_URL or not. */
-export function storeRules(mailNotices = false): StoreRules {
-  return { noticeFor: noticeCrossed, mailNotices };
 }
