@@ -1,7 +1,7 @@
 // Child process: the plain-Node baseline. No Temporal, no database: it accepts the same
 // write request as the internal API, answers 202 at once, then POSTs the same signed
 // bodies with the service's own HTTP client (src/delivery/sender.ts, compiled beside the bench) and headers
-// (post-signed.ts) to the same receivers. Outcomes are kept in memory for the ledger.
+// (message.ts) to the same receivers. Outcomes are kept in memory for the ledger.
 import http from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';

@@ -1,5 +1,5 @@
 // The outcome signals to `webhook/{id}` as its history holds them: how the tests and the bench
-// read what the delivery bookkeeping (src/delivery/bookkeeping.ts) signalled.
+// read what the delivery bookkeeping (activities/delivery-bookkeeping.ts) signalled.
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { deliveryOutcomesSignal } from '../../src/contract/messages';
