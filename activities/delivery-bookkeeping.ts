@@ -1,8 +1,9 @@
 // A worker's delivery bookkeeping: the claims and log rows of the deliveries it runs, and
 // the outcomes it tells each webhook's `webhook/{id}`, each gathered across the deliveries
-// under way in this process. A write's deliveries start together, so their claims (and many
-// of their log rows) reach PostgreSQL in one round trip rather than one each; and a webhook
-// failing fast gets a few signals a second rather than one per delivery.
+// under way in this process. A write's deliveries start together, so their claims reach
+// PostgreSQL in one statement rather than one each; their POSTs end apart, so their log rows
+// wait a moment for each other; and a webhook failing fast gets a few signals a second
+// rather than one per delivery.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import DataLoader from 'dataloader';
@@ -31,10 +32,18 @@ export function createDeliveryBookkeeping(sql: Sql, client: Client): DeliveryBoo
   return { claim: batcher.claim, record: batcher.record, tellOutcome: outcomes.tell };
 }
 
+/**
+ * How long a log row waits for others before its statement is sent. The statement's fixed
+ * cost in PostgreSQL is several times a row's, and POSTs end apart (a write's ten on loopback
+ * within a few milliseconds), so alone each would pay it. The wait delays the end of the
+ * delivery's activity, not its POST: the claim, before the POST, never waits.
+ */
+export const LOG_ROWS_GATHER_MS = 10;
+
 /** The claims and log rows of this process's deliveries, gathered into batches of one statement each. */
 export function createDeliveryBatcher(sql: Sql): DeliveryBatcher {
   const claims = batchedOneAtATime((batch: readonly DeliveryClaim[]) => claimDeliveries(sql, batch));
-  const records = batchedOneAtATime((batch: readonly DeliveryRecord[]) => recordDeliveries(sql, batch));
+  const records = batchedOneAtATime((batch: readonly DeliveryRecord[]) => recordDeliveries(sql, batch), LOG_ROWS_GATHER_MS);
   return {
     claim: (claim) => claims.load(claim),
     record: (delivery) => records.load(delivery),
@@ -42,13 +51,13 @@ export function createDeliveryBatcher(sql: Sql): DeliveryBatcher {
 }
 
 /**
- * A loader whose statements run one at a time: a batch is sent at the end of the event
- * loop's turn in which its first call came, or once the statement before it has answered,
- * whichever is later. Idle, a call waits for nothing more than the end of its turn; busy,
- * the calls that come while a statement runs go together in the next one (a group commit)
+ * A loader whose statements run one at a time: a batch is sent `gatherMs` after its first
+ * call came (at the end of that call's turn of the event loop, with 0), or once the statement
+ * before it has answered, whichever is later. Idle, a call waits for nothing more; busy, the
+ * calls that come while a statement runs go together in the next one (a group commit)
  * instead of queueing a statement each.
  */
-function batchedOneAtATime<K, V>(run: (batch: readonly K[]) => Promise<V[]>): DataLoader<K, V> {
+function batchedOneAtATime<K, V>(run: (batch: readonly K[]) => Promise<V[]>, gatherMs = 0): DataLoader<K, V> {
   let previous: Promise<unknown> = Promise.resolve();
   return new DataLoader<K, V>(
     (batch) => {
@@ -59,7 +68,10 @@ function batchedOneAtATime<K, V>(run: (batch: readonly K[]) => Promise<V[]>): Da
     {
       cache: false, // every call is work to do, never an answer to reuse
       maxBatchSize: 500,
-      batchScheduleFn: (send) => void previous.then(() => setImmediate(send)),
+      batchScheduleFn: (send) => {
+        const gathered = gatherMs === 0 ? previous : Promise.all([previous, new Promise((resolve) => setTimeout(resolve, gatherMs))]);
+        void gathered.then(() => setImmediate(send));
+      },
     },
   );
 }

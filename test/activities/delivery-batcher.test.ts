@@ -1,7 +1,7 @@
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createAccount } from '../../src/db/accounts';
-import { createDeliveryBatcher, type DeliveryBatcher } from '../../activities/delivery-bookkeeping';
+import { createDeliveryBatcher, LOG_ROWS_GATHER_MS, type DeliveryBatcher } from '../../activities/delivery-bookkeeping';
 import type { Sql } from '../../src/db/sql';
 import { newId } from '../../src/ids';
 import { useMigratedDatabase } from '../support/database';
@@ -82,6 +82,27 @@ describe('createDeliveryBatcher', () => {
     blocker.release();
     expect([...(await first), ...(await second)].map((target) => target?.claimed)).toEqual([true, true, true, true]);
     expect(events).toEqual(['claim statement', 'first answered', 'claim statement']);
+  });
+
+  it('holds a log row LOG_ROWS_GATHER_MS for the rows that come after it, and sends them together', async () => {
+    const webhookId = await newWebhook();
+    // Only the clock is faked: turns of the event loop and the database's answers are real.
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      events.length = 0;
+      const first = batcher.record(attemptRecord(webhookId));
+      await database.sql`SELECT 1`;
+      const second = batcher.record(attemptRecord(webhookId));
+      await database.sql`SELECT 1`;
+      vi.advanceTimersByTime(LOG_ROWS_GATHER_MS - 1);
+      await database.sql`SELECT 1`;
+      expect(events).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(await Promise.all([first, second])).toEqual([{ failuresToReset: false }, { failuresToReset: false }]);
+      expect(events).toEqual(['record statement']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('fails every call of a batch whose statement fails, and goes on with the next', async () => {
