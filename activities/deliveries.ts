@@ -2,7 +2,7 @@
 // worker's delivery bookkeeping (activities/delivery-bookkeeping.ts).
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ApplicationFailureCategory } from '@temporalio/common';
-import type { EventDelivery, EventDeliveryOutcome, ListEvent, PlannedDelivery, Redelivery } from '../src/contract/payloads';
+import type { EventDelivery, EventDeliveryOutcome, ListEvent, PlannedDelivery, Redelivery, TestEvent } from '../src/contract/payloads';
 import { DELIVERY_FAILED, WEBHOOK_GONE } from '../src/contract/rules';
 import { findDeliveryTarget, type DeliveryRecord, type DeliveryTarget } from '../src/db/deliveries';
 import type { DeliveryBookkeeping } from './delivery-bookkeeping';
@@ -45,12 +45,20 @@ export const INTERNAL_FAILURE = {
   response: null,
 } as const satisfies Pick<DeliveryRecord, 'result' | 'request' | 'response'>;
 
-/** A ping or a redelivery: sent because an owner asked, never counted against the webhook. */
-export type OnDemandDelivery = Omit<DeliveryRecord, 'result' | 'request' | 'response'> & { kind: 'ping' | 'redelivery' };
+/** A ping, a redelivery or a test event: sent because an owner asked, never counted against the webhook. */
+export type OnDemandDelivery = Omit<DeliveryRecord, 'result' | 'request' | 'response'> & { kind: 'ping' | 'redelivery' | 'test' };
+
+/** The metric and the log line of each kind of delivery an owner asks for. */
+const ON_DEMAND = {
+  ping: { counter: 'pings', msg: 'ping' },
+  redelivery: { counter: 'redeliveries', msg: 'redelivery' },
+  test: { counter: 'testEvents', msg: 'test event' },
+} as const;
 
 /**
- * A ping or redelivery an owner asked for, to `target`: one signed attempt, counted in metrics
- * and logged, never against the webhook. What was sent and what came back are logged with it.
+ * A ping, redelivery or test event an owner asked for, to `target`: one signed attempt,
+ * counted in metrics and logged, never against the webhook. What was sent and what came back
+ * are logged with it.
  */
 export async function sendOnDemandTo(
   { http, logger, metrics }: Pick<ActivityDependencies, 'http' | 'logger' | 'metrics'>,
@@ -60,14 +68,15 @@ export async function sendOnDemandTo(
   body: string,
 ): Promise<DeliveryResult> {
   const { id: deliveryId, webhookId, kind } = delivery;
-  const exchange = await postSigned(http, { url: target.url, webhookId, deliveryId, event: delivery.event, body }, target.secret);
+  const message = { url: target.url, webhookId, deliveryId, event: delivery.event, body, test: kind === 'test' };
+  const exchange = await postSigned(http, message, target.secret);
   const { result } = exchange;
-  (kind === 'ping' ? metrics.pings : metrics.redeliveries).inc({
+  metrics[ON_DEMAND[kind].counter].inc({
     outcome: result.delivered ? 'delivered' : 'failed',
     error: result.error ?? 'none',
   });
   logger.info({
-    msg: kind,
+    msg: ON_DEMAND[kind].msg,
     deliveryId,
     webhookId,
     redeliveryOf: delivery.redeliveryOf,
@@ -112,7 +121,7 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
     return bookkeeping.record(eventRecord(delivery, event, attempt));
   }
 
-  /** A ping or redelivery an owner asked for, to the webhook as it is now. */
+  /** A ping, redelivery or test event an owner asked for, to the webhook as it is now. */
   async function sendOnDemand(delivery: OnDemandDelivery, body: string): Promise<DeliveryResult> {
     const target = await findDeliveryTarget(sql, delivery.webhookId);
     if (target === null) throw ApplicationFailure.nonRetryable(`webhook ${delivery.webhookId} no longer exists`, WEBHOOK_GONE);
@@ -141,6 +150,15 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
     redeliverEvent({ webhookId, deliveryId, redeliveryOf, topic, event }: Redelivery): Promise<DeliveryResult> {
       const redelivery = { id: deliveryId, webhookId, kind: 'redelivery', event: topic, ...event, redeliveryOf } as const;
       return sendOnDemand(redelivery, eventPayload(topic, event.listId, event.cursor, event.at));
+    },
+
+    /**
+     * POST /v3/webhooks/{id}/test-events: one delivery of the topic the owner chose, with the
+     * `SVC-Test` header; logged as `test`, never counted. It goes to a paused webhook too.
+     */
+    sendTestEvent({ webhookId, deliveryId, topic, event }: TestEvent): Promise<DeliveryResult> {
+      const testEvent = { id: deliveryId, webhookId, kind: 'test', event: topic, ...event } as const;
+      return sendOnDemand(testEvent, eventPayload(topic, event.listId, event.cursor, event.at));
     },
 
     /**

@@ -20,7 +20,7 @@ function responseObject<const P extends Record<string, object>>(properties: P) {
 const timestamp = { type: 'string', format: 'date-time' } as const;
 export const topicSchema = { type: 'string', enum: TOPICS } as const;
 export const deliveryIdSchema = { type: 'string', pattern: idPattern('dlv') } as const;
-export const deliveryKindSchema = { enum: ['event', 'ping', 'redelivery'] } as const;
+export const deliveryKindSchema = { enum: ['event', 'ping', 'redelivery', 'test'] } as const;
 /** What an attempt came to; `skipped`: its webhook was paused, and nothing was sent. */
 export const deliveryOutcomeSchema = { enum: ['delivered', 'failed', 'skipped'] } as const;
 
@@ -69,6 +69,12 @@ export const redeliveryResult = responseObject({
   ...deliveryResultObject.properties,
 });
 export type RedeliveryResult = FromSchema<typeof redeliveryResult>;
+
+export const testEventResult = responseObject({
+  deliveryId: { ...deliveryIdSchema, description: "The test event's id (its SVC-Delivery header)" },
+  ...deliveryResultObject.properties,
+});
+export type TestEventResult = FromSchema<typeof testEventResult>;
 
 export const rotatedSecret = responseObject({
   secret: { type: 'string', pattern: '^whsec_', description: 'The new signing secret; shown in this response only' },

@@ -3,6 +3,7 @@
 export { registerWebhook } from './register-webhook';
 export { pingWebhook } from './ping-webhook';
 export { redeliverEvent } from './redeliver-event';
+export { sendTestEvent } from './send-test-event';
 export { webhookLifecycle } from './webhook-lifecycle';
 export { deliverListWrite } from './deliver-list-write';
 export { deliverListWriteBatch } from './deliver-list-write-batch';

@@ -39,6 +39,8 @@ const components = {
   DeliveryPage: objects.deliveryPage,
   DeliveryDetail: objects.deliveryDetail,
   RedeliveryResult: objects.redeliveryResult,
+  TestEventBody: schemas.testEventBody,
+  TestEventResult: objects.testEventResult,
   RotateSecretBody: schemas.rotateSecretBody,
   RotatedSecret: objects.rotatedSecret,
   Account: objects.accountObject,
@@ -257,11 +259,28 @@ export function buildOpenApiDocument() {
           responses: actionOnWebhook(ok('What the ping got', ref('PingResult'))),
         },
       },
+      '/v3/webhooks/{id}/test-events': {
+        parameters: [webhookId],
+        post: {
+          operationId: 'sendTestEvent',
+          summary: 'Send a signed delivery of a chosen topic now, as a test (also to a paused webhook); never counted as a failure',
+          description:
+            'The body is an event\'s, {"event","listId","cursor","at"}: listId as given (a list the account owns or is a member ' +
+            'of), else "test"; cursor 0, which no write has; at now. The headers are any delivery\'s plus SVC-Test: 1. Logged ' +
+            'with kind "test"; it cannot be redelivered.',
+          security: account,
+          requestBody: body('TestEventBody'),
+          responses: {
+            ...actionOnWebhook(ok('What the test event got', ref('TestEventResult'))),
+            400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'INVALID_LIST_IDS']),
+          },
+        },
+      },
       '/v3/webhooks/{id}/deliveries': {
         parameters: [webhookId],
         get: {
           operationId: 'listDeliveries',
-          summary: `The delivery log: events, pings and redeliveries, newest first (at least the last ${DELIVERY_LOG_KEPT} are kept)`,
+          summary: `The delivery log: events, pings, redeliveries and test events, newest first (at least the last ${DELIVERY_LOG_KEPT} are kept)`,
           description: 'The filters outcome, kind and event are each optional and combine with each other and with paging.',
           security: account,
           parameters: Object.entries(schemas.deliveriesQuery.properties).map(([name, schema]) => ({ name, in: 'query', schema })),
@@ -298,7 +317,7 @@ export function buildOpenApiDocument() {
           responses: {
             ...actionOnWebhook(ok('What the redelivery got', ref('RedeliveryResult'))),
             ...deliveryNotFound,
-            409: errors('A ping is not redelivered', ['NOT_REDELIVERABLE']),
+            409: errors('A ping or test event is not redelivered', ['NOT_REDELIVERABLE']),
           },
         },
       },

@@ -89,6 +89,17 @@ export const putListBody = {
 } as const;
 export type PutListBody = FromSchema<typeof putListBody>;
 
+export const testEventBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['event'],
+  properties: {
+    event: { ...topicSchema, description: 'The topic of the test event' },
+    listId: { ...id, description: 'A list the account owns or is a member of, sent as the body\'s listId; default "test"' },
+  },
+} as const;
+export type TestEventBody = FromSchema<typeof testEventBody>;
+
 export const rotateSecretBody = {
   type: 'object',
   additionalProperties: false,
@@ -166,6 +177,7 @@ export const validators = {
   putListBody: ajv.compile<PutListBody>(putListBody),
   listWriteBody: ajv.compile<ListWriteBody>(listWriteBody),
   rotateSecretBody: ajv.compile<RotateSecretBody>(rotateSecretBody),
+  testEventBody: ajv.compile<TestEventBody>(testEventBody),
   createRecoveryBody: ajv.compile<CreateRecoveryBody>(createRecoveryBody),
   deliveriesQuery: ajv.compile<DeliveriesQuery>(deliveriesQuery),
   updateAccountBody: ajv.compile<UpdateAccountBody>(updateAccountBody),

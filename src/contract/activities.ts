@@ -3,9 +3,9 @@
 // and the workers of the release before must still find each by that name and read what it
 // takes and gives. Workflows schedule them through this interface (never the activities'
 // code); the factory in activities/ implements it (test/activities/contract.test.ts). Rename
-// or retype one only behind patched() in the workflows that schedule it. Three carry the name
-// of what schedules them (the workflow types redeliverEvent and pruneRecords, the Update
-// deleteWebhook): histories record both names, so both stay.
+// or retype one only behind patched() in the workflows that schedule it. Four carry the name
+// of what schedules them (the workflow types redeliverEvent, sendTestEvent and pruneRecords,
+// the Update deleteWebhook): histories record both names, so both stay.
 import type {
   DeliveryResult,
   EventDelivery,
@@ -21,6 +21,7 @@ import type {
   RegistrationInput,
   RegistrationPing,
   RegistrationResult,
+  TestEvent,
   WebhookLifecycleState,
 } from './payloads';
 
@@ -30,11 +31,12 @@ export interface ActivityTypes {
   abandonRegistration: (registrationId: string) => Promise<void>;
   completeRegistration: (input: RegistrationInput) => Promise<RegistrationResult>;
 
-  // deliverListWrite and deliverListWriteBatch; pingWebhook; redeliverEvent
+  // deliverListWrite and deliverListWriteBatch; pingWebhook; redeliverEvent; sendTestEvent
   deliverEvent: (attempt: EventDelivery) => Promise<EventDeliveryOutcome>;
   recordInternalFailure: (attempt: EventDelivery) => Promise<void>;
   sendPing: (webhookId: string) => Promise<DeliveryResult>;
   redeliverEvent: (redelivery: Redelivery) => Promise<DeliveryResult>;
+  sendTestEvent: (testEvent: TestEvent) => Promise<DeliveryResult>;
 
   // webhookLifecycle
   storeWebhookState: (state: WebhookLifecycleState) => Promise<void>;

@@ -148,6 +148,23 @@ export interface RedeliveryRequest {
   deliveryTimeoutMs: number;
 }
 
+/**
+ * A test event an owner asked for: one delivery of `topic` whose body no write made (cursor
+ * 0), under a delivery id fixed by the API.
+ */
+export interface TestEvent {
+  webhookId: string;
+  deliveryId: string;
+  topic: Topic;
+  event: ListEvent;
+}
+
+/** Input of `test-event/{webhookId}/{deliveryId}`. */
+export interface TestEventRequest {
+  testEvent: TestEvent;
+  deliveryTimeoutMs: number;
+}
+
 /** Input of `prune-records/{taskQueue}/…`, started by its schedule. */
 export interface PruneRequest {
   retentionDays: number;

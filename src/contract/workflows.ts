@@ -13,6 +13,7 @@ import type {
   RedeliveryRequest,
   RegistrationInput,
   RegistrationResult,
+  TestEventRequest,
   WebhookLifecycleInput,
   DeliveryResult,
   NoticeMailRequest,
@@ -37,6 +38,7 @@ export interface WorkflowTypes {
   registerWebhook: (input: RegistrationInput) => Promise<RegistrationResult>;
   pingWebhook: (request: PingRequest) => Promise<DeliveryResult>;
   redeliverEvent: (request: RedeliveryRequest) => Promise<DeliveryResult>;
+  sendTestEvent: (request: TestEventRequest) => Promise<DeliveryResult>;
   webhookLifecycle: (input: WebhookLifecycleInput) => Promise<void>;
   deliverListWrite: (input: ListWriteDeliveries) => Promise<void>;
   deliverListWriteBatch: (batch: ListWriteBatch) => Promise<void>;
@@ -50,6 +52,7 @@ export const lifecycleWorkflowId = (webhookId: string) => `webhook/${webhookId}`
 export const registrationWorkflowId = (accountId: string, registrationId: string) => `registration/${accountId}/${registrationId}`;
 export const pingWorkflowId = (webhookId: string, pingId: string) => `ping/${webhookId}/${pingId}`;
 export const redeliveryWorkflowId = (webhookId: string, deliveryId: string) => `redelivery/${webhookId}/${deliveryId}`;
+export const testEventWorkflowId = (webhookId: string, deliveryId: string) => `test-event/${webhookId}/${deliveryId}`;
 export const recoveryWorkflowId = (webhookId: string, recoveryId: string) => `recovery/${webhookId}/${recoveryId}`;
 export const listWriteWorkflowId = (listId: string, writeId: string) => `list-write/${listId}/${writeId}`;
 export const listWriteBatchWorkflowId = (listId: string, writeId: string, batch: number) =>

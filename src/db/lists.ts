@@ -37,6 +37,14 @@ export async function deleteList(sql: Db, listId: string): Promise<boolean> {
 }
 
 /** The ids among `listIds` that are unknown or not owned by the account. */
+/** Whether the account owns the list or is one of its members. */
+export async function isListOfAccount(sql: Db, accountId: string, listId: string): Promise<boolean> {
+  const [row] = await sql<{ found: boolean }[]>`
+    SELECT EXISTS (SELECT 1 FROM lists WHERE id = ${listId} AND owner_account_id = ${accountId})
+        OR EXISTS (SELECT 1 FROM list_members WHERE list_id = ${listId} AND account_id = ${accountId}) AS found`;
+  return row.found;
+}
+
 export async function findListIdsNotOwned(sql: Db, accountId: string, listIds: string[]): Promise<string[]> {
   if (listIds.length === 0) return [];
   const owned = await sql<{ id: string }[]>`

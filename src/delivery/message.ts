@@ -21,6 +21,8 @@ export interface SignedMessage {
   event: string;
   /** The exact bytes that are signed and sent. */
   body: string;
+  /** A test event an owner asked for, sent with `SVC-Test: 1`: no write made it. */
+  test?: boolean;
 }
 
 /** One signed POST of an event or ping. The exchange's request holds the signature, never the secret. */
@@ -30,5 +32,6 @@ export function postSigned(http: HttpSender, message: SignedMessage, secret: str
     'svc-signature': signPayload(message.body, secret),
     'svc-delivery': message.deliveryId,
     'svc-webhook': message.webhookId,
+    ...(message.test ? { 'svc-test': '1' } : {}),
   });
 }

@@ -14,6 +14,7 @@ import type {
   Redelivery,
   RegistrationInput,
   RegistrationResult,
+  TestEvent,
   WebhookLifecycleState,
   WebhookStatus,
 } from '../contract/payloads';
@@ -26,6 +27,7 @@ import {
   recoveryWorkflowId,
   redeliveryWorkflowId,
   registrationWorkflowId,
+  testEventWorkflowId,
   type WorkflowTypes,
 } from '../contract/workflows';
 import { BackingServiceError } from '../errors';
@@ -40,6 +42,8 @@ export interface Workflows {
   runPing(accountId: string, webhookId: string): Promise<DeliveryResult>;
   /** Sends a logged event again, under the new delivery id the redelivery names. */
   runRedelivery(accountId: string, redelivery: Redelivery): Promise<DeliveryResult>;
+  /** Sends a test event of the chosen topic, under the delivery id it names. */
+  runTestEvent(accountId: string, testEvent: TestEvent): Promise<DeliveryResult>;
   setWebhookStatus(webhookId: string, status: WebhookStatus): Promise<WebhookLifecycleState>;
   /**
    * Starts the deliveries of a recorded write, once: a repeat finds it started (or done).
@@ -135,6 +139,14 @@ export function createWorkflows(
           ...onDemand(accountId, redelivery.webhookId),
           workflowId: redeliveryWorkflowId(redelivery.webhookId, redelivery.deliveryId),
           args: [{ redelivery, deliveryTimeoutMs }],
+        }),
+      ),
+    runTestEvent: (accountId, testEvent) =>
+      ourFailure(
+        client.workflow.execute<WorkflowTypes['sendTestEvent']>('sendTestEvent', {
+          ...onDemand(accountId, testEvent.webhookId),
+          workflowId: testEventWorkflowId(testEvent.webhookId, testEvent.deliveryId),
+          args: [{ testEvent, deliveryTimeoutMs }],
         }),
       ),
     startListWrite: async (write, recipients, { repeated }) => {

@@ -15,6 +15,7 @@ const contractTypes: Record<keyof ActivityTypes, true> = {
   recordInternalFailure: true,
   sendPing: true,
   redeliverEvent: true,
+  sendTestEvent: true,
   storeWebhookState: true,
   deleteWebhook: true,
   awaitRecoveryRecorded: true,

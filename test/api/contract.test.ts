@@ -517,6 +517,32 @@ describe('POST /v3/webhooks/{id}/pings', () => {
   });
 });
 
+describe('POST /v3/webhooks/{id}/test-events', () => {
+  it('answers 200 with the delivery id and what the test event got, also for a failure', async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/test-event');
+    const sent = await call('POST', `/v3/webhooks/${webhook.id}/test-events`, { token, body: { event: 'item.checked' } });
+    expect(sent.body).toMatchObject({ deliveryId: expect.stringMatching(/^dlv_/), delivered: true, statusCode: 200, error: null });
+    failingPaths.add('/contract/test-event');
+    const failed = await call('POST', `/v3/webhooks/${webhook.id}/test-events`, { token, body: { event: 'list.changed' } });
+    expect(failed).toMatchObject({ status: 200, body: { delivered: false, statusCode: 500, error: 'non_2xx' } });
+  });
+
+  it("answers 400 VALIDATION_FAILED, MALFORMED_JSON and INVALID_LIST_IDS, and 404 for another account's webhook", async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/test-event-errors');
+    const testEvents = `/v3/webhooks/${webhook.id}/test-events`;
+    expectError(await call('POST', testEvents, { token, body: { event: 'ping' } }), 400, 'VALIDATION_FAILED');
+    expectError(
+      await call('POST', testEvents, { token, rawBody: '{"', headers: { 'content-type': 'application/json' } }),
+      400,
+      'MALFORMED_JSON',
+    );
+    const unknownList = await call('POST', testEvents, { token, body: { event: 'item.added', listId: 'contract-no-such-list' } });
+    expect(expectError(unknownList, 400, 'INVALID_LIST_IDS').invalidListIds).toEqual(['contract-no-such-list']);
+    const stranger = await stack.createAccount();
+    expectError(await call('POST', testEvents, { token: stranger.token, body: { event: 'item.added' } }), 404, 'WEBHOOK_NOT_FOUND');
+  });
+});
+
 describe('GET /v3/webhooks/{id}/deliveries', () => {
   it("answers 200 with a page of the log, 400 for a bad query and 404 for another account's webhook", async () => {
     const { token, webhook } = await accountWithWebhook('/contract/log');

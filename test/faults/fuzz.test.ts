@@ -396,6 +396,8 @@ function validBodyFor(operationId: string): unknown {
       return { writeId: 'fuzz-write', changes: [{ type: 'item.added', itemId: 'item-1' }] };
     case 'createRecovery':
       return { since: SINCE };
+    case 'sendTestEvent':
+      return { event: 'item.added' };
     default:
       throw new Error(`no valid body for ${operationId}: add one here`);
   }

@@ -253,6 +253,28 @@ describe('the dashboard', () => {
     expect(verifySignature(ping.rawBody, ping.headers['svc-signature'] as string, secret)).toBe(true);
   });
 
+  it('sends a test event of the topic chosen, signed and marked SVC-Test, logged as a test that is not redelivered', async () => {
+    const { token, url, webhookId } = await accountWithWebhook('/ui/test-event');
+    const page = await openDashboard(token);
+    await openWebhook(page, url);
+    await page.getByLabel('Topic', { exact: true }).selectOption('item.checked');
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    await expectText(
+      page.locator('.action [role=status]').filter({ hasText: 'Test event' }),
+      /^Test event: Delivered: HTTP 200 in \d+ ms$/,
+    );
+    const sent: ReceivedRequest = received('/ui/test-event').at(-1)!;
+    expect(sent.headers).toMatchObject({ 'svc-event': 'item.checked', 'svc-test': '1' });
+    expect(JSON.parse(sent.rawBody.toString('utf8'))).toMatchObject({ event: 'item.checked', listId: 'test', cursor: 0 });
+
+    await page.getByLabel('Kind').selectOption('test');
+    const row = page.locator('tbody tr').filter({ hasText: 'item.checked' });
+    await expectText(row.locator('td').nth(1), /test$/);
+    await expect.poll(() => row.getByRole('button', { name: /^Redeliver/ }).count()).toBe(0);
+    const [logged] = (await suite.stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?kind=test`, { token })).body.data;
+    expect(logged).toMatchObject({ id: sent.headers['svc-delivery'], kind: 'test', event: 'item.checked' });
+  });
+
   it('deletes a webhook only after confirmation', async () => {
     const { token, webhookId, url } = await accountWithWebhook('/ui/delete');
     const page = await openDashboard(token);

@@ -11,6 +11,7 @@ const contractTypes: Record<keyof WorkflowTypes, true> = {
   registerWebhook: true,
   pingWebhook: true,
   redeliverEvent: true,
+  sendTestEvent: true,
   webhookLifecycle: true,
   deliverListWrite: true,
   deliverListWriteBatch: true,

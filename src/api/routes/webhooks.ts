@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { findDelivery, findDeliveryDetail, listDeliveries } from '../../db/deliveries';
-import { findListIdsNotOwned } from '../../db/lists';
+import { findListIdsNotOwned, isListOfAccount } from '../../db/lists';
 import type { Sql } from '../../db/sql';
 import { beginRegistration } from '../../db/registrations';
 import {
@@ -146,7 +146,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     const webhook = await ownWebhook(ctx);
     const repeated = DELIVERY_ID.test(ctx.params.deliveryId) ? await findDelivery(sql, webhook.id, ctx.params.deliveryId) : null;
     if (!repeated) throw apiErrors.deliveryNotFound();
-    if (repeated.kind === 'ping') throw apiErrors.notRedeliverable();
+    if (repeated.kind === 'ping' || repeated.kind === 'test') throw apiErrors.notRedeliverable();
     const deliveryId = newId('dlv');
     const result = await workflows.runRedelivery(ctx.state.accountId!, {
       webhookId: webhook.id,
@@ -155,6 +155,25 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
       topic: repeated.event as Topic,
       // An event's log entry always holds its write's list, cursor and time.
       event: { listId: repeated.listId!, cursor: repeated.cursor!, at: repeated.at! },
+    });
+    ctx.body = { deliveryId, ...result };
+  });
+
+  // One delivery of the topic the owner chose, marked SVC-Test: a receiver's developer's tool.
+  router.post('/webhooks/:id/test-events', jsonBody, async (ctx) => {
+    const body = validate(validators.testEventBody, ctx.request.body);
+    const webhook = await ownWebhook(ctx);
+    const accountId = ctx.state.accountId!;
+    if (body.listId !== undefined && !(await isListOfAccount(sql, accountId, body.listId))) {
+      throw apiErrors.testEventListNotAllowed(body.listId);
+    }
+    const deliveryId = newId('dlv');
+    const result = await workflows.runTestEvent(accountId, {
+      webhookId: webhook.id,
+      deliveryId,
+      topic: body.event,
+      // Cursor 0: no write has it, cursors start at 1.
+      event: { listId: body.listId ?? TEST_EVENT_LIST_ID, cursor: 0, at: new Date().toISOString() },
     });
     ctx.body = { deliveryId, ...result };
   });
@@ -170,6 +189,9 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
 
   return router;
 }
+
+/** The body's listId of a test event sent without one. */
+export const TEST_EVENT_LIST_ID = 'test';
 
 /** The context of a route whose path names things by id. */
 export type PathContext = ApiContext & { params: Record<string, string> };

@@ -13,6 +13,7 @@ import type {
   NoticePage,
   Recovery,
   RedeliveryResult,
+  TestEventResult,
   UsageDay,
   ValidationIssue,
   Webhook,
@@ -100,6 +101,7 @@ export function createApi(token: string, onUnauthorized: () => void) {
     updateWebhook: (id: string, body: Partial<Subscription> & { status?: WebhookStatus }) => request<Webhook>('PATCH', webhook(id), body),
     deleteWebhook: (id: string) => request<undefined>('DELETE', webhook(id)),
     ping: (id: string) => request<DeliveryResult>('POST', `${webhook(id)}/pings`),
+    sendTestEvent: (id: string, event: Topic) => request<TestEventResult>('POST', `${webhook(id)}/test-events`, { event }),
     rotateSecret: (id: string, secret?: string) =>
       request<{ secret: string }>('POST', `${webhook(id)}/secret`, secret ? { secret } : undefined),
     listDeliveries: (id: string, filters: DeliveryLogFilters, before: string | null, limit?: number) =>

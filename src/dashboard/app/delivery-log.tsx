@@ -137,7 +137,7 @@ function Entry({ entry, busy, onRedeliver, expanded, onToggle }: EntryProps) {
         >
           Details
         </button>
-        {entry.kind !== 'ping' && (
+        {entry.kind !== 'ping' && entry.kind !== 'test' && (
           <button type="button" disabled={busy} onClick={onRedeliver} aria-label={`Redeliver ${entry.event} ${entry.id}`}>
             Redeliver
           </button>

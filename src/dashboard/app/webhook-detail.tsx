@@ -12,6 +12,7 @@ import { SubscriptionFields, toSubscription } from './subscription-fields';
 import { SoleField } from './text-field';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
+import { TOPICS, type Topic } from '../../topics';
 import type { View } from './view';
 import { StatusBadge, listsOf } from './webhook-list';
 
@@ -67,6 +68,7 @@ export function WebhookDetail({ api, id, navigate }: Props) {
       <div class="actions">
         <StatusControl api={api} webhook={current} onChanged={webhook.set} />
         <Ping api={api} webhook={current} onLogged={logged} />
+        <SendTestEvent api={api} webhook={current} onLogged={logged} />
         <RotateSecret api={api} webhook={current} onRotated={webhook.reload} />
         <DeleteWebhook api={api} webhook={current} onDeleted={() => navigate({ name: 'list', notice: `${current.url} was deleted.` })} />
       </div>
@@ -113,6 +115,30 @@ function Ping({ api, webhook, onLogged }: ActionProps & { onLogged: () => void }
       {ping.result && <Status>Ping: {describeResult(ping.result)}</Status>}
       <ErrorText error={ping.error} />
     </div>
+  );
+}
+
+function SendTestEvent({ api, webhook, onLogged }: ActionProps & { onLogged: () => void }) {
+  const [topic, setTopic] = useState<Topic>(webhook.events[0] ?? TOPICS[0]);
+  const send = useAction(() => api.sendTestEvent(webhook.id, topic), onLogged);
+  return (
+    <ActionForm class="action" onSubmit={() => send.run()}>
+      <h2>Test event</h2>
+      <p>Sends one signed event of the topic chosen now, marked SVC-Test: 1, also while paused. It never counts as a failure.</p>
+      <label for="test-event-topic">Topic</label>
+      <select id="test-event-topic" value={topic} onChange={(event) => setTopic(event.currentTarget.value as Topic)}>
+        {TOPICS.map((option) => (
+          <option key={option} value={option}>
+            {option}
+          </option>
+        ))}
+      </select>
+      <button type="submit" disabled={send.busy}>
+        {send.busy ? 'Sending…' : 'Send a test event'}
+      </button>
+      {send.result && <Status>Test event: {describeResult(send.result)}</Status>}
+      <ErrorText error={send.error} />
+    </ActionForm>
   );
 }
 

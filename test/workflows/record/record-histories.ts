@@ -24,6 +24,7 @@ import {
   recoveryWorkflowId,
   redeliveryWorkflowId,
   registrationWorkflowId,
+  testEventWorkflowId,
 } from '../../../src/contract/workflows';
 import type { ListWriteDeliveries } from '../../../src/contract/payloads';
 import { deliverListWrite, mailNotice, pruneRecords, recoverDeliveries, webhookLifecycle } from '../../../workflows';
@@ -171,6 +172,22 @@ describe(`recording workflow histories of release ${release}`, () => {
       });
       expect(response.body.delivered).toBe(name === 'redelivery-delivered');
       await save(name, redeliveryWorkflowId(webhookId, response.body.deliveryId));
+    }
+    receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
+  });
+
+  it('sendTestEvent: delivered and failed', async () => {
+    const account = await stack.createAccount();
+    const webhook = await stack.registerWebhook(account.token, receiver.urlFor('/tested'), { events: [...TOPICS] });
+    for (const name of ['test-event-delivered', 'test-event-failed'] as const) {
+      if (name === 'test-event-failed')
+        receiver.respondWith((request) => (request.path.startsWith('/fail') || request.path === '/tested' ? { status: 500 } : {}));
+      const response = await stack.request('POST', `/v3/webhooks/${webhook.id}/test-events`, {
+        token: account.token,
+        body: { event: 'item.checked' },
+      });
+      expect(response.body.delivered).toBe(name === 'test-event-delivered');
+      await save(name, testEventWorkflowId(webhook.id, response.body.deliveryId));
     }
     receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
   });
