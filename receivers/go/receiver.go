@@ -40,7 +40,13 @@ const (
 	// OutcomeDuplicate is a delivery seen before (same webhook, list, event and cursor): a
 	// redelivery or a replayed request.
 	OutcomeDuplicate Outcome = "duplicate"
+	// OutcomeTest is a test event its owner sent (SVC-Test: 1, cursor 0): verified, but no
+	// list changed. Nothing is marked seen.
+	OutcomeTest Outcome = "test"
 )
+
+// testCursor is a test event's cursor: no write has it.
+const testCursor = 0
 
 // Delivery is a verified event delivery: the signed body's fields, and the headers that name it.
 type Delivery struct {
@@ -175,9 +181,17 @@ func (r *Receiver) Receive(ctx context.Context, header http.Header, body []byte)
 	if !Verify(body, sig, r.secrets) {
 		return Verdict{}, &Error{ErrInvalidSignature, "SVC-Signature does not match the body under any of the secrets"}
 	}
-	delivery, err := parseDelivery(body, event, webhookID, header.Get("svc-delivery"))
+	test := header.Get("svc-test") == "1"
+	leastCursor := 1.0
+	if test {
+		leastCursor = testCursor
+	}
+	delivery, err := parseDelivery(body, event, webhookID, header.Get("svc-delivery"), leastCursor)
 	if err != nil {
 		return Verdict{}, err
+	}
+	if test {
+		return Verdict{Outcome: OutcomeTest, Delivery: delivery}, nil
 	}
 
 	isNew, err := r.store.MarkSeen(ctx, keyOf(delivery))
@@ -223,7 +237,7 @@ func required(header http.Header, name string) (string, error) {
 	return value, nil
 }
 
-func parseDelivery(body []byte, headerEvent, webhookID, deliveryID string) (*Delivery, error) {
+func parseDelivery(body []byte, headerEvent, webhookID, deliveryID string, leastCursor float64) (*Delivery, error) {
 	invalid := func(message string) error { return &Error{ErrInvalidBody, message} }
 	if !utf8.Valid(body) || !json.Valid(body) {
 		return nil, invalid("the body is not JSON in UTF-8")
@@ -241,8 +255,8 @@ func parseDelivery(body []byte, headerEvent, webhookID, deliveryID string) (*Del
 	}
 	// JSON has one number type: 7 and 7.0 are the same cursor, as in the other two libraries.
 	var cursor float64
-	if json.Unmarshal(fields["cursor"], &cursor) != nil || cursor != math.Trunc(cursor) || cursor < 1 || cursor > MaxCursor {
-		return nil, invalid(fmt.Sprintf("`cursor` is not an integer from 1 to %d", int64(MaxCursor)))
+	if json.Unmarshal(fields["cursor"], &cursor) != nil || cursor != math.Trunc(cursor) || cursor < leastCursor || cursor > MaxCursor {
+		return nil, invalid(fmt.Sprintf("`cursor` is not an integer from %d to %d", int64(leastCursor), int64(MaxCursor)))
 	}
 	if !jsonString(fields["at"], &at) {
 		return nil, invalid("`at` is not a string")

@@ -37,7 +37,7 @@ LIST_CHANGED = "list.changed"
 #: The largest cursor accepted: every integer up to it is exact in all three languages.
 MAX_CURSOR = 2**53 - 1
 
-Outcome = Literal["ping", "new", "late", "duplicate"]
+Outcome = Literal["ping", "new", "late", "duplicate", "test"]
 ErrorCode = Literal["missing_header", "invalid_signature", "invalid_body", "other_webhook"]
 
 
@@ -68,7 +68,8 @@ class Verdict:
     ``ping``: answer 2xx and act on nothing in it. ``new``: not seen before; for list.changed,
     ``gap`` names the cursors missed before it, if any (refetch the list). ``late``: list.changed
     below the highest cursor seen, not seen before. ``duplicate``: seen before (same webhook,
-    list, event and cursor), a redelivery or a replayed request.
+    list, event and cursor), a redelivery or a replayed request. ``test``: a test event its
+    owner sent (SVC-Test: 1, cursor 0), verified, but no list changed; nothing is marked seen.
     """
 
     outcome: Outcome
@@ -192,7 +193,10 @@ class WebhookReceiver:
             raise DeliveryError("other_webhook", f"SVC-Webhook is {webhook_id}, not {self._webhook_id}")
         if not verify(body, signature, self._secrets):
             raise DeliveryError("invalid_signature", "SVC-Signature does not match the body under any of the secrets")
-        delivery = _parse_delivery(body, event, webhook_id, _header(headers, "svc-delivery"))
+        test = _header(headers, "svc-test") == "1"
+        delivery = _parse_delivery(body, event, webhook_id, _header(headers, "svc-delivery"), _TEST_CURSOR if test else 1)
+        if test:
+            return Verdict("test", delivery)
 
         if not self._store.mark_seen(_key_of(delivery)):
             return Verdict("duplicate", delivery)
@@ -233,7 +237,11 @@ def _refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-def _parse_delivery(body: bytes, header_event: str, webhook_id: str, delivery_id: Optional[str]) -> Delivery:
+#: A test event's cursor: no write has it.
+_TEST_CURSOR = 0
+
+
+def _parse_delivery(body: bytes, header_event: str, webhook_id: str, delivery_id: Optional[str], least_cursor: int) -> Delivery:
     try:
         # Python's json takes NaN and Infinity, which JSON (and the other two libraries) do not.
         parsed = json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
@@ -249,8 +257,8 @@ def _parse_delivery(body: bytes, header_event: str, webhook_id: str, delivery_id
     # JSON has one number type: 7 and 7.0 are the same cursor, as in the other two libraries.
     if isinstance(cursor, float) and cursor.is_integer():
         cursor = int(cursor)
-    if isinstance(cursor, bool) or not isinstance(cursor, int) or not 1 <= cursor <= MAX_CURSOR:
-        raise DeliveryError("invalid_body", f"`cursor` is not an integer from 1 to {MAX_CURSOR}")
+    if isinstance(cursor, bool) or not isinstance(cursor, int) or not least_cursor <= cursor <= MAX_CURSOR:
+        raise DeliveryError("invalid_body", f"`cursor` is not an integer from {least_cursor} to {MAX_CURSOR}")
     if not isinstance(at, str):
         raise DeliveryError("invalid_body", "`at` is not a string")
     if event != header_event:

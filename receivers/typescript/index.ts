@@ -36,7 +36,9 @@ export type Verdict =
   /** list.changed below the highest cursor seen, not seen before: an older write, after a newer one. */
   | { outcome: 'late'; delivery: Delivery }
   /** Seen before (same webhook, list, event and cursor): a redelivery or a replayed request. */
-  | { outcome: 'duplicate'; delivery: Delivery };
+  | { outcome: 'duplicate'; delivery: Delivery }
+  /** A test event its owner sent (SVC-Test: 1, cursor 0): verified, but no list changed. Marks nothing seen. */
+  | { outcome: 'test'; delivery: Delivery };
 
 export type Outcome = Verdict['outcome'];
 
@@ -151,7 +153,9 @@ export class WebhookReceiver {
     if (!verify(body, signature, this.secrets)) {
       throw new DeliveryError('invalid_signature', 'SVC-Signature does not match the body under any of the secrets');
     }
-    const delivery = parseDelivery(body, event, webhookId, header(headers, 'svc-delivery') ?? null);
+    const test = header(headers, 'svc-test') === '1';
+    const delivery = parseDelivery(body, event, webhookId, header(headers, 'svc-delivery') ?? null, test ? TEST_CURSOR : 1);
+    if (test) return { outcome: 'test', delivery };
 
     if (!(await this.store.markSeen(keyOf(delivery)))) return { outcome: 'duplicate', delivery };
     if (delivery.event !== LIST_CHANGED) return { outcome: 'new', delivery, gap: null };
@@ -186,7 +190,16 @@ function required(headers: RequestHeaders, name: string): string {
   return value;
 }
 
-function parseDelivery(body: string | Uint8Array, headerEvent: string, webhookId: string, deliveryId: string | null): Delivery {
+/** A test event's cursor: no write has it. */
+const TEST_CURSOR = 0;
+
+function parseDelivery(
+  body: string | Uint8Array,
+  headerEvent: string,
+  webhookId: string,
+  deliveryId: string | null,
+  leastCursor: number,
+): Delivery {
   let parsed: unknown;
   try {
     parsed = JSON.parse(typeof body === 'string' ? body : new TextDecoder('utf-8', { fatal: true }).decode(body));
@@ -199,8 +212,8 @@ function parseDelivery(body: string | Uint8Array, headerEvent: string, webhookId
   const { event, listId, cursor, at } = parsed as Record<string, unknown>;
   if (typeof event !== 'string' || event === '') throw new DeliveryError('invalid_body', '`event` is not a non-empty string');
   if (typeof listId !== 'string' || listId === '') throw new DeliveryError('invalid_body', '`listId` is not a non-empty string');
-  if (typeof cursor !== 'number' || !Number.isInteger(cursor) || cursor < 1 || cursor > MAX_CURSOR) {
-    throw new DeliveryError('invalid_body', `\`cursor\` is not an integer from 1 to ${MAX_CURSOR}`);
+  if (typeof cursor !== 'number' || !Number.isInteger(cursor) || cursor < leastCursor || cursor > MAX_CURSOR) {
+    throw new DeliveryError('invalid_body', `\`cursor\` is not an integer from ${leastCursor} to ${MAX_CURSOR}`);
   }
   if (typeof at !== 'string') throw new DeliveryError('invalid_body', '`at` is not a string');
   if (event !== headerEvent) throw new DeliveryError('invalid_body', `the signed body's event is ${event}, SVC-Event says ${headerEvent}`);

@@ -45,6 +45,9 @@ def new(gap=None) -> dict:
 LATE = {"outcome": "late"}
 DUPLICATE = {"outcome": "duplicate"}
 PING = {"outcome": "ping"}
+TEST = {"outcome": "test"}
+#: The header that marks a test event an owner sent (POST /v3/webhooks/{id}/test-events).
+TEST_HEADER = {"svc-test": "1"}
 
 
 def error(code: str) -> dict:
@@ -217,6 +220,19 @@ def stream_cases() -> list:
                 changed("groceries", 1, DUPLICATE),
             ],
             webhook_id=WEBHOOK,
+        ),
+        stream(
+            "a test event (SVC-Test: 1, cursor 0) is verified but marks nothing seen: the stream's cursors go on from it untouched",
+            [
+                changed("groceries", 0, TEST, headers=TEST_HEADER),
+                changed("groceries", 0, TEST, headers=TEST_HEADER),
+                delivery(body("item.checked", "test", 0), TEST, headers=TEST_HEADER),
+                changed("groceries", 0, error("invalid_signature"), secret=OTHER_SECRET, headers=TEST_HEADER),
+                changed("groceries", 0, error("invalid_body")),
+                changed("groceries", 1, new()),
+                changed("groceries", 1, TEST, headers=TEST_HEADER),
+                changed("groceries", 2, new()),
+            ],
         ),
         stream(
             "a delivery forgotten (not accepted) is new when it comes again",

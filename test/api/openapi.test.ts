@@ -3,6 +3,7 @@
 // here is derived from the document and the routers, so routes added later are checked
 // without touching this file.
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -14,6 +15,7 @@ import { buildOpenApiDocument } from '../../src/api/openapi';
 import type { Sql } from '../../src/db/sql';
 import { createLogger } from '../../src/logger';
 import type { Workflows } from '../../src/temporal/client';
+import { API_TYPES_FILE, renderApiTypes } from '../../scripts/api-types';
 import { OpenApi, type DocumentedResponse, type Operation } from '../support/openapi';
 
 const openApi = new OpenApi(buildOpenApiDocument());
@@ -106,6 +108,11 @@ describe('GET /v3/openapi.json', () => {
     if (!result.valid) console.error('OpenAPI validation errors:', JSON.stringify(result.errors, null, 2));
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');
+  });
+
+  it('is what the typed client was generated from: src/client/api-types.ts (npm run generate:api-types)', async () => {
+    const served = (await (await fetch(`${baseUrl}/v3/openapi.json`)).json()) as object;
+    expect(await renderApiTypes(served)).toBe(readFileSync(API_TYPES_FILE, 'utf8'));
   });
 });
 

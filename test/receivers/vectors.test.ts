@@ -65,7 +65,7 @@ describe('delivery stream vectors', () => {
   it('cover every outcome and every error', () => {
     const expected = vectors.streams.flatMap((stream) => stream.deliveries.map((delivery) => delivery.expect));
     expect(new Set(expected.map((expect) => expect.outcome ?? expect.error))).toEqual(
-      new Set(['ping', 'new', 'late', 'duplicate', 'missing_header', 'invalid_signature', 'invalid_body', 'other_webhook']),
+      new Set(['ping', 'new', 'late', 'duplicate', 'test', 'missing_header', 'invalid_signature', 'invalid_body', 'other_webhook']),
     );
     expect(expected.some((expect) => expect.gap)).toBe(true);
   });

@@ -1,0 +1,279 @@
+// The command line's commands, each a call or two of the typed client (src/client). With
+// --json each prints what the API answered; otherwise a table or lines a person reads.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ApiClient, ApiSchemas, operations } from '../client';
+import { describeResult, fields, table, type Columns } from './output';
+
+/** An answer of the API that is an error: its status and the envelope's code and message. */
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiFailure';
+  }
+}
+
+/** A command used the wrong way: what it takes, printed with the usage. */
+export class UsageError extends Error {}
+
+export interface CommandContext {
+  client: ApiClient;
+  /** The words after the command's own, such as a webhook id. */
+  args: string[];
+  flags: Record<string, string | boolean | undefined>;
+  json: boolean;
+  out: (line: string) => void;
+  /** Resolves when the command should stop following (tail): Ctrl-C. */
+  stopped: Promise<void>;
+}
+
+interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+/** The answer's object, or an ApiFailure with the error envelope's code and message. */
+function must<T>({ data, error, response }: Answer<T>): T {
+  if (error === undefined) return data as T;
+  const envelope = (error as { error?: { code?: string; message?: string } }).error;
+  throw new ApiFailure(response.status, envelope?.code ?? `HTTP_${response.status}`, envelope?.message ?? response.statusText);
+}
+
+function arg(ctx: CommandContext, index: number, name: string): string {
+  const value = ctx.args[index];
+  if (value === undefined) throw new UsageError(`missing ${name}`);
+  return value;
+}
+
+function flag(ctx: CommandContext, name: string): string | undefined {
+  const value = ctx.flags[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function requiredFlag(ctx: CommandContext, name: string): string {
+  const value = flag(ctx, name);
+  if (value === undefined) throw new UsageError(`missing --${name}`);
+  return value;
+}
+
+const list = (value: string | undefined) => (value === undefined ? undefined : value.split(',').filter((item) => item !== ''));
+
+function print(ctx: CommandContext, object: unknown, human: () => string): void {
+  ctx.out(ctx.json ? JSON.stringify(object, null, 2) : human());
+}
+
+type Webhook = ApiSchemas['Webhook'];
+type Topic = Webhook['events'][number];
+type LogEntry = ApiSchemas['DeliveryPage']['data'][number];
+type LogQuery = NonNullable<operations['listDeliveries']['parameters']['query']>;
+
+const WEBHOOK_COLUMNS: Columns<Webhook> = [
+  ['ID', (webhook) => webhook.id],
+  ['URL', (webhook) => webhook.url],
+  ['STATUS', (webhook) => webhook.status],
+  ['FAILURES', (webhook) => webhook.consecutiveFailures],
+  ['TOPICS', (webhook) => webhook.events],
+  ['LISTS', (webhook) => (webhook.listIds.length === 0 ? 'all' : webhook.listIds)],
+];
+
+const LOG_COLUMNS: Columns<LogEntry> = [
+  ['ATTEMPTED', (entry) => entry.attemptedAt],
+  ['ID', (entry) => entry.id],
+  ['KIND', (entry) => entry.kind],
+  ['EVENT', (entry) => entry.event],
+  ['OUTCOME', (entry) => entry.outcome],
+  ['STATUS', (entry) => entry.statusCode],
+  ['ERROR', (entry) => entry.error],
+  ['MS', (entry) => entry.durationMs],
+];
+
+const onWebhook = (id: string) => ({ params: { path: { id } } });
+
+async function deliveriesPage(ctx: CommandContext, webhookId: string, query: LogQuery) {
+  return must(await ctx.client.GET('/v3/webhooks/{id}/deliveries', { params: { path: { id: webhookId }, query } }));
+}
+
+function logQuery(ctx: CommandContext): LogQuery {
+  // As given: the API validates them, and its error says what is wrong.
+  return {
+    kind: flag(ctx, 'kind') as LogQuery['kind'],
+    outcome: flag(ctx, 'outcome') as LogQuery['outcome'],
+    event: flag(ctx, 'event') as LogQuery['event'],
+    limit: flag(ctx, 'limit'),
+  };
+}
+
+/** Prints the log's new entries as they come, oldest first, until Ctrl-C. */
+async function tailDeliveries(ctx: CommandContext): Promise<void> {
+  const webhookId = requiredFlag(ctx, 'webhook');
+  const query = logQuery(ctx);
+  const seen = new Set<string>();
+  let stopped = false;
+  void ctx.stopped.then(() => (stopped = true));
+  const show = (entries: LogEntry[], first: boolean) => {
+    const fresh = entries.filter((entry) => !seen.has(entry.id)).reverse();
+    for (const entry of fresh) seen.add(entry.id);
+    if (ctx.json) for (const entry of fresh) ctx.out(JSON.stringify(entry));
+    else if (first) ctx.out(table(fresh, LOG_COLUMNS));
+    else for (const line of table(fresh, LOG_COLUMNS).split('\n').slice(1)) if (fresh.length > 0) ctx.out(line);
+  };
+  show((await deliveriesPage(ctx, webhookId, { ...query, limit: query.limit ?? '10' })).data, true);
+  while (!stopped) {
+    await Promise.race([sleep(TAIL_POLL_MS), ctx.stopped]);
+    if (!stopped) show((await deliveriesPage(ctx, webhookId, { ...query, limit: '100' })).data, false);
+  }
+}
+
+/** How often `deliveries tail` reads the log. */
+const TAIL_POLL_MS = 1000;
+
+/** Every command by its words: `webhooks list`, `trigger`. */
+export const COMMANDS: Record<string, { usage: string; run: (ctx: CommandContext) => Promise<void> }> = {
+  'webhooks list': {
+    usage: 'webhooks list',
+    async run(ctx) {
+      const { data } = must(await ctx.client.GET('/v3/webhooks'));
+      print(ctx, data, () => table(data, WEBHOOK_COLUMNS));
+    },
+  },
+  'webhooks get': {
+    usage: 'webhooks get <webhook-id>',
+    async run(ctx) {
+      const webhook = must(await ctx.client.GET('/v3/webhooks/{id}', onWebhook(arg(ctx, 0, 'webhook id'))));
+      print(ctx, webhook, () => fields(webhook));
+    },
+  },
+  'webhooks create': {
+    usage: 'webhooks create <https-url> [--events t1,t2] [--lists l1,l2]',
+    async run(ctx) {
+      const body = { url: arg(ctx, 0, 'URL'), events: list(flag(ctx, 'events')) as Topic[] | undefined, listIds: list(flag(ctx, 'lists')) };
+      const webhook = must(await ctx.client.POST('/v3/webhooks', { body }));
+      print(ctx, webhook, () => `${fields(webhook)}\nThe secret is shown this once: store it now.`);
+    },
+  },
+  'webhooks update': {
+    usage: 'webhooks update <webhook-id> [--events t1,t2] [--lists l1,l2] [--status active|paused]',
+    async run(ctx) {
+      const body = {
+        events: list(flag(ctx, 'events')) as Topic[] | undefined,
+        listIds: list(flag(ctx, 'lists')),
+        status: flag(ctx, 'status') as Webhook['status'] | undefined,
+      };
+      const webhook = must(await ctx.client.PATCH('/v3/webhooks/{id}', { ...onWebhook(arg(ctx, 0, 'webhook id')), body }));
+      print(ctx, webhook, () => fields(webhook));
+    },
+  },
+  'webhooks reactivate': {
+    usage: 'webhooks reactivate <webhook-id>',
+    async run(ctx) {
+      const body = { status: 'active' as const };
+      const webhook = must(await ctx.client.PATCH('/v3/webhooks/{id}', { ...onWebhook(arg(ctx, 0, 'webhook id')), body }));
+      print(ctx, webhook, () => `Reactivated ${webhook.id}: failures reset to ${webhook.consecutiveFailures}.`);
+    },
+  },
+  'webhooks delete': {
+    usage: 'webhooks delete <webhook-id>',
+    async run(ctx) {
+      const id = arg(ctx, 0, 'webhook id');
+      must(await ctx.client.DELETE('/v3/webhooks/{id}', onWebhook(id)));
+      print(ctx, { deleted: id }, () => `Deleted ${id}.`);
+    },
+  },
+  'webhooks ping': {
+    usage: 'webhooks ping <webhook-id>',
+    async run(ctx) {
+      const result = must(await ctx.client.POST('/v3/webhooks/{id}/pings', onWebhook(arg(ctx, 0, 'webhook id'))));
+      print(ctx, result, () => `Ping ${describeResult(result)}`);
+    },
+  },
+  'webhooks rotate-secret': {
+    usage: 'webhooks rotate-secret <webhook-id> [--secret whsec_...]',
+    async run(ctx) {
+      const secret = flag(ctx, 'secret');
+      const id = arg(ctx, 0, 'webhook id');
+      const rotated = must(
+        await ctx.client.POST('/v3/webhooks/{id}/secret', { ...onWebhook(id), body: secret === undefined ? undefined : { secret } }),
+      );
+      print(ctx, rotated, () => `New secret of ${id}: ${rotated.secret}\nIt is shown this once: store it now.`);
+    },
+  },
+  trigger: {
+    usage: 'trigger <topic> --webhook <webhook-id> [--list <list-id>]',
+    async run(ctx) {
+      const webhookId = requiredFlag(ctx, 'webhook');
+      const body = { event: arg(ctx, 0, 'topic') as Topic, listId: flag(ctx, 'list') };
+      const sent = must(await ctx.client.POST('/v3/webhooks/{id}/test-events', { ...onWebhook(webhookId), body }));
+      print(ctx, sent, () => `Test event ${sent.deliveryId} ${describeResult(sent)}`);
+    },
+  },
+  'deliveries list': {
+    usage: 'deliveries list --webhook <webhook-id> [--kind k] [--outcome o] [--event e] [--limit n]',
+    async run(ctx) {
+      const page = await deliveriesPage(ctx, requiredFlag(ctx, 'webhook'), logQuery(ctx));
+      print(ctx, page, () => table(page.data, LOG_COLUMNS));
+    },
+  },
+  'deliveries get': {
+    usage: 'deliveries get <delivery-id> --webhook <webhook-id>',
+    async run(ctx) {
+      const path = { id: requiredFlag(ctx, 'webhook'), deliveryId: arg(ctx, 0, 'delivery id') };
+      const detail = must(await ctx.client.GET('/v3/webhooks/{id}/deliveries/{deliveryId}', { params: { path } }));
+      print(ctx, detail, () => fields(detail));
+    },
+  },
+  'deliveries redeliver': {
+    usage: 'deliveries redeliver <delivery-id> --webhook <webhook-id>',
+    async run(ctx) {
+      const path = { id: requiredFlag(ctx, 'webhook'), deliveryId: arg(ctx, 0, 'delivery id') };
+      const result = must(await ctx.client.POST('/v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries', { params: { path } }));
+      print(ctx, result, () => `Redelivery ${result.deliveryId} ${describeResult(result)}`);
+    },
+  },
+  'deliveries tail': {
+    usage: 'deliveries tail --webhook <webhook-id> [--kind k] [--outcome o] [--event e]',
+    run: tailDeliveries,
+  },
+  recover: {
+    usage: 'recover --webhook <webhook-id> --since <ISO time> [--until <ISO time>]',
+    async run(ctx) {
+      const body = { since: requiredFlag(ctx, 'since'), until: flag(ctx, 'until') };
+      const recovery = must(await ctx.client.POST('/v3/webhooks/{id}/recoveries', { ...onWebhook(requiredFlag(ctx, 'webhook')), body }));
+      print(ctx, recovery, () => fields(recovery));
+    },
+  },
+  'tokens list': {
+    usage: 'tokens list',
+    async run(ctx) {
+      const { data } = must(await ctx.client.GET('/v3/account/tokens'));
+      print(ctx, data, () =>
+        table(data, [
+          ['ID', (token) => token.id],
+          ['NAME', (token) => token.name],
+          ['PREFIX', (token) => token.prefix],
+          ['EXPIRES', (token) => token.expiresAt],
+          ['LAST USED', (token) => token.lastUsedAt],
+        ]),
+      );
+    },
+  },
+  'tokens create': {
+    usage: 'tokens create <name> [--expires-at <ISO time>]',
+    async run(ctx) {
+      const body = { name: arg(ctx, 0, 'name'), expiresAt: flag(ctx, 'expires-at') };
+      const created = must(await ctx.client.POST('/v3/account/tokens', { body }));
+      print(ctx, created, () => `${fields(created)}\nThe token is shown this once: store it now.`);
+    },
+  },
+  'tokens revoke': {
+    usage: 'tokens revoke <token-id>',
+    async run(ctx) {
+      const tokenId = arg(ctx, 0, 'token id');
+      must(await ctx.client.DELETE('/v3/account/tokens/{tokenId}', { params: { path: { tokenId } } }));
+      print(ctx, { revoked: tokenId }, () => `Revoked ${tokenId}.`);
+    },
+  },
+};

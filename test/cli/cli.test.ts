@@ -1,0 +1,140 @@
+// The command line end to end: `svc-webhooks` as a child process with its real stdout and
+// stderr, against the real service, its test events checked by the TypeScript receiver library.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebhookReceiver } from '../../receivers/typescript/index';
+import { useStackWithReceiver } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+const suite = useStackWithReceiver();
+
+// The command line's source, bundled as `npm run build` would compile it (its packages stay
+// in node_modules), so that the test needs no build first.
+const CLI = path.resolve('node_modules/.cache/svc-webhooks-test/svc-webhooks.cjs');
+let home: string;
+
+beforeAll(async () => {
+  await build({
+    entryPoints: ['src/cli/main.ts'],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    packages: 'external',
+    outfile: CLI,
+    logLevel: 'warning',
+  });
+  home = mkdtempSync(path.join(os.tmpdir(), 'svc-webhooks-cli-'));
+});
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+/** The command line's environment: its own config folder, no API settings but those given. */
+function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const clean: NodeJS.ProcessEnv = { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, 'config') };
+  delete clean.SVC_WEBHOOKS_API_URL;
+  delete clean.SVC_WEBHOOKS_TOKEN;
+  return { ...clean, ...extra };
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function start(args: string[], env = environment()): { child: ChildProcess; output: Run; done: Promise<Run> } {
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: Run = { code: null, stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString('utf8')));
+  const done = new Promise<Run>((resolve) => child.on('close', (code) => resolve({ ...output, code })));
+  return { child, output, done };
+}
+
+const run = (args: string[], env?: NodeJS.ProcessEnv) => start(args, env).done;
+
+describe('svc-webhooks', () => {
+  let token: string;
+  let webhookId: string;
+  let secret: string;
+  const url = () => suite.receiver.urlFor('/cli/receiver');
+
+  it('login saves the API URL and token in a file only its owner can read, after checking the token', async () => {
+    const account = await suite.stack.createAccount();
+    token = account.token;
+    const refused = await run(['login', '--api-url', suite.stack.service.url, '--token', 'tok_not-a-real-token']);
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/^Error UNAUTHORIZED \(HTTP 401\): /) });
+
+    const loggedIn = await run(['login', '--api-url', suite.stack.service.url, '--token', token]);
+    expect(loggedIn.code, loggedIn.stderr).toBe(0);
+    expect(loggedIn.stdout).toContain(`as test account (${account.id})`);
+    const file = path.join(home, 'config', 'svc-webhooks', 'config.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ apiUrl: suite.stack.service.url, token });
+  });
+
+  it('creates a webhook (--json: the API object) and lists it as a table', async () => {
+    const created = await run(['webhooks', 'create', url(), '--events', 'item.checked,list.changed', '--json']);
+    expect(created.code, created.stderr).toBe(0);
+    const webhook = JSON.parse(created.stdout);
+    expect(webhook).toMatchObject({ url: url(), events: ['item.checked', 'list.changed'], secret: expect.stringMatching(/^whsec_/) });
+    webhookId = webhook.id;
+    secret = webhook.secret;
+
+    const listed = await run(['webhooks', 'list']);
+    const [heading, row] = listed.stdout.trimEnd().split('\n');
+    expect(heading.split(/\s+/)).toEqual(['ID', 'URL', 'STATUS', 'FAILURES', 'TOPICS', 'LISTS']);
+    expect(row.split(/\s+/)).toEqual([webhookId, url(), 'active', '0', 'item.checked,list.changed', 'all']);
+  });
+
+  it('triggers a test event that the receiver library verifies, and the log shows it', async () => {
+    const triggered = await run(['trigger', 'item.checked', '--webhook', webhookId]);
+    expect(triggered.code, triggered.stderr).toBe(0);
+    const [, deliveryId] = /^Test event (dlv_[0-9a-f]{24}) delivered: HTTP 200 in \d+ ms\n$/.exec(triggered.stdout) ?? [];
+    expect(deliveryId, triggered.stdout).toBeDefined();
+
+    const arrived = suite.receiver.requests.find((request) => request.headers['svc-delivery'] === deliveryId)!;
+    const verdict = await new WebhookReceiver({ secrets: secret, webhookId }).receive(arrived.headers, arrived.rawBody);
+    expect(verdict).toMatchObject({ outcome: 'test', delivery: { event: 'item.checked', listId: 'test', cursor: 0, deliveryId } });
+
+    const log = await run(['deliveries', 'list', '--webhook', webhookId, '--kind', 'test', '--json']);
+    expect(JSON.parse(log.stdout).data).toEqual([expect.objectContaining({ id: deliveryId, kind: 'test', outcome: 'delivered' })]);
+  });
+
+  it('deliveries tail prints each new entry of the log as it comes, until Ctrl-C', async () => {
+    const tail = start(['deliveries', 'tail', '--webhook', webhookId]);
+    await waitFor(async () => (tail.output.stdout.startsWith('ATTEMPTED') ? true : undefined), { what: 'the tail to print its heading' });
+    const { body: sent } = await suite.stack.request('POST', `/v3/webhooks/${webhookId}/test-events`, {
+      token,
+      body: { event: 'list.changed' },
+    });
+    await waitFor(async () => (tail.output.stdout.includes(sent.deliveryId) ? true : undefined), {
+      what: 'the tail to print the new entry',
+    });
+    const line = tail.output.stdout.split('\n').find((entry) => entry.includes(sent.deliveryId))!;
+    expect(line.split(/\s+/).slice(1, 5)).toEqual([sent.deliveryId, 'test', 'list.changed', 'delivered']);
+    tail.child.kill('SIGINT');
+    expect((await tail.done).code).toBe(0);
+  });
+
+  it("prints the API's error code and message and exits 1; a command used wrongly prints its usage and exits 2", async () => {
+    const missing = await run(['webhooks', 'get', 'wh_000000000000000000000000']);
+    expect(missing).toMatchObject({ code: 1, stdout: '', stderr: 'Error WEBHOOK_NOT_FOUND (HTTP 404): No such webhook.\n' });
+    const badTopic = await run(['trigger', 'item.renamed', '--webhook', webhookId]);
+    expect(badTopic).toMatchObject({ code: 1, stderr: expect.stringMatching(/^Error VALIDATION_FAILED \(HTTP 400\): /) });
+    const noWebhook = await run(['trigger', 'item.checked']);
+    expect(noWebhook).toMatchObject({
+      code: 2,
+      stderr: 'missing --webhook\nUsage: svc-webhooks trigger <topic> --webhook <webhook-id> [--list <list-id>]\n',
+    });
+  });
+
+  it('takes the API URL and token from the environment over the saved ones', async () => {
+    const other = await suite.stack.createAccount();
+    const listed = await run(['webhooks', 'list', '--json'], environment({ SVC_WEBHOOKS_TOKEN: other.token }));
+    expect(JSON.parse(listed.stdout)).toEqual([]);
+  });
+});
