@@ -119,7 +119,8 @@ async function tailDeliveries(ctx: CommandContext): Promise<void> {
     for (const entry of fresh) seen.add(entry.id);
     if (ctx.json) for (const entry of fresh) ctx.out(JSON.stringify(entry));
     else if (first) ctx.out(table(fresh, LOG_COLUMNS));
-    else for (const line of table(fresh, LOG_COLUMNS).split('\n').slice(1)) if (fresh.length > 0) ctx.out(line);
+    // Later entries under the heading printed first (each batch's columns as wide as its own cells).
+    else if (fresh.length > 0) ctx.out(table(fresh, LOG_COLUMNS).split('\n').slice(1).join('\n'));
   };
   show((await deliveriesPage(ctx, webhookId, { ...query, limit: query.limit ?? '10' })).data, true);
   while (!stopped) {
