@@ -101,7 +101,7 @@ export function createWorkflows(
   const workflowExecutionTimeout = '2 minutes';
   const lifecycle = (webhookId: string) => client.workflow.getHandle(lifecycleWorkflowId(webhookId));
   const recovery = (webhookId: string, recoveryId: string) => client.workflow.getHandle(recoveryWorkflowId(webhookId, recoveryId));
-  /** What a ping and a redelivery, each one attempt an owner waits on, start with. */
+  /** What a ping, a redelivery and a test event, each one attempt an owner waits on, start with. */
   const onDemand = (accountId: string, webhookId: string) => ({
     taskQueue,
     workflowExecutionTimeout,
