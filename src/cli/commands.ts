@@ -37,7 +37,7 @@ interface Answer<T> {
 }
 
 /** The answer's object, or an ApiFailure with the error envelope's code and message. */
-function must<T>({ data, error, response }: Answer<T>): T {
+export function must<T>({ data, error, response }: Answer<T>): T {
   if (error === undefined) return data as T;
   const envelope = (error as { error?: { code?: string; message?: string } }).error;
   throw new ApiFailure(response.status, envelope?.code ?? `HTTP_${response.status}`, envelope?.message ?? response.statusText);
@@ -111,22 +111,19 @@ function logQuery(ctx: CommandContext): LogQuery {
 async function tailDeliveries(ctx: CommandContext): Promise<void> {
   const webhookId = requiredFlag(ctx, 'webhook');
   const query = logQuery(ctx);
-  const seen = new Set<string>();
-  let stopped = false;
-  void ctx.stopped.then(() => (stopped = true));
+  // The ids of the page read last: an entry of the next page that is not among them is new.
+  let seen = new Set<string>();
   const show = (entries: LogEntry[], first: boolean) => {
     const fresh = entries.filter((entry) => !seen.has(entry.id)).reverse();
-    for (const entry of fresh) seen.add(entry.id);
+    seen = new Set(entries.map((entry) => entry.id));
     if (ctx.json) for (const entry of fresh) ctx.out(JSON.stringify(entry));
     else if (first) ctx.out(table(fresh, LOG_COLUMNS));
     // Later entries under the heading printed first (each batch's columns as wide as its own cells).
     else if (fresh.length > 0) ctx.out(table(fresh, LOG_COLUMNS).split('\n').slice(1).join('\n'));
   };
   show((await deliveriesPage(ctx, webhookId, { ...query, limit: query.limit ?? '10' })).data, true);
-  while (!stopped) {
-    await Promise.race([sleep(TAIL_POLL_MS), ctx.stopped]);
-    if (!stopped) show((await deliveriesPage(ctx, webhookId, { ...query, limit: '100' })).data, false);
-  }
+  const next = () => Promise.race([sleep(TAIL_POLL_MS).then(() => 'poll' as const), ctx.stopped.then(() => 'stop' as const)]);
+  while ((await next()) === 'poll') show((await deliveriesPage(ctx, webhookId, { ...query, limit: '100' })).data, false);
 }
 
 /** How often `deliveries tail` reads the log. */

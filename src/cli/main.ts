@@ -3,7 +3,7 @@
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { createApiClient } from '../client';
-import { ApiFailure, COMMANDS, UsageError, type CommandContext } from './commands';
+import { ApiFailure, COMMANDS, UsageError, must, type CommandContext } from './commands';
 import { rateLimitedFetch } from './rate-limited-fetch';
 import { resolveSettings, saveSettings } from './settings';
 
@@ -50,10 +50,9 @@ async function login(flags: { 'api-url'?: string; token?: string }): Promise<voi
     prompt.close();
   }
   const client = createApiClient({ apiUrl, token, fetch: rateLimitedFetch(say) });
-  const { data, error, response } = await client.GET('/v3/account');
-  if (error !== undefined) throw new ApiFailure(response.status, error.error.code, error.error.message);
+  const account = must(await client.GET('/v3/account'));
   const file = saveSettings({ apiUrl, token });
-  out(`Logged in to ${apiUrl} as ${data.name} (${data.id}); saved in ${file}.`);
+  out(`Logged in to ${apiUrl} as ${account.name} (${account.id}); saved in ${file}.`);
 }
 
 async function main(argv: string[]): Promise<number> {

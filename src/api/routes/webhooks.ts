@@ -191,7 +191,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
 }
 
 /** The body's listId of a test event sent without one. */
-export const TEST_EVENT_LIST_ID = 'test';
+const TEST_EVENT_LIST_ID = 'test';
 
 /** The context of a route whose path names things by id. */
 export type PathContext = ApiContext & { params: Record<string, string> };
