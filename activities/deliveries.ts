@@ -191,7 +191,8 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
       // one this success comes after, and so resets. A success that resets nothing would
       // only wake the webhook's workflow for nothing.
       const { failuresToReset } = await recordEventAttempt(delivery, event, exchange);
-      if (!result.delivered || failuresToReset) {
+      // A relay session never pauses: its outcomes are not counted.
+      if (!target.relay && (!result.delivered || failuresToReset)) {
         await bookkeeping.tellOutcome(delivery.webhookId, result.delivered);
       }
       if (!result.delivered) throw deliveryFailed(delivery, result, result.statusCode === null ? '' : ` (HTTP ${result.statusCode})`);

@@ -18,6 +18,8 @@ export interface Config {
   deliveriesPerBatch: number;
   /** Writes, registrations and notices older than this are pruned (every hour, by a Temporal Schedule). */
   retentionDays: number;
+  /** A relay session without a connection for this long is deleted with its log. */
+  relayGraceSeconds: number;
   /** The most sends a second of one recovery (POST /v3/webhooks/{id}/recoveries). */
   recoveryRatePerSecond: number;
   /** Deliveries of large writes and recoveries (the bulk task queue) under way at once in one worker process. */
@@ -142,6 +144,7 @@ export function loadConfig(env: Env = process.env): Config {
     deliveryTimeoutMs: integer(env, 'DELIVERY_TIMEOUT_MS', 10_000, 100, 120_000),
     deliveriesPerBatch: integer(env, 'DELIVERIES_PER_BATCH', DEFAULT_DELIVERIES_PER_BATCH, 1, 1000),
     retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),
+    relayGraceSeconds: integer(env, 'RELAY_GRACE_SECONDS', 60, 1, 86_400),
     recoveryRatePerSecond: integer(env, 'RECOVERY_RATE_PER_SECOND', 10, 1, 1000),
     bulkDeliveriesPerWorker: integer(env, 'BULK_DELIVERIES_PER_WORKER', 25, 1, 1000),
     workerTaskQueues: oneOf(env, 'WORKER_TASK_QUEUES', WORKER_TASK_QUEUES, 'both'),

@@ -3,6 +3,8 @@
 // the configuration reads and the API enforces.
 /** Webhooks one account may register. */
 export const MAX_WEBHOOKS_PER_ACCOUNT = 5;
+/** Relay sessions (`svc-webhooks listen`) one account may have at once; they do not count against its webhooks. */
+export const MAX_RELAY_SESSIONS_PER_ACCOUNT = 2;
 /** API tokens one account may have. */
 export const MAX_TOKENS_PER_ACCOUNT = 10;
 /** UTC days the fair-use meter answers with, today included. */

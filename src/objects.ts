@@ -24,15 +24,19 @@ export const deliveryKindSchema = { enum: ['event', 'ping', 'redelivery', 'test'
 /** What an attempt came to; `skipped`: its webhook was paused, and nothing was sent. */
 export const deliveryOutcomeSchema = { enum: ['delivered', 'failed', 'skipped'] } as const;
 
-/** REPLAY-SENSITIVE: a registration's result carries it, and `webhook/{id}` its status and pausedReason. */
+/** REPLAY-SENSITIVE: a registration's result carries it (as RegisteredWebhook, without `relay`), and `webhook/{id}` its status and pausedReason. */
 export const webhookObject = responseObject({
   id: { type: 'string', pattern: idPattern('wh') },
-  url: { type: 'string' },
+  url: {
+    type: 'string',
+    description: "The receiver; for a relay session, relay://{id}: the local address stays on the developer's machine",
+  },
   events: { type: 'array', items: topicSchema },
   listIds: { type: 'array', items: { type: 'string' } },
   status: { type: 'string', enum: ['active', 'paused'] },
   pausedReason: { enum: ['auto_failures', 'manual', null] },
   consecutiveFailures: { type: 'integer', minimum: 0 },
+  relay: { type: 'boolean', description: 'A relay session of `svc-webhooks listen`: never paused, not counted against the webhook limit' },
   createdAt: timestamp,
   updatedAt: timestamp,
 });
@@ -49,7 +53,16 @@ export type CreatedWebhook = FromSchema<typeof createdWebhookObject>;
 export const webhookList = responseObject({ data: { type: 'array', items: webhookObject } });
 
 /** Why an outbound POST (event delivery or ping) did not succeed; `internal` is our own failure, never the receiver's. REPLAY-SENSITIVE. */
-const DELIVERY_ERRORS = ['timeout', 'redirect', 'non_2xx', 'connection', 'tls', 'blocked_address', 'internal'] as const;
+const DELIVERY_ERRORS = [
+  'timeout',
+  'redirect',
+  'non_2xx',
+  'connection',
+  'tls',
+  'blocked_address',
+  'internal',
+  'relay_disconnected',
+] as const;
 const deliveryErrorSchema = { enum: [...DELIVERY_ERRORS, null] } as const;
 /** A log entry's error: a POST's, or `paused` for a delivery skipped while its webhook was paused. */
 const loggedErrorSchema = { enum: [...DELIVERY_ERRORS, 'paused', null] } as const;
@@ -75,6 +88,11 @@ export const testEventResult = responseObject({
   ...deliveryResultObject.properties,
 });
 export type TestEventResult = FromSchema<typeof testEventResult>;
+
+export const relayTicket = responseObject({
+  ticket: { type: 'string', pattern: '^rt_', description: 'Opens one connection: GET /v3/relay-connections/{ticket} as a WebSocket' },
+  expiresAt: { ...timestamp, description: 'The ticket must be used before then' },
+});
 
 export const rotatedSecret = responseObject({
   secret: { type: 'string', pattern: '^whsec_', description: 'The new signing secret; shown in this response only' },

@@ -11,6 +11,8 @@ import type { Config } from './config';
 import { migrate } from './db/migrate';
 import { createSql, type Sql } from './db/sql';
 import { createHttpSender, type HttpSenderOptions } from './delivery/sender';
+import { createRelayHub, type RelayHub } from './relay/hub';
+import { createRelaySender, routeRelayed } from './relay/sender';
 import { checkWebhookUrl, createAddressPolicy, systemResolver } from './delivery/url-policy';
 import type { Logger } from './logger';
 import { metrics } from './metrics';
@@ -102,7 +104,10 @@ function urlPolicy(options: ServiceOptions) {
 async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeConnection): Promise<Part> {
   const { config } = options;
   const { policy, resolve } = urlPolicy(options);
-  const http = createHttpSender({ timeoutMs: config.deliveryTimeoutMs, policy, resolve, ca: options.sender?.ca, userAgent: USER_AGENT });
+  const http = routeRelayed(
+    createHttpSender({ timeoutMs: config.deliveryTimeoutMs, policy, resolve, ca: options.sender?.ca, userAgent: USER_AGENT }),
+    createRelaySender(sql, { timeoutMs: config.deliveryTimeoutMs, userAgent: USER_AGENT }),
+  );
   const taskQueue = options.taskQueue ?? TASK_QUEUE;
   const client = new Client({ connection, namespace: config.temporalNamespace });
   const mailer = config.smtpUrl === undefined ? undefined : createMailer(config.smtpUrl);
@@ -162,21 +167,30 @@ async function runApi(
     access,
     trustProxyHops: config.trustProxyHops,
   });
-  const server = await listen(app, config.port);
+  const relays = createRelayHub(sql, {
+    graceSeconds: config.relayGraceSeconds,
+    deliveryTimeoutMs: config.deliveryTimeoutMs,
+    logger: options.logger,
+  });
+  await relays.start();
+  const server = await listen(app, config.port, relays.upgrade);
   return {
     url: server.url,
     client,
     async stop() {
+      await relays.stop();
       await server.stop();
       await access.stop();
     },
   };
 }
 
-async function listen(app: Koa<ApiState>, port: number): Promise<Part & { url: string }> {
+/** Serves the app on `port`; HTTP upgrades (the relay's WebSockets) go to `upgrade`, or are refused without one. */
+async function listen(app: Koa<ApiState>, port: number, upgrade?: RelayHub['upgrade']): Promise<Part & { url: string }> {
   const server = await new Promise<Server>((ready, fail) => {
     const listening = app.listen(port, () => ready(listening)).on('error', fail);
   });
+  if (upgrade) server.on('upgrade', upgrade);
   const address = server.address();
   return {
     url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`,

@@ -15,6 +15,7 @@ import { accountTokenRoutes } from './routes/account-tokens';
 import { accountUsageRoutes } from './routes/account-usage';
 import { internalRoutes } from './routes/internal';
 import { recoveryRoutes } from './routes/recoveries';
+import { relaySessionRoutes } from './routes/relay-sessions';
 import { webhookRoutes } from './routes/webhooks';
 
 export interface AppDependencies {
@@ -59,6 +60,7 @@ export function createRouters(deps: AppDependencies): Router<ApiState>[] {
     accountTokenRoutes({ ...deps, body: publicBody }),
     accountUsageRoutes(deps),
     recoveryRoutes({ ...deps, body: publicBody }),
+    relaySessionRoutes({ ...deps, body: publicBody }),
   ]) {
     publicApi.use(routes.routes(), routes.allowedMethods());
   }

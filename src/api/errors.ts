@@ -18,6 +18,9 @@ export type ErrorCode =
   | 'WEBHOOK_PAUSED'
   | 'METHOD_NOT_ALLOWED'
   | 'WEBHOOK_LIMIT_EXCEEDED'
+  | 'RELAY_LIMIT_EXCEEDED'
+  | 'RELAY_SESSION'
+  | 'NOT_A_RELAY_SESSION'
   | 'WRITE_ID_REUSED'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
@@ -68,6 +71,11 @@ export const apiErrors = {
   webhookPaused: () => new ApiError(409, 'WEBHOOK_PAUSED', 'The webhook is paused: reactivate it before recovering its deliveries.'),
   methodNotAllowed: () => new ApiError(405, 'METHOD_NOT_ALLOWED', 'This route does not accept that method.'),
   webhookLimitExceeded: (limit: number) => new ApiError(409, 'WEBHOOK_LIMIT_EXCEEDED', `An account may have at most ${limit} webhooks.`),
+  relayLimitExceeded: (limit: number) =>
+    new ApiError(409, 'RELAY_LIMIT_EXCEEDED', `An account may have at most ${limit} relay sessions: stop a svc-webhooks listen first.`),
+  relaySessionNotPausable: () =>
+    new ApiError(409, 'RELAY_SESSION', 'A relay session is never paused or reactivated: stop its svc-webhooks listen instead.'),
+  notARelaySession: () => new ApiError(409, 'NOT_A_RELAY_SESSION', 'This webhook is not a relay session: it has no connection to open.'),
   writeIdReused: () => new ApiError(409, 'WRITE_ID_REUSED', 'This writeId was already used for this list with a different body.'),
   payloadTooLarge: (limitBytes: number) => new ApiError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${limitBytes} bytes.`),
   unsupportedMediaType: () => new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json).'),

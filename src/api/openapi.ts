@@ -6,6 +6,7 @@ import { DELIVERY_LOG_KEPT } from '../db/deliveries';
 import {
   byteSize,
   INTERNAL_BODY_LIMIT_BYTES,
+  MAX_RELAY_SESSIONS_PER_ACCOUNT,
   MAX_TOKENS_PER_ACCOUNT,
   MAX_WEBHOOKS_PER_ACCOUNT,
   PUBLIC_BODY_LIMIT_BYTES,
@@ -41,6 +42,8 @@ const components = {
   RedeliveryResult: objects.redeliveryResult,
   TestEventBody: schemas.testEventBody,
   TestEventResult: objects.testEventResult,
+  RelaySessionBody: schemas.relaySessionBody,
+  RelayTicket: objects.relayTicket,
   RotateSecretBody: schemas.rotateSecretBody,
   RotatedSecret: objects.rotatedSecret,
   Account: objects.accountObject,
@@ -238,6 +241,7 @@ export function buildOpenApiDocument() {
             {
               200: ok('The webhook after the change', ref('Webhook')),
               400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'INVALID_LIST_IDS']),
+              409: errors('A status for a relay session, which is never paused', ['RELAY_SESSION']),
               ...webhookNotFound,
             },
             PUBLIC_BODY_LIMIT_BYTES,
@@ -332,6 +336,48 @@ export function buildOpenApiDocument() {
           security: account,
           requestBody: body('RotateSecretBody', false),
           responses: actionOnWebhook(ok('The new secret, shown this once', ref('RotatedSecret'))),
+        },
+      },
+      '/v3/relay-sessions': {
+        post: {
+          operationId: 'createRelaySession',
+          summary: 'Open a relay session (svc-webhooks listen): a webhook whose deliveries go over a connection the caller opens',
+          description:
+            'The session is a webhook with relay: true and url relay://{id}, signed and logged as any other, that never pauses ' +
+            `and does not count against the ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; an account has at most ` +
+            `${MAX_RELAY_SESSIONS_PER_ACCOUNT}. Its deliveries go to the WebSocket opened with a ticket of ` +
+            'POST /v3/webhooks/{id}/relay-connections; while none is open each fails at once with relay_disconnected. ' +
+            'A session without a connection for RELAY_GRACE_SECONDS (60) is deleted.',
+          security: account,
+          requestBody: body('RelaySessionBody', false),
+          responses: withToken(
+            {
+              201: withLocation(ok('Opened; the only response that holds the secret', ref('CreatedWebhook'))),
+              400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'INVALID_LIST_IDS']),
+              409: errors(`The account has ${MAX_RELAY_SESSIONS_PER_ACCOUNT} relay sessions`, ['RELAY_LIMIT_EXCEEDED']),
+            },
+            PUBLIC_BODY_LIMIT_BYTES,
+          ),
+        },
+      },
+      '/v3/webhooks/{id}/relay-connections': {
+        parameters: [webhookId],
+        post: {
+          operationId: 'createRelayConnection',
+          summary: "A single-use ticket to open the relay session's connection, valid for 30 seconds",
+          description:
+            'GET /v3/relay-connections/{ticket} with a WebSocket upgrade opens the connection; the newest connection of a ' +
+            'session receives its deliveries. The messages are described in docs/receiving.md.',
+          security: account,
+          requestBody: body('EmptyBody', false),
+          responses: withJsonBody(
+            {
+              201: ok('The ticket', ref('RelayTicket')),
+              409: errors('The webhook is not a relay session', ['NOT_A_RELAY_SESSION']),
+              ...webhookNotFound,
+            },
+            PUBLIC_BODY_LIMIT_BYTES,
+          ),
         },
       },
       '/v3/webhooks/{id}/recoveries': {

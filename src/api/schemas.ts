@@ -16,6 +16,7 @@ import {
   type ListWriteBody,
   type ValidationIssue,
 } from '../objects';
+import { relayAnswerMessage, type RelayAnswerMessage } from '../relay/protocol';
 import { TOPICS } from '../topics';
 import { apiErrors } from './errors';
 
@@ -100,6 +101,16 @@ export const testEventBody = {
 } as const;
 export type TestEventBody = FromSchema<typeof testEventBody>;
 
+export const relaySessionBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    events: { ...events, description: 'Topics; default: all of them' },
+    listIds: { ...listIds, description: "Lists to restrict deliveries to; empty or omitted: all of the account's lists" },
+  },
+} as const;
+export type RelaySessionBody = FromSchema<typeof relaySessionBody>;
+
 export const rotateSecretBody = {
   type: 'object',
   additionalProperties: false,
@@ -178,6 +189,9 @@ export const validators = {
   listWriteBody: ajv.compile<ListWriteBody>(listWriteBody),
   rotateSecretBody: ajv.compile<RotateSecretBody>(rotateSecretBody),
   testEventBody: ajv.compile<TestEventBody>(testEventBody),
+  relaySessionBody: ajv.compile<RelaySessionBody>(relaySessionBody),
+  /** Not a request: a relay's answer over its WebSocket connection (src/relay/hub.ts). */
+  relayAnswerMessage: ajv.compile<RelayAnswerMessage>(relayAnswerMessage),
   createRecoveryBody: ajv.compile<CreateRecoveryBody>(createRecoveryBody),
   deliveriesQuery: ajv.compile<DeliveriesQuery>(deliveriesQuery),
   updateAccountBody: ajv.compile<UpdateAccountBody>(updateAccountBody),

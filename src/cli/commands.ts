@@ -1,66 +1,10 @@
 // The command line's commands, each a call or two of the typed client (src/client). With
 // --json each prints what the API answered; otherwise a table or lines a person reads.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ApiClient, ApiSchemas, operations } from '../client';
+import type { ApiSchemas, operations } from '../client';
+import { arg, flag, list, must, requiredFlag, type CommandContext } from './context';
+import { listen } from './listen';
 import { describeResult, fields, table, type Columns } from './output';
-
-/** An answer of the API that is an error: its status and the envelope's code and message. */
-export class ApiFailure extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ApiFailure';
-  }
-}
-
-/** A command used the wrong way: what it takes, printed with the usage. */
-export class UsageError extends Error {}
-
-export interface CommandContext {
-  client: ApiClient;
-  /** The words after the command's own, such as a webhook id. */
-  args: string[];
-  flags: Record<string, string | boolean | undefined>;
-  json: boolean;
-  out: (line: string) => void;
-  /** Resolves when the command should stop following (tail): Ctrl-C. */
-  stopped: Promise<void>;
-}
-
-interface Answer<T> {
-  data?: T;
-  error?: unknown;
-  response: Response;
-}
-
-/** The answer's object, or an ApiFailure with the error envelope's code and message. */
-export function must<T>({ data, error, response }: Answer<T>): T {
-  if (error === undefined) return data as T;
-  const envelope = (error as { error?: { code?: string; message?: string } }).error;
-  throw new ApiFailure(response.status, envelope?.code ?? `HTTP_${response.status}`, envelope?.message ?? response.statusText);
-}
-
-function arg(ctx: CommandContext, index: number, name: string): string {
-  const value = ctx.args[index];
-  if (value === undefined) throw new UsageError(`missing ${name}`);
-  return value;
-}
-
-function flag(ctx: CommandContext, name: string): string | undefined {
-  const value = ctx.flags[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
-function requiredFlag(ctx: CommandContext, name: string): string {
-  const value = flag(ctx, name);
-  if (value === undefined) throw new UsageError(`missing --${name}`);
-  return value;
-}
-
-const list = (value: string | undefined) => (value === undefined ? undefined : value.split(',').filter((item) => item !== ''));
 
 function print(ctx: CommandContext, object: unknown, human: () => string): void {
   ctx.out(ctx.json ? JSON.stringify(object, null, 2) : human());
@@ -207,6 +151,10 @@ export const COMMANDS: Record<string, { usage: string; run: (ctx: CommandContext
       const sent = must(await ctx.client.POST('/v3/webhooks/{id}/test-events', { ...onWebhook(webhookId), body }));
       print(ctx, sent, () => `Test event ${sent.deliveryId} ${describeResult(sent)}`);
     },
+  },
+  listen: {
+    usage: 'listen --forward-to <http(s)-url> [--events t1,t2] [--list l1,l2]',
+    run: listen,
   },
   'deliveries list': {
     usage: 'deliveries list --webhook <webhook-id> [--kind k] [--outcome o] [--event e] [--limit n]',

@@ -3,7 +3,8 @@
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { createApiClient } from '../client';
-import { ApiFailure, COMMANDS, UsageError, must, type CommandContext } from './commands';
+import { COMMANDS } from './commands';
+import { ApiFailure, UsageError, must, type CommandContext } from './context';
 import { rateLimitedFetch } from './rate-limited-fetch';
 import { resolveSettings, saveSettings } from './settings';
 
@@ -25,6 +26,7 @@ const OPTIONS = {
   since: { type: 'string' },
   until: { type: 'string' },
   'expires-at': { type: 'string' },
+  'forward-to': { type: 'string' },
 } as const;
 
 const USAGE = [
@@ -77,6 +79,7 @@ async function main(argv: string[]): Promise<number> {
   const stopped = new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
   const context: CommandContext = {
     client: createApiClient({ apiUrl, token, fetch: rateLimitedFetch(say) }),
+    apiUrl,
     args,
     flags,
     json: flags.json === true,

@@ -181,6 +181,49 @@ export type paths = {
     patch?: never;
     trace?: never;
   };
+  '/v3/relay-sessions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Open a relay session (svc-webhooks listen): a webhook whose deliveries go over a connection the caller opens
+     * @description The session is a webhook with relay: true and url relay://{id}, signed and logged as any other, that never pauses and does not count against the 5 webhooks; an account has at most 2. Its deliveries go to the WebSocket opened with a ticket of POST /v3/webhooks/{id}/relay-connections; while none is open each fails at once with relay_disconnected. A session without a connection for RELAY_GRACE_SECONDS (60) is deleted.
+     */
+    post: operations['createRelaySession'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/webhooks/{id}/relay-connections': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Webhook id (wh_...) */
+        id: string;
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A single-use ticket to open the relay session's connection, valid for 30 seconds
+     * @description GET /v3/relay-connections/{ticket} with a WebSocket upgrade opens the connection; the newest connection of a session receives its deliveries. The messages are described in docs/receiving.md.
+     */
+    post: operations['createRelayConnection'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v3/webhooks/{id}/recoveries': {
     parameters: {
       query?: never;
@@ -458,6 +501,7 @@ export type components = {
   schemas: {
     Webhook: {
       id: string;
+      /** @description The receiver; for a relay session, relay://{id}: the local address stays on the developer's machine */
       url: string;
       events: ('list.changed' | 'item.added' | 'item.removed' | 'item.checked' | 'list.members.changed')[];
       listIds: string[];
@@ -466,6 +510,8 @@ export type components = {
       /** @enum {unknown} */
       pausedReason: 'auto_failures' | 'manual' | null;
       consecutiveFailures: number;
+      /** @description A relay session of `svc-webhooks listen`: never paused, not counted against the webhook limit */
+      relay: boolean;
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
@@ -473,6 +519,7 @@ export type components = {
     };
     CreatedWebhook: {
       id: string;
+      /** @description The receiver; for a relay session, relay://{id}: the local address stays on the developer's machine */
       url: string;
       events: ('list.changed' | 'item.added' | 'item.removed' | 'item.checked' | 'list.members.changed')[];
       listIds: string[];
@@ -481,6 +528,8 @@ export type components = {
       /** @enum {unknown} */
       pausedReason: 'auto_failures' | 'manual' | null;
       consecutiveFailures: number;
+      /** @description A relay session of `svc-webhooks listen`: never paused, not counted against the webhook limit */
+      relay: boolean;
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
@@ -491,6 +540,7 @@ export type components = {
     WebhookList: {
       data: {
         id: string;
+        /** @description The receiver; for a relay session, relay://{id}: the local address stays on the developer's machine */
         url: string;
         events: ('list.changed' | 'item.added' | 'item.removed' | 'item.checked' | 'list.members.changed')[];
         listIds: string[];
@@ -499,6 +549,8 @@ export type components = {
         /** @enum {unknown} */
         pausedReason: 'auto_failures' | 'manual' | null;
         consecutiveFailures: number;
+        /** @description A relay session of `svc-webhooks listen`: never paused, not counted against the webhook limit */
+        relay: boolean;
         /** Format: date-time */
         createdAt: string;
         /** Format: date-time */
@@ -510,7 +562,7 @@ export type components = {
       statusCode: number | null;
       durationMs: number;
       /** @enum {unknown} */
-      error: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | null;
+      error: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | 'relay_disconnected' | null;
     };
     CreatedAccount: {
       id: string;
@@ -596,7 +648,17 @@ export type components = {
         outcome: 'delivered' | 'failed' | 'skipped';
         statusCode: number | null;
         /** @enum {unknown} */
-        error: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | 'paused' | null;
+        error:
+          | 'timeout'
+          | 'redirect'
+          | 'non_2xx'
+          | 'connection'
+          | 'tls'
+          | 'blocked_address'
+          | 'internal'
+          | 'relay_disconnected'
+          | 'paused'
+          | null;
         durationMs: number;
         /** Format: date-time */
         attemptedAt: string;
@@ -619,7 +681,8 @@ export type components = {
       outcome: 'delivered' | 'failed' | 'skipped';
       statusCode: number | null;
       /** @enum {unknown} */
-      error: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | 'paused' | null;
+      error:
+        'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | 'relay_disconnected' | 'paused' | null;
       durationMs: number;
       /** Format: date-time */
       attemptedAt: string;
@@ -653,7 +716,7 @@ export type components = {
       statusCode: number | null;
       durationMs: number;
       /** @enum {unknown} */
-      error: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | null;
+      error: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | 'relay_disconnected' | null;
     };
     TestEventBody: {
       /**
@@ -671,7 +734,22 @@ export type components = {
       statusCode: number | null;
       durationMs: number;
       /** @enum {unknown} */
-      error: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | null;
+      error: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | 'relay_disconnected' | null;
+    };
+    RelaySessionBody: {
+      /** @description Topics; default: all of them */
+      events?: ('list.changed' | 'item.added' | 'item.removed' | 'item.checked' | 'list.members.changed')[];
+      /** @description Lists to restrict deliveries to; empty or omitted: all of the account's lists */
+      listIds?: string[];
+    };
+    RelayTicket: {
+      /** @description Opens one connection: GET /v3/relay-connections/{ticket} as a WebSocket */
+      ticket: string;
+      /**
+       * Format: date-time
+       * @description The ticket must be used before then
+       */
+      expiresAt: string;
     };
     RotateSecretBody: {
       /** @description Your own new secret (whsec_ then 32 to 100 of A-Z a-z 0-9 _ -); omitted: a random one */
@@ -709,7 +787,7 @@ export type components = {
        * @description The error of the last failed event delivery before the notice
        * @enum {unknown}
        */
-      lastError: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | null;
+      lastError: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | 'relay_disconnected' | null;
       /** @description Its HTTP status, if a response came */
       lastStatusCode: number | null;
       /** Format: date-time */
@@ -737,7 +815,7 @@ export type components = {
          * @description The error of the last failed event delivery before the notice
          * @enum {unknown}
          */
-        lastError: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | null;
+        lastError: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | 'relay_disconnected' | null;
         /** @description Its HTTP status, if a response came */
         lastStatusCode: number | null;
         /** Format: date-time */
@@ -1788,6 +1866,36 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'WEBHOOK_NOT_FOUND';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description A status for a relay session, which is never paused: RELAY_SESSION */
+      409: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'RELAY_SESSION';
               message: string;
               details?: {
                 path: string;
@@ -3254,6 +3362,562 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'WEBHOOK_NOT_FOUND';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description Body over 64 KiB: PAYLOAD_TOO_LARGE */
+      413: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'PAYLOAD_TOO_LARGE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description Body is not JSON: UNSUPPORTED_MEDIA_TYPE */
+      415: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNSUPPORTED_MEDIA_TYPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description Over the account's rate limit, or the client address's without a valid token; nothing was done: RATE_LIMITED */
+      429: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'RATE_LIMITED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description PostgreSQL or Temporal unreachable; see Retry-After: UNAVAILABLE */
+      503: {
+        headers: {
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAVAILABLE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description Unexpected error: INTERNAL */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INTERNAL';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  createRelaySession: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['RelaySessionBody'];
+      };
+    };
+    responses: {
+      /** @description Opened; the only response that holds the secret */
+      201: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          Location: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreatedWebhook'];
+        };
+      };
+      /** @description Invalid request: MALFORMED_JSON, VALIDATION_FAILED, INVALID_LIST_IDS */
+      400: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'MALFORMED_JSON' | 'VALIDATION_FAILED' | 'INVALID_LIST_IDS';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed or unknown token: UNAUTHORIZED */
+      401: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAUTHORIZED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description The account has 2 relay sessions: RELAY_LIMIT_EXCEEDED */
+      409: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'RELAY_LIMIT_EXCEEDED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description Body over 64 KiB: PAYLOAD_TOO_LARGE */
+      413: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'PAYLOAD_TOO_LARGE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description Body is not JSON: UNSUPPORTED_MEDIA_TYPE */
+      415: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNSUPPORTED_MEDIA_TYPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description Over the account's rate limit, or the client address's without a valid token; nothing was done: RATE_LIMITED */
+      429: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'RATE_LIMITED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description PostgreSQL or Temporal unreachable; see Retry-After: UNAVAILABLE */
+      503: {
+        headers: {
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAVAILABLE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description Unexpected error: INTERNAL */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INTERNAL';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  createRelayConnection: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Webhook id (wh_...) */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['EmptyBody'];
+      };
+    };
+    responses: {
+      /** @description The ticket */
+      201: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RelayTicket'];
+        };
+      };
+      /** @description Invalid request: MALFORMED_JSON, VALIDATION_FAILED */
+      400: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'MALFORMED_JSON' | 'VALIDATION_FAILED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed or unknown token: UNAUTHORIZED */
+      401: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAUTHORIZED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description Unknown webhook, or another account's: WEBHOOK_NOT_FOUND */
+      404: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'WEBHOOK_NOT_FOUND';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description The webhook is not a relay session: NOT_A_RELAY_SESSION */
+      409: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'NOT_A_RELAY_SESSION';
               message: string;
               details?: {
                 path: string;

@@ -37,8 +37,11 @@ export interface RegistrationPing {
   url: string;
 }
 
+/** The webhook a registration stored. `relay` came later (a registration never makes a relay session): results recorded before lack it. */
+export type RegisteredWebhook = Omit<Webhook, 'relay'> & { relay?: boolean };
+
 export type RegistrationResult =
-  | { outcome: 'created' | 'updated'; webhook: Webhook }
+  | { outcome: 'created' | 'updated'; webhook: RegisteredWebhook }
   | { outcome: 'unreachable'; ping: DeliveryResult }
   | { outcome: 'limit_exceeded' }
   | { outcome: 'invalid_list_ids'; invalidListIds: string[] };

@@ -35,8 +35,11 @@ export interface DeliveryClaim {
   deliveryId: string;
 }
 
-/** Where to send a claimed delivery; `claimed` false: nothing may be sent. */
-export type ClaimedTarget = DeliveryTarget & { claimed: boolean };
+/**
+ * Where to send a claimed delivery; `claimed` false: nothing may be sent. `relay`: a relay
+ * session, whose outcomes never count against it.
+ */
+export type ClaimedTarget = DeliveryTarget & { claimed: boolean; relay: boolean };
 
 /**
  * The targets of event deliveries and the claim of each one's attempt, in one statement
@@ -51,13 +54,13 @@ export async function claimDeliveries(sql: Db, claims: readonly DeliveryClaim[])
     WITH wanted AS (
       SELECT DISTINCT webhook_id, delivery_id FROM jsonb_to_recordset(${sql.json(wanted)}) AS c(webhook_id text, delivery_id text)
     ), target AS (
-      SELECT wanted.delivery_id, w.url, w.secret, w.status FROM wanted JOIN webhooks w ON w.id = wanted.webhook_id
+      SELECT wanted.delivery_id, w.url, w.secret, w.status, w.relay FROM wanted JOIN webhooks w ON w.id = wanted.webhook_id
     ), claim AS (
       INSERT INTO delivery_claims (delivery_id) SELECT delivery_id FROM target
       ON CONFLICT (delivery_id) DO NOTHING
       RETURNING delivery_id
     )
-    SELECT target.delivery_id AS "deliveryId", url, secret, status, claim.delivery_id IS NOT NULL AS claimed
+    SELECT target.delivery_id AS "deliveryId", url, secret, status, relay, claim.delivery_id IS NOT NULL AS claimed
     FROM target LEFT JOIN claim ON claim.delivery_id = target.delivery_id`;
   const byDelivery = new Map(rows.map(({ deliveryId, ...target }) => [deliveryId, target]));
   return claims.map(({ deliveryId }) => {

@@ -13,6 +13,7 @@ export interface WebhookRow {
   status: Webhook['status'];
   paused_reason: Webhook['pausedReason'];
   consecutive_failures: number;
+  relay: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -26,6 +27,7 @@ export const WEBHOOK_COLUMNS = [
   'status',
   'paused_reason',
   'consecutive_failures',
+  'relay',
   'created_at',
   'updated_at',
 ];
@@ -39,6 +41,7 @@ export function toWebhook(row: WebhookRow): Webhook {
     status: row.status,
     pausedReason: row.paused_reason,
     consecutiveFailures: row.consecutive_failures,
+    relay: row.relay,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -63,8 +66,9 @@ export async function findWebhookByUrl(sql: Db, accountId: string, url: string):
   return row ? toWebhook(row) : null;
 }
 
+/** The account's webhooks that count against MAX_WEBHOOKS_PER_ACCOUNT: relay sessions do not. */
 export async function countWebhooks(sql: Db, accountId: string): Promise<number> {
-  const [row] = await sql<{ count: number }[]>`SELECT count(*)::int AS count FROM webhooks WHERE account_id = ${accountId}`;
+  const [row] = await sql<{ count: number }[]>`SELECT count(*)::int AS count FROM webhooks WHERE account_id = ${accountId} AND NOT relay`;
   return row.count;
 }
 

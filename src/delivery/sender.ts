@@ -69,11 +69,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
 
   async function post(url: string, body: string, headers: Record<string, string>): Promise<HttpExchange> {
     const started = performance.now();
-    const sent: SentRequest = {
-      url,
-      headers: { ...lowerCaseKeys(headers), 'content-type': 'application/json', 'user-agent': userAgent },
-      body,
-    };
+    const sent = sentRequest(url, body, headers, userAgent);
     let received: ResponseCapture | null = null;
     const exchange = (error: DeliveryError | null, statusCode: number | null): HttpExchange => ({
       result: { delivered: error === null, statusCode, durationMs: Math.round(performance.now() - started), error },
@@ -115,6 +111,11 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
   }
 
   return { post, close: () => agent.close() };
+}
+
+/** What a POST of `body` with `headers` sends: the JSON body's type and our user agent added. */
+export function sentRequest(url: string, body: string, headers: Record<string, string>, userAgent: string): SentRequest {
+  return { url, headers: { ...lowerCaseKeys(headers), 'content-type': 'application/json', 'user-agent': userAgent }, body };
 }
 
 /** A promise that rejects with the signal's reason when it aborts; stop() lets go of the signal. */
@@ -199,7 +200,8 @@ const TLS_ERROR_CODES = new Set([
 
 const TIMEOUT_ERROR_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-function classifyError(err: unknown, signal: AbortSignal): DeliveryError {
+/** What went wrong with a request that got no response; `signal` is its deadline's. */
+export function classifyError(err: unknown, signal: AbortSignal): DeliveryError {
   if (signal.aborted) return 'timeout';
   if (err instanceof UrlNotAllowedError) {
     return err.reason === 'blocked_address' ? 'blocked_address' : 'connection'; // invalid_host: DNS failed

@@ -543,6 +543,35 @@ describe('POST /v3/webhooks/{id}/test-events', () => {
   });
 });
 
+describe('POST /v3/relay-sessions and POST /v3/webhooks/{id}/relay-connections', () => {
+  it('answer 201 with the session and a ticket; 409 for a third session, a ticket of a webhook that is none, and a status of a session', async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/relay');
+    const session = await call('POST', '/v3/relay-sessions', { token, body: { events: ['item.added'] } });
+    expect(session.body).toMatchObject({ relay: true, url: `relay://${session.body.id}`, secret: expect.stringMatching(/^whsec_/) });
+    const ticket = await call('POST', `/v3/webhooks/${session.body.id}/relay-connections`, { token });
+    expect(ticket).toMatchObject({ status: 201, body: { ticket: expect.stringMatching(/^rt_/) } });
+    expect((await call('POST', '/v3/relay-sessions', { token })).status).toBe(201);
+    expectError(await call('POST', '/v3/relay-sessions', { token }), 409, 'RELAY_LIMIT_EXCEEDED');
+    expectError(await call('POST', `/v3/webhooks/${webhook.id}/relay-connections`, { token }), 409, 'NOT_A_RELAY_SESSION');
+    expectError(await call('PATCH', `/v3/webhooks/${session.body.id}`, { token, body: { status: 'paused' } }), 409, 'RELAY_SESSION');
+  });
+
+  it("answer 400 VALIDATION_FAILED, MALFORMED_JSON and INVALID_LIST_IDS, and 404 for another account's webhook", async () => {
+    const owner = await stack.createAccount();
+    const token = owner.token;
+    const malformed = { token, rawBody: '{"', headers: { 'content-type': 'application/json' } };
+    expectError(await call('POST', '/v3/relay-sessions', { token, body: { events: ['ping'] } }), 400, 'VALIDATION_FAILED');
+    expectError(await call('POST', '/v3/relay-sessions', malformed), 400, 'MALFORMED_JSON');
+    expectError(await call('POST', '/v3/relay-sessions', { token, body: { listIds: ['contract-not-mine'] } }), 400, 'INVALID_LIST_IDS');
+    const session = await call('POST', '/v3/relay-sessions', { token });
+    const connections = `/v3/webhooks/${session.body.id}/relay-connections`;
+    expectError(await call('POST', connections, { token, body: { extra: 1 } }), 400, 'VALIDATION_FAILED');
+    expectError(await call('POST', connections, malformed), 400, 'MALFORMED_JSON');
+    const stranger = await stack.createAccount();
+    expectError(await call('POST', connections, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
+  });
+});
+
 describe('GET /v3/webhooks/{id}/deliveries', () => {
   it("answers 200 with a page of the log, 400 for a bad query and 404 for another account's webhook", async () => {
     const { token, webhook } = await accountWithWebhook('/contract/log');

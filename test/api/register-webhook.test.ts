@@ -34,6 +34,7 @@ describe('POST /v3/webhooks: creation and update', () => {
       status: 'active',
       pausedReason: null,
       consecutiveFailures: 0,
+      relay: false,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });

@@ -6,8 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebhookReceiver } from '../../receivers/typescript/index';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebhookReceiver, type Verdict } from '../../receivers/typescript/index';
 import { useStackWithReceiver } from '../support/stack';
+import { writeTerminalPicture } from '../support/terminal-picture';
 import { waitFor } from '../support/wait';
 
 const suite = useStackWithReceiver();
@@ -118,6 +121,70 @@ describe('svc-webhooks', () => {
     expect(line.split(/\s+/).slice(1, 5)).toEqual([sent.deliveryId, 'test', 'list.changed', 'delivered']);
     tail.child.kill('SIGINT');
     expect((await tail.done).code).toBe(0);
+  });
+
+  it('listen forwards a test event and a real write to a local http server, which the receiver library verifies', async () => {
+    const owner = await suite.stack.createAccount();
+    const env = environment({ SVC_WEBHOOKS_API_URL: suite.stack.service.url, SVC_WEBHOOKS_TOKEN: owner.token });
+    // The developer's server: plain http on this machine, verifying each delivery with the secret listen printed.
+    const developer: { receiver?: WebhookReceiver } = {};
+    const verdicts: Verdict[] = [];
+    const local = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        void developer.receiver!.receive(request.headers, Buffer.concat(chunks)).then((verdict) => {
+          verdicts.push(verdict);
+          response.writeHead(200, { 'content-type': 'text/plain' }).end('verified');
+        });
+      });
+    });
+    await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
+    const forwardTo = `http://localhost:${(local.address() as AddressInfo).port}/hook`;
+
+    const listening = start(['listen', '--forward-to', forwardTo, '--events', 'item.checked,item.added'], env);
+    const ready = await waitFor(async () => /^Ready\. Signing secret: (whsec_\S+)$/m.exec(listening.output.stdout) ?? undefined, {
+      what: 'listen to print its Ready line',
+    });
+    const [, sessionId] = /^Relay session (wh_[0-9a-f]{24}): forwarding item\.checked, item\.added to /m.exec(listening.output.stdout)!;
+    developer.receiver = new WebhookReceiver({ secrets: ready[1], webhookId: sessionId });
+    const tail = start(['deliveries', 'tail', '--webhook', sessionId], env);
+    await waitFor(async () => (tail.output.stdout.startsWith('ATTEMPTED') ? true : undefined), { what: 'the tail to print its heading' });
+
+    const triggered = await run(['trigger', 'item.checked', '--webhook', sessionId], env);
+    expect(triggered.stdout).toMatch(/^Test event dlv_[0-9a-f]{24} delivered: HTTP 200 in \d+ ms\n$/);
+    const listId = `cli-${sessionId}`;
+    await suite.stack.putList(listId, owner.id);
+    await suite.stack.reportWrite(listId, 'cli-write', [{ type: 'item.added' }]);
+    expect(verdicts).toEqual([
+      expect.objectContaining({ outcome: 'test', delivery: expect.objectContaining({ event: 'item.checked', cursor: 0 }) }),
+      expect.objectContaining({ outcome: 'new', delivery: expect.objectContaining({ event: 'item.added', listId, cursor: 1 }) }),
+    ]);
+    const forwarded = listening.output.stdout.split('\n').filter((line) => line.includes(' -> '));
+    expect(forwarded.map((line) => line.split(/\s+/).slice(1, 5))).toEqual([
+      ['item.checked', expect.stringMatching(/^dlv_/), '->', '200'],
+      ['item.added', expect.stringMatching(/^dlv_/), '->', '200'],
+    ]);
+
+    const log = await run(['deliveries', 'list', '--webhook', sessionId, '--json'], env);
+    const entries = JSON.parse(log.stdout).data;
+    expect(entries).toEqual([
+      expect.objectContaining({ kind: 'event', event: 'item.added', outcome: 'delivered', statusCode: 200 }),
+      expect.objectContaining({ kind: 'test', event: 'item.checked', outcome: 'delivered', statusCode: 200 }),
+    ]);
+    await waitFor(async () => (entries.every(({ id }: { id: string }) => tail.output.stdout.includes(id)) ? true : undefined), {
+      what: 'the tail to print both deliveries',
+    });
+    for (const { child } of [listening, tail]) child.kill('SIGINT');
+    expect((await listening.done).code).toBe(0);
+    expect((await tail.done).code).toBe(0);
+    local.close();
+    // docs/receiving.md shows this run.
+    writeTerminalPicture('docs/listen-and-tail.png', [
+      { command: `npx svc-webhooks listen --forward-to ${forwardTo} --events item.checked,item.added`, output: listening.output.stdout },
+      { command: `npx svc-webhooks trigger item.checked --webhook ${sessionId}`, output: triggered.stdout },
+      { command: `npx svc-webhooks deliveries tail --webhook ${sessionId}`, output: tail.output.stdout },
+    ]);
   });
 
   it("prints the API's error code and message and exits 1; a command used wrongly prints its usage and exits 2", async () => {

@@ -6,6 +6,7 @@ import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/delivery/signing';
 import type { ReceivedRequest } from '../support/receiver';
+import { connectRelay } from '../support/relay-client';
 import { SCREENSHOTS } from './support/browser';
 import { expectText, openWebhook, textOf, useDashboard } from './support/dashboard';
 
@@ -273,6 +274,32 @@ describe('the dashboard', () => {
     await expect.poll(() => row.getByRole('button', { name: /^Redeliver/ }).count()).toBe(0);
     const [logged] = (await suite.stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?kind=test`, { token })).body.data;
     expect(logged).toMatchObject({ id: sent.headers['svc-delivery'], kind: 'test', event: 'item.checked' });
+  });
+
+  it('shows a relay session as such, with no pause or reactivation, and the test event its listen forwarded', async () => {
+    const owner = await suite.stack.createAccount();
+    const { body: session } = await suite.stack.request('POST', '/v3/relay-sessions', { token: owner.token });
+    const connection = await connectRelay(
+      (method, urlPath, options) => suite.stack.request(method, urlPath, options),
+      suite.stack.service.url,
+      owner.token,
+      session.id,
+    );
+    const page = await openDashboard(owner.token);
+    await expectText(page.locator('tbody tr').filter({ hasText: session.url }).locator('.badge'), 'Relay session');
+    await openWebhook(page, session.url);
+    await expectText(page.getByRole('heading', { name: 'Relay session' }).locator('..').locator('p'), /^Opened by svc-webhooks listen/);
+    await expect.poll(() => page.getByRole('button', { name: /Pause deliveries|Reactivate/ }).count()).toBe(0);
+
+    await page.getByLabel('Topic', { exact: true }).selectOption('item.checked');
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    await expectText(
+      page.locator('.action [role=status]').filter({ hasText: 'Test event' }),
+      /^Test event: Delivered: HTTP 200 in \d+ ms$/,
+    );
+    expect(connection.requests.map((request) => request.headers['svc-event'])).toEqual(['item.checked']);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'dashboard-relay-session.png'), fullPage: true });
+    await connection.close();
   });
 
   it('deletes a webhook only after confirmation', async () => {

@@ -80,11 +80,12 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
         const secret = await getWebhookSecret(sql, result.webhook.id);
         ctx.status = 201;
         ctx.set('Location', `/v3/webhooks/${result.webhook.id}`);
-        ctx.body = { ...result.webhook, secret };
+        // Results recorded before relay sessions lack `relay`: a registration never makes one.
+        ctx.body = { relay: false, ...result.webhook, secret };
         return;
       }
       case 'updated':
-        ctx.body = result.webhook;
+        ctx.body = { relay: false, ...result.webhook };
         return;
       case 'unreachable':
         throw apiErrors.webhookUnreachable(result.ping.error ?? 'non_2xx', result.ping.statusCode);
@@ -106,6 +107,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
   router.patch('/webhooks/:id', jsonBody, async (ctx) => {
     const body = validate(validators.updateWebhookBody, ctx.request.body);
     const webhook = await ownWebhook(ctx);
+    if (body.status && webhook.relay) throw apiErrors.relaySessionNotPausable();
     if (body.listIds) await assertListsOwned(ctx.state.accountId!, body.listIds);
     if (body.events || body.listIds) await updateSubscription(sql, webhook.id, body);
     // The count lives in the per-webhook workflow: reactivating there really resets it.

@@ -66,7 +66,7 @@ export function WebhookDetail({ api, id, navigate }: Props) {
       </dl>
       <WebhookNotice api={api} webhook={current} />
       <div class="actions">
-        <StatusControl api={api} webhook={current} onChanged={webhook.set} />
+        {current.relay ? <RelaySession /> : <StatusControl api={api} webhook={current} onChanged={webhook.set} />}
         <Ping api={api} webhook={current} onLogged={logged} />
         <SendTestEvent api={api} webhook={current} onLogged={logged} />
         <RotateSecret api={api} webhook={current} onRotated={webhook.reload} />
@@ -99,6 +99,19 @@ function StatusControl({ api, webhook, onChanged }: ActionProps & { onChanged: (
         {webhook.status === 'active' ? 'Pause deliveries' : 'Reactivate'}
       </button>
       <ErrorText error={change.error} />
+    </div>
+  );
+}
+
+/** In place of pausing: a relay session never pauses, and lives as long as its svc-webhooks listen. */
+function RelaySession() {
+  return (
+    <div class="action">
+      <h2>Relay session</h2>
+      <p>
+        Opened by svc-webhooks listen: its deliveries go over that command's connection to a server on the developer's machine. It never
+        pauses, and is deleted a minute after its listen stops.
+      </p>
     </div>
   );
 }

@@ -66,6 +66,7 @@ const PAUSED_REASONS: Record<string, string> = {
 };
 
 export function StatusBadge({ webhook }: { webhook: Webhook }) {
+  if (webhook.relay) return <span class="badge relay">Relay session</span>;
   if (webhook.status === 'active') return <span class="badge active">Active</span>;
   return (
     <span class="badge paused">Paused {webhook.pausedReason ? (PAUSED_REASONS[webhook.pausedReason] ?? webhook.pausedReason) : ''}</span>
