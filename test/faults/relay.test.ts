@@ -53,7 +53,7 @@ async function sessionOn(name: string) {
 const connectThrough = (api: (typeof apis)[number], token: string, webhookId: string) =>
   connectRelay(api.request, api.url, token, webhookId);
 
-/** Reports writes through the second API (not the one the session opened on) and waits for their workflows. */
+/** Reports writes (through the first API) and waits for their workflows. */
 async function writeAndSettle(listId: string, writeIds: string[]): Promise<number> {
   const answers = await processes.report(listId, writeIds, 5);
   await processes.settle(listId, writeIds);
@@ -92,10 +92,11 @@ describe('relay sessions across processes', () => {
   it('a write reported to one API reaches the connection another API holds, and the connection moves between them', async ({ task }) => {
     const row = recordScenario(task, { scenario: 'relay: the API and the worker apart, two APIs' });
     const { token, listId, webhookId } = await sessionOn('two-apis');
-    const onFirst = await connectThrough(apis[0], token, webhookId);
+    // Writes go through the first API; the connection is the second's, then the first's.
+    const onFirst = await connectThrough(apis[1], token, webhookId);
     const accepted = await writeAndSettle(listId, ids('first', 5));
     await relayedRequests(onFirst, 5);
-    const onSecond = await connectThrough(apis[1], token, webhookId);
+    const onSecond = await connectThrough(apis[0], token, webhookId);
     expect(await onFirst.closed).toBe(4409);
     const more = await writeAndSettle(listId, ids('second', 5));
     await relayedRequests(onSecond, 5);
@@ -134,17 +135,17 @@ describe('relay sessions across processes', () => {
   }) => {
     const row = recordScenario(task, { scenario: 'relay: kill -9 the API holding the connection' });
     const { token, listId, webhookId } = await sessionOn('api-killed');
-    const connection = await connectThrough(apis[0], token, webhookId);
+    const connection = await connectThrough(apis[1], token, webhookId);
     connection.answerWith(() => (connection.requests.length > 10 ? 'silence' : { status: 200 }));
-    // Reported through the other API, which stays up.
+    // Reported through the first API, which stays up.
     const writing = writeAndSettle(listId, ids('w', WRITES));
     await relayedRequests(connection, 12);
-    await apis[0].process.kill();
+    await apis[1].process.kill();
     const accepted = await writing;
     expect(await connection.closed).not.toBe(1000);
-    const again = await connectThrough(apis[1], token, webhookId);
+    const again = await connectThrough(apis[0], token, webhookId);
     const after = await writeAndSettle(listId, ['after']);
-    apis[0].process = await startPart('api', processes.env, apis[0].port);
+    apis[1].process = await startPart('api', processes.env, apis[1].port);
     const log = await logOf(webhookId, [connection, again]);
     fill(row, accepted + after, log);
     expect(log.cursors).toEqual(range(WRITES + 1));
