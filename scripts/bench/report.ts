@@ -16,6 +16,7 @@ import { notes } from './report/notes';
 import { baselineRatios, floorRatios } from './report/ratios';
 import { recoverySection } from './report/recovery';
 import { registrationTable } from './report/registration';
+import { relayTable } from './report/relay';
 import { sdkTable } from './report/sdk';
 import { stepsTable } from './report/steps';
 
@@ -29,7 +30,7 @@ export async function writeReports(report: Report, outDir: string): Promise<{ ma
   fs.writeFileSync(jsonPath, `${JSON.stringify(report, null, 1)}\n`);
   const paths = [jsonPath, mdPath];
   let image: string | null = null;
-  // A run of other scenarios alone (registration, recovery, noisy neighbour) has no curve to draw.
+  // A run of other scenarios alone (registration, recovery, noisy neighbour, relay) has no curve to draw.
   if (chartedScenarios(report).length) {
     const svg = chart(report);
     image = path.basename(pngPath);
@@ -64,6 +65,7 @@ export function renderMarkdown(report: Report, image: string | null): string {
     ...workloadSections(scenarios, 'recovery', 'Recovery', recoverySection),
     ...workloadSections(scenarios, 'noisyNeighbour', 'Noisy neighbour', noisyNeighbourSection),
     ...registrationTable(report),
+    ...relayTable(report),
     ...stepsTable(report),
     ...sdkTable(report),
     ...cpuTable(report),

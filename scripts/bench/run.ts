@@ -59,6 +59,7 @@ import * as hot from './scenarios/hot';
 import * as noisyNeighbour from './scenarios/noisy-neighbour';
 import * as recovery from './scenarios/recovery';
 import * as registration from './scenarios/registration';
+import * as relay from './scenarios/relay';
 import * as service from './scenarios/service';
 import { createTestCa, issueServerCert } from '../lib/tls';
 
@@ -70,6 +71,7 @@ const SCENARIOS: Scenario[] = [
   ...registration.scenarios,
   ...recovery.scenarios,
   ...noisyNeighbour.scenarios,
+  ...relay.scenarios,
 ];
 
 async function main(): Promise<void> {

@@ -73,7 +73,9 @@ async function logOf(webhookId: string, connections: RelayConnection[]) {
   return {
     cursors: rows.map((row) => Number(row.cursor)).sort((a, b) => a - b),
     ends: Object.fromEntries(ends),
-    unexpected: rows.filter((row) => !['delivered', null].includes(row.error ?? null) && !['relay_disconnected', 'internal'].includes(row.error!)),
+    unexpected: rows.filter(
+      (row) => !['delivered', null].includes(row.error ?? null) && !['relay_disconnected', 'internal'].includes(row.error!),
+    ),
     deliveredNotHandedOver: rows.filter((row) => row.outcome === 'delivered' && !handedOver.has(row.id)).length,
   };
 }
@@ -87,6 +89,39 @@ function fill(row: ScenarioFigures, accepted: number, log: Awaited<ReturnType<ty
 }
 
 const range = (count: number) => Array.from({ length: count }, (_, i) => i + 1);
+
+/**
+ * A session whose connection, held by `holder`, answers 10 deliveries and then none; once 12
+ * are handed over, `cut` ends it while WRITES writes keep coming; then a connection through
+ * `reconnect` gets one write more.
+ */
+async function cutMidStream(
+  name: string,
+  holder: (typeof apis)[number],
+  cut: (connection: RelayConnection) => unknown,
+  reconnect: (typeof apis)[number],
+) {
+  const { token, listId, webhookId } = await sessionOn(name);
+  const connection = await connectThrough(holder, token, webhookId);
+  connection.answerWith(() => (connection.requests.length > 10 ? 'silence' : { status: 200 }));
+  const writing = writeAndSettle(listId, ids('w', WRITES));
+  await relayedRequests(connection, 12);
+  await cut(connection);
+  const accepted = await writing;
+  const again = await connectThrough(reconnect, token, webhookId);
+  const after = await writeAndSettle(listId, ['after']);
+  const log = await logOf(webhookId, [connection, again]);
+  await again.close();
+  return { connection, accepted: accepted + after, log };
+}
+
+/** Every write of a cut stream logged once, as delivered (and then handed over), relay_disconnected or internal. */
+function expectEachLoggedOnce(log: Awaited<ReturnType<typeof logOf>>): void {
+  expect(log.cursors).toEqual(range(WRITES + 1));
+  expect(log.unexpected).toEqual([]);
+  expect(log.deliveredNotHandedOver).toBe(0);
+  expect(log.ends.relay_disconnected).toBeGreaterThanOrEqual(1);
+}
 
 describe('relay sessions across processes', () => {
   it('a write reported to one API reaches the connection another API holds, and the connection moves between them', async ({ task }) => {
@@ -111,48 +146,21 @@ describe('relay sessions across processes', () => {
     task,
   }) => {
     const row = recordScenario(task, { scenario: 'relay: the command line killed mid-stream' });
-    const { token, listId, webhookId } = await sessionOn('cli-killed');
-    const connection = await connectThrough(apis[0], token, webhookId);
-    // It stops answering after 10, and is cut off while deliveries wait for it.
-    connection.answerWith(() => (connection.requests.length > 10 ? 'silence' : { status: 200 }));
-    const writing = writeAndSettle(listId, ids('w', WRITES));
-    await relayedRequests(connection, 12);
-    connection.socket.terminate();
-    const accepted = await writing;
-    const again = await connectThrough(apis[0], token, webhookId);
-    const after = await writeAndSettle(listId, ['after']);
-    const log = await logOf(webhookId, [connection, again]);
-    fill(row, accepted + after, log);
-    expect(log.cursors).toEqual(range(WRITES + 1));
-    expect(log.unexpected).toEqual([]);
-    expect(log.deliveredNotHandedOver).toBe(0);
-    expect(log.ends.relay_disconnected).toBeGreaterThanOrEqual(1);
-    await again.close();
+    const cut = await cutMidStream('cli-killed', apis[0], (connection) => connection.socket.terminate(), apis[0]);
+    fill(row, cut.accepted, cut.log);
+    expectEachLoggedOnce(cut.log);
   });
 
   it('kill -9 the API that holds the connection mid-stream: its deliveries fail relay_disconnected, and the connection opens on the other', async ({
     task,
   }) => {
     const row = recordScenario(task, { scenario: 'relay: kill -9 the API holding the connection' });
-    const { token, listId, webhookId } = await sessionOn('api-killed');
-    const connection = await connectThrough(apis[1], token, webhookId);
-    connection.answerWith(() => (connection.requests.length > 10 ? 'silence' : { status: 200 }));
-    // Reported through the first API, which stays up.
-    const writing = writeAndSettle(listId, ids('w', WRITES));
-    await relayedRequests(connection, 12);
-    await apis[1].process.kill();
-    const accepted = await writing;
-    expect(await connection.closed).not.toBe(1000);
-    const again = await connectThrough(apis[0], token, webhookId);
-    const after = await writeAndSettle(listId, ['after']);
+    // Writes are reported through the first API, which stays up.
+    const cut = await cutMidStream('api-killed', apis[1], () => apis[1].process.kill(), apis[0]);
     apis[1].process = await startPart('api', processes.env, apis[1].port);
-    const log = await logOf(webhookId, [connection, again]);
-    fill(row, accepted + after, log);
-    expect(log.cursors).toEqual(range(WRITES + 1));
-    expect(log.unexpected).toEqual([]);
-    expect(log.deliveredNotHandedOver).toBe(0);
-    expect(log.ends.relay_disconnected).toBeGreaterThanOrEqual(1);
-    await again.close();
+    fill(row, cut.accepted, cut.log);
+    expect(await cut.connection.closed).not.toBe(1000);
+    expectEachLoggedOnce(cut.log);
   });
 
   it('kill -9 the worker mid-stream: each delivery is handed over at most once and logged once', async ({ task }) => {

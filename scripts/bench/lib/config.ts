@@ -47,6 +47,12 @@ export const CONFIG = {
     phaseMs: QUICK ? 10_000 : 60_000,
     drainMs: QUICK ? 120_000 : 600_000,
   },
+  /**
+   * Relay latency: `writes` writes of one change each, open loop at `rate` per second, to a list
+   * with a direct webhook and a relay session (`svc-webhooks listen`); `drainMs` bounds the wait
+   * for their deliveries once the last write was answered.
+   */
+  relay: { writes: QUICK ? 50 : 300, rate: 10, drainMs: QUICK ? 15_000 : 60_000 },
   receivers: 10,
   writeTimeoutMs: 30_000,
   deliveryTimeoutMs: 10_000,

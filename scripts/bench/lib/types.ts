@@ -98,7 +98,7 @@ export interface ServiceTarget extends Target {
 
 export interface ScenarioInfo {
   id: string;
-  kind: 'fanout' | 'hot' | 'registration' | 'recovery' | 'noisy-neighbour';
+  kind: 'fanout' | 'hot' | 'registration' | 'recovery' | 'noisy-neighbour' | 'relay';
   mode: 'baseline' | 'floor' | 'floor-local' | 'split' | 'single';
   fanout?: number;
   title: string;
@@ -113,7 +113,7 @@ export interface FanoutScenario extends ScenarioInfo {
 
 /** A scenario with a workload of its own, on the service. */
 export interface WorkloadScenario extends ScenarioInfo {
-  kind: 'hot' | 'registration' | 'recovery' | 'noisy-neighbour';
+  kind: 'hot' | 'registration' | 'recovery' | 'noisy-neighbour' | 'relay';
   mode: 'split' | 'single';
   start(ctx: Context, environment: Environment): Promise<ServiceTarget>;
   run(target: ServiceTarget, ctx: Context): Promise<Outcome>;
@@ -312,6 +312,35 @@ export interface NoisyNeighbourSummary {
   cpu: Measured;
 }
 
+/**
+ * What `split-relay` (scenarios/relay.ts) found: each write's time from its send to its
+ * delivery at the receivers (a direct webhook) and, forwarded by `svc-webhooks listen`, at a
+ * local server of the bench (a relay session), by cursor.
+ */
+export interface RelaySummary {
+  writes: number;
+  rate: number;
+  accepted: number;
+  /** From each write's send to the first receipt of its direct delivery. */
+  directMs: Percentiles;
+  /** From each write's send to the first receipt of its relayed delivery at the local server. */
+  relayMs: Percentiles;
+  /** The relay's p50 less the direct p50: what the relay adds. */
+  addedP50Ms: number | null;
+  /** Per write received on both sides, relayed less direct. */
+  pairedAddedMs: Percentiles;
+  directMissing: number;
+  relayMissing: number;
+  /** Writes received more than once, on either side. */
+  duplicates: { direct: number; relay: number };
+  /** Relayed deliveries whose signature did not verify with the session's secret. */
+  relayBadSignatures: number;
+  /** Other work on the machine before the writes (cores busy outside the bench). */
+  quiet: { waitedMs: number; otherCores: number };
+  /** The writes and the wait for their deliveries. */
+  cpu: Measured;
+}
+
 /** What a scenario's workload found. */
 export interface Outcome {
   steps: StepResult[];
@@ -323,6 +352,7 @@ export interface Outcome {
   registration?: RegistrationSummary;
   recovery?: RecoverySummary;
   noisyNeighbour?: NoisyNeighbourSummary;
+  relay?: RelaySummary;
 }
 
 /** A scenario in the results: its outcome, or the error that ended it. */
