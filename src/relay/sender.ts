@@ -50,7 +50,12 @@ export function createRelaySender(sql: Sql, { timeoutMs, userAgent }: { timeoutM
       response,
     });
 
-    listening ??= sql.listen(answerChannel, (id) => waiting.get(id)?.());
+    listening ??= sql
+      .listen(answerChannel, (id) => waiting.get(id)?.())
+      .catch((error: unknown) => {
+        listening = undefined; // the next delivery tries again
+        throw error;
+      });
     await listening;
     const webhookId = sessionOf(url);
     const connection = await findRelayConnection(sql, webhookId);

@@ -86,6 +86,18 @@ describe('the limit of an account', () => {
     expect(names).toEqual(['initial']);
   });
 
+  it("counts a relay session's opening and its connection tickets against the account's limit", async () => {
+    const { token } = await stack.createAccount();
+    const session = await stack.request('POST', '/v3/relay-sessions', { token });
+    expect(session.status).toBe(201);
+    const tickets = [];
+    for (let i = 1; i < ACCOUNT_BURST; i++)
+      tickets.push(await stack.request('POST', `/v3/webhooks/${session.body.id}/relay-connections`, { token }));
+    expect(tickets.map((ticket) => ticket.status)).toEqual(Array<number>(ACCOUNT_BURST - 1).fill(201));
+    const limited = await stack.request('POST', `/v3/webhooks/${session.body.id}/relay-connections`, { token });
+    expect(limited.status).toBe(429);
+  });
+
   it('counts every token of the account against one limit', async () => {
     const { token } = await stack.createAccount();
     const second = (await stack.request('POST', '/v3/account/tokens', { token, body: { name: 'second' } })).body.token;
