@@ -18,7 +18,7 @@ type LogQuery = NonNullable<operations['listDeliveries']['parameters']['query']>
 const WEBHOOK_COLUMNS: Columns<Webhook> = [
   ['ID', (webhook) => webhook.id],
   ['URL', (webhook) => webhook.url],
-  ['STATUS', (webhook) => webhook.status],
+  ['STATUS', (webhook) => (webhook.relay ? 'relay' : webhook.status)],
   ['FAILURES', (webhook) => webhook.consecutiveFailures],
   ['TOPICS', (webhook) => webhook.events],
   ['LISTS', (webhook) => (webhook.listIds.length === 0 ? 'all' : webhook.listIds)],

@@ -148,6 +148,8 @@ describe('svc-webhooks', () => {
     });
     const [, sessionId] = /^Relay session (wh_[0-9a-f]{24}): forwarding item\.checked, item\.added to /m.exec(listening.output.stdout)!;
     developer.receiver = new WebhookReceiver({ secrets: ready[1], webhookId: sessionId });
+    const [, row] = (await run(['webhooks', 'list'], env)).stdout.trimEnd().split('\n');
+    expect(row.split(/\s+/).slice(0, 3)).toEqual([sessionId, `relay://${sessionId}`, 'relay']);
     const tail = start(['deliveries', 'tail', '--webhook', sessionId], env);
     await waitFor(async () => (tail.output.stdout.startsWith('ATTEMPTED') ? true : undefined), { what: 'the tail to print its heading' });
 
