@@ -88,10 +88,6 @@ export function createRelayHub(sql: Sql, { graceSeconds, deliveryTimeoutMs, logg
     connection.socket.send(JSON.stringify(message));
   }
 
-  async function answer(channel: string, id: string, relayed: RelayAnswer): Promise<void> {
-    await storeRelayAnswer(sql, channel, id, relayed);
-  }
-
   /** A delivery notified by a worker: handed to the command line, to be answered within the deadline. */
   function handOver(connection: Connection, payload: string): void {
     const { id, answerTo, headers, body } = JSON.parse(payload) as RelayNotification;
@@ -124,26 +120,37 @@ export function createRelayHub(sql: Sql, { graceSeconds, deliveryTimeoutMs, logg
             headers: keepHeaders(lowerCased(message.headers)),
             ...keptBody(message.body, message.bodyTruncated),
           };
-    answer(channel, message.id, relayed).catch((error: unknown) => logger.error({ msg: 'relay answer not stored', err: error }));
+    storeRelayAnswer(sql, channel, message.id, relayed).catch((error: unknown) =>
+      logger.error({ msg: 'relay answer not stored', err: error }),
+    );
   }
 
   async function open(socket: WebSocket, webhookId: string): Promise<void> {
-    const key = newConnectionKey();
-    await locks`SELECT pg_advisory_lock(${key})`;
-    const connection: Connection = { webhookId, key, socket, pending: new Map(), alive: true, closed: Promise.resolve() };
-    // Listening before the session is taken: no delivery notified after that is missed.
-    const channel = await sql.listen(connectionChannel(key), (payload) => handOver(connection, payload));
+    const connection: Connection = {
+      webhookId,
+      key: newConnectionKey(),
+      socket,
+      pending: new Map(),
+      alive: true,
+      closed: Promise.resolve(),
+    };
+    // Its lock, then its channel: listening before the session is taken, no delivery notified after that is missed.
+    const listening = locks`SELECT pg_advisory_lock(${connection.key})`.then(() =>
+      sql.listen(connectionChannel(connection.key), (payload) => handOver(connection, payload)),
+    );
+    // From the start: a command line gone while the rest is under way still lets go of what was taken.
     connection.closed = new Promise((resolve) => {
       socket.once('close', () => {
         connections.delete(connection);
-        closed(connection, channel)
+        closed(connection, listening)
           .catch((error: unknown) => logger.warn({ msg: 'relay connection not released', webhookId, err: error }))
           .finally(resolve);
       });
     });
     socket.on('message', (data) => received(connection, data));
     socket.on('pong', () => (connection.alive = true));
-    const taken = await takeRelaySession(sql, webhookId, key);
+    await listening;
+    const taken = await takeRelaySession(sql, webhookId, connection.key);
     if (taken === undefined) {
       socket.close(CLOSE.sessionGone, 'the relay session was deleted');
       return;
@@ -155,11 +162,11 @@ export function createRelayHub(sql: Sql, { graceSeconds, deliveryTimeoutMs, logg
   }
 
   /** The command line has gone: what it had not answered failed, and the session is closed unless another connection took it. */
-  async function closed(connection: Connection, channel: { unlisten(): Promise<void> }): Promise<void> {
+  async function closed(connection: Connection, listening: Promise<{ unlisten(): Promise<void> }>): Promise<void> {
     const { webhookId, key } = connection;
-    await channel.unlisten();
+    await (await listening).unlisten();
     // Told at once, so that no worker waits for its deadline.
-    for (const [id, answerTo] of connection.pending) await answer(answerTo, id, { error: 'relay_disconnected' });
+    for (const [id, answerTo] of connection.pending) await storeRelayAnswer(sql, answerTo, id, { error: 'relay_disconnected' });
     connection.pending.clear();
     await releaseRelaySession(sql, webhookId, key);
     await locks`SELECT pg_advisory_unlock(${key})`;
