@@ -1,7 +1,7 @@
 // The command line end to end: `svc-webhooks` as a child process with its real stdout and
 // stderr, against the real service, its test events checked by the TypeScript receiver library.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -187,6 +187,36 @@ describe('svc-webhooks', () => {
       { command: `npx svc-webhooks trigger item.checked --webhook ${sessionId}`, output: triggered.stdout },
       { command: `npx svc-webhooks deliveries tail --webhook ${sessionId}`, output: tail.output.stdout },
     ]);
+  });
+
+  it('listen forwards to a local https server it trusts (NODE_EXTRA_CA_CERTS), and says when it cannot reach one', async () => {
+    const owner = await suite.stack.createAccount();
+    const caFile = path.join(home, 'local-ca.pem');
+    writeFileSync(caFile, suite.stack.ca.cert);
+    const env = environment({
+      SVC_WEBHOOKS_API_URL: suite.stack.service.url,
+      SVC_WEBHOOKS_TOKEN: owner.token,
+      NODE_EXTRA_CA_CERTS: caFile,
+    });
+    const listening = start(['listen', '--forward-to', suite.receiver.urlFor('/cli/listen-https'), '--json'], env);
+    await waitFor(async () => (listening.output.stdout.includes('Ready. Signing secret: whsec_') ? true : undefined), {
+      what: 'listen to print its Ready line',
+    });
+    const [, sessionId] = /^Relay session (wh_[0-9a-f]{24})/m.exec(listening.output.stdout)!;
+    const sent = await run(['trigger', 'item.removed', '--webhook', sessionId, '--json'], env);
+    expect(JSON.parse(sent.stdout)).toMatchObject({ delivered: true, statusCode: 200 });
+    const arrived = suite.receiver.requests.filter((request) => request.path === '/cli/listen-https');
+    expect(arrived.map((request) => request.headers['svc-event'])).toEqual(['item.removed']);
+    listening.child.kill('SIGINT');
+    expect((await listening.done).code).toBe(0);
+
+    const unreachable = start(['listen', '--forward-to', 'http://127.0.0.1:1/nothing'], env);
+    await waitFor(async () => (unreachable.output.stdout.includes('Ready.') ? true : undefined), { what: 'the second Ready line' });
+    const [, otherId] = /^Relay session (wh_[0-9a-f]{24})/m.exec(unreachable.output.stdout)!;
+    const failed = await run(['trigger', 'item.added', '--webhook', otherId, '--json'], env);
+    expect(JSON.parse(failed.stdout)).toMatchObject({ delivered: false, statusCode: null, error: 'connection' });
+    unreachable.child.kill('SIGINT');
+    expect((await unreachable.done).code).toBe(0);
   });
 
   it("prints the API's error code and message and exits 1; a command used wrongly prints its usage and exits 2", async () => {
