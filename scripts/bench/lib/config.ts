@@ -34,9 +34,11 @@ export const CONFIG = {
   recovery: { deliveries: QUICK ? 500 : 5000, rate: 100, liveWritesPerSec: 10 },
   /**
    * Fairness: a quiet account's one-delivery writes (and its own reads of the public API) in
-   * three phases of `phaseMs`: alone, beside a list written every `noisyEveryMs` with
-   * `noisyDeliveriesPerWrite` deliveries a write, and beside another account flooding the
-   * public API on `floodConnections`. The noisy list may fall behind: `drainMs` bounds the wait.
+   * four phases of `phaseMs`: alone, beside a list written every `noisyEveryMs` with
+   * `noisyDeliveriesPerWrite` deliveries a write, beside another account flooding the public
+   * API on `floodConnections`, and beside another account's `relaySessions` relay sessions
+   * (each a `svc-webhooks listen`), its list written `relayWritesPerSec` times a second, each
+   * write a delivery to every session. The noisy list may fall behind: `drainMs` bounds the wait.
    */
   noisyNeighbour: {
     quietWritesPerSec: 5,
@@ -44,6 +46,15 @@ export const CONFIG = {
     noisyDeliveriesPerWrite: QUICK ? 500 : 5000,
     noisyEveryMs: 5000,
     floodConnections: 50,
+    /** An account's most (docs/receiving.md). */
+    relaySessions: 2,
+    /**
+     * A delivery to each session every 100 ms without pause (twice `split-relay`'s rate to its
+     * one session), while the machine keeps headroom: at 20/s (45 small deliveries a second
+     * with the quiet account's) the two cores were saturated and every small write waited for
+     * them, relayed or not (docs/performance.md).
+     */
+    relayWritesPerSec: 10,
     phaseMs: QUICK ? 10_000 : 60_000,
     drainMs: QUICK ? 120_000 : 600_000,
   },

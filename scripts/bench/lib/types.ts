@@ -248,8 +248,8 @@ export interface RecoverySummary extends Pick<Recovery, 'status' | 'stoppedReaso
 
 /** One phase of `split-noisy-neighbour`: the quiet account's writes and reads, and what ran beside them. */
 export interface NoisyNeighbourPhase {
-  /** Alone, beside the noisy list's writes, beside the API flood. */
-  name: 'alone' | 'noisy' | 'flood';
+  /** Alone, beside the noisy list's writes, beside the API flood, beside the busy relay sessions. */
+  name: 'alone' | 'noisy' | 'flood' | 'relay';
   /** Other work on the machine before the phase (cores busy outside the bench). */
   otherWork: { waitedMs: number; otherCores: number };
   quietWrites: { scheduled: number; accepted: number };
@@ -307,9 +307,40 @@ export interface NoisyNeighbourSummary {
   noisyDrainMs: number;
   noisyDrained: boolean;
   flood: { requests: number; perSec: number; statuses: Record<string, number>; latencyMs: Percentiles };
+  /** Beside the busy relay sessions (absent from results of before that phase). */
+  quietRelayE2eP50Ms?: number | null;
+  quietRelayE2eP99Ms?: number | null;
+  quietRelayE2eMaxMs?: number | null;
+  relay?: BusyRelays;
   phases: NoisyNeighbourPhase[];
-  /** The three phases and the drains. */
+  /** The phases and the drains. */
   cpu: Measured;
+}
+
+/** The relay sessions of `split-noisy-neighbour`'s relay phase and what they were handed. */
+export interface BusyRelays {
+  sessions: number;
+  writesPerSec: number;
+  writesScheduled: number;
+  writesAccepted: number;
+  /** Accepted writes × sessions: a delivery of each write to each session. */
+  expected: number;
+  /** (session, write) pairs received by the session's local server. */
+  received: number;
+  /** Logged as failed and never received. */
+  failed: number;
+  missing: number;
+  /** (session, write) pairs received more than once. */
+  duplicates: number;
+  /** Relayed deliveries whose signature did not verify with their session's secret. */
+  badSignatures: number;
+  /** Received per second, over the phase. */
+  perSec: number;
+  /** From each write's due time to the first receipt of its delivery at each session's local server. */
+  latencyMs: Percentiles;
+  /** After the phase and the quiet account's drain, until the relayed deliveries were in. */
+  drainMs: number;
+  drained: boolean;
 }
 
 /**

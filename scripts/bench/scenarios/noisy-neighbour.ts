@@ -1,6 +1,6 @@
 // `split-noisy-neighbour`: fairness. A quiet account's one-delivery writes at 5/s, alone,
-// beside a list written every 5 s with 5,000 deliveries a write, and beside another account
-// flooding the public API.
+// beside a list written every 5 s with 5,000 deliveries a write, beside another account
+// flooding the public API, and beside another account's two relay sessions kept busy.
 import { randomBytes } from 'node:crypto';
 import { TOPICS } from '../../../src/topics';
 import { type GeneratorApi } from '../generator';
@@ -10,11 +10,13 @@ import { type Rpc, rpcClient } from '../lib/ipc';
 import { computeStep, emptyReceipts, type Receipts, type Recorded, type StepFigures, type Writes } from '../lib/ledger';
 import { scanLogs } from '../lib/logs';
 import { type Measured } from '../lib/proc';
+import { accountWithList, type Listen, type LocalServer, startListen, startLocalServer } from '../lib/relay-cli';
 import * as stack from '../lib/stack';
 import { waitForQuiet } from '../lib/step';
 import { nowMs, percentiles, round } from '../lib/stats';
 import {
   type Account,
+  type BusyRelays,
   type Context,
   type MadeList,
   type NoisyNeighbourPhase,
@@ -33,7 +35,8 @@ export const scenarios: WorkloadScenario[] = [
     'noisy-neighbour',
     'split',
     `one-delivery writes at ${settings.quietWritesPerSec}/s alone, beside a list of ${settings.noisyDeliveriesPerWrite} deliveries ` +
-      `a write every ${settings.noisyEveryMs / 1000} s, and beside an API flood (API + worker processes)`,
+      `a write every ${settings.noisyEveryMs / 1000} s, beside an API flood, and beside ${settings.relaySessions} relay sessions ` +
+      `busy with ${settings.relayWritesPerSec} writes/s (API + worker processes)`,
     runNoisyNeighbour,
   ),
 ];
@@ -81,12 +84,14 @@ interface NoisyListResult {
 type FloodResult = Awaited<ReturnType<GeneratorApi['flood']>>;
 
 /**
- * Three accounts' kinds, each on lists of its own: the quiet account, one webhook on
+ * Four accounts' kinds, each on lists of its own: the quiet account, one webhook on
  * list.changed (one delivery a write); the noisy list, of accounts with five webhooks each on
- * every topic, its writes firing every topic; the flooding account, one webhook to ping.
- * The quiet account writes at 5/s (and reads its webhooks at 2/s) in three phases: alone,
- * beside the noisy list's writes, and, once the noisy deliveries are all in, beside the flood.
- * Latencies run from each request's due time; a delivery's is to its first receipt.
+ * every topic, its writes firing every topic; the flooding account, one webhook to ping; the
+ * relay account, its relay sessions on its list's list.changed (one delivery a write to each).
+ * The quiet account writes at 5/s (and reads its webhooks at 2/s) in four phases: alone,
+ * beside the noisy list's writes, once the noisy deliveries are all in beside the flood, and
+ * beside the relay account's writes. Latencies run from each request's due time; a delivery's
+ * is to its first receipt.
  */
 async function runNoisyNeighbour(target: ServiceTarget, ctx: Context): Promise<Outcome> {
   const lists = await setUpLists(target, ctx);
@@ -105,7 +110,9 @@ async function runNoisyNeighbour(target: ServiceTarget, ctx: Context): Promise<O
     const beside = await runPhase(run, 'noisy', (startAt) => writeNoisyList(run, startAt));
     const noisyList = await drainNoisyList(run, noisyPoller, beside.beside);
     const flooded = await runPhase(run, 'flood', (startAt) => floodApi(run, flooder, startAt));
-    const summary = summarise(run, [alone.phase, beside.phase, flooded.phase], noisyList, flooded.beside, window());
+    const relays = await besideBusyRelays(run);
+    const phases = [alone.phase, beside.phase, flooded.phase, relays.phase] as const;
+    const summary = summarise(run, phases, noisyList, flooded.beside, relays.relay, window());
     logSummary(summary);
     return { steps: [], knee: null, noisyNeighbour: summary, logs: scanLogs(target.logFiles) };
   } finally {
@@ -270,24 +277,121 @@ function logPhase(phase: NoisyNeighbourPhase): void {
 
 /** The noisy list's writes, one every `noisyEveryMs` from `startAt` for the phase. */
 function writeNoisyList(run: Run, startAt: number): Promise<Writes> {
+  const { noisy } = run.lists;
+  // The list's last account is one of its members.
+  return writeList(run, startAt, noisy.listId, 1000 / settings.noisyEveryMs, 'noisy', noisy.accounts[noisy.accounts.length - 1].id);
+}
+
+/** Writes to `listId` at `rate` a second from `startAt` for the phase (firing every topic with `joinedAccountId`: see the generator). */
+function writeList(run: Run, startAt: number, listId: string, rate: number, name: string, joinedAccountId?: string): Promise<Writes> {
   const { target, ctx, lists } = run;
   return ctx.generator(
     'writes',
     {
       baseUrl: target.baseUrl,
       token: target.token,
-      lists: [lists.noisy.listId],
-      rate: 1000 / settings.noisyEveryMs,
+      lists: [listId],
+      rate,
       durationMs: settings.phaseMs,
       startAt,
-      writeIdPrefix: `${lists.tag}-noisy`,
+      writeIdPrefix: `${lists.tag}-${name}`,
       changes: CONFIG.changesPerWrite,
       timeoutMs: CONFIG.writeTimeoutMs,
-      // The list's last account is one of its members.
-      joinedAccountId: lists.noisy.accounts[lists.noisy.accounts.length - 1].id,
+      joinedAccountId,
     },
     rpcTimeoutMs,
   );
+}
+
+/**
+ * The phase beside busy relay sessions: another account owning a list, `relaySessions` of
+ * `svc-webhooks listen` on its token, each on that list's list.changed and forwarding to a
+ * local server of its own, and the list written `relayWritesPerSec` times a second for the
+ * phase; then the wait for the relayed deliveries. The sessions end with the phase.
+ */
+async function besideBusyRelays(run: Run): Promise<{ phase: NoisyNeighbourPhase; relay: BusyRelays }> {
+  const { target, ctx, lists } = run;
+  const listId = `bench-${lists.tag}-relay`;
+  const account = await accountWithList(target, listId);
+  const locals: LocalServer[] = [];
+  const listens: Listen[] = [];
+  ctx.sampler.addGroup('listen', () => listens.map((listen) => listen.pid));
+  try {
+    for (let k = 0; k < settings.relaySessions; k++) {
+      const local = await startLocalServer();
+      locals.push(local);
+      const listen = await startListen(ctx, target, account.token, local.url, [listId]);
+      listens.push(listen);
+      local.state.secret = listen.secret;
+    }
+    log(`noisy-neighbour: relay sessions ${listens.map((listen) => listen.sessionId).join(', ')} on ${listId}`);
+    const poller = target.outcomesPoller(listens.map((listen) => listen.sessionId));
+    await poller.ready;
+    try {
+      const relayed = await runPhase(run, 'relay', (startAt) => writeList(run, startAt, listId, settings.relayWritesPerSec, 'relay-list'));
+      return { phase: relayed.phase, relay: await drainRelays(relayed.beside, listens, locals, poller) };
+    } finally {
+      await poller.stop();
+    }
+  } finally {
+    ctx.sampler.removeGroup('listen');
+    for (const listen of listens) await listen.stop();
+    for (const local of locals) await local.close();
+  }
+}
+
+/**
+ * Waits until each accepted write of the relay list was received by every session's local
+ * server or logged as failed, or the drain's limit passed; then a moment more, for a late
+ * duplicate to show. Counts what each session was handed.
+ */
+async function drainRelays(writes: Writes, listens: Listen[], locals: LocalServer[], poller: OutcomesPoller): Promise<BusyRelays> {
+  const accepted = writes.t0.flatMap((t0, i) => (writes.status[i] === 202 ? [{ t0, cursor: writes.cursor[i]! }] : []));
+  const failed = new Set<string>();
+  const takeFailures = async () => {
+    for (const record of await poller.take()) if (!record.delivered) failed.add(`${record.webhook} ${record.cursor}`);
+  };
+  const outcomeless = () =>
+    listens.reduce(
+      (n, listen, k) =>
+        n + accepted.filter(({ cursor }) => !locals[k].byCursor.has(cursor) && !failed.has(`${listen.sessionId} ${cursor}`)).length,
+      0,
+    );
+  const from = nowMs();
+  let drained = false;
+  while (!drained && nowMs() - from < settings.drainMs) {
+    await stack.sleep(250);
+    await takeFailures();
+    drained = outcomeless() === 0;
+  }
+  const drainMs = round(nowMs() - from, 0);
+  await stack.sleep(300);
+  await takeFailures();
+  const latencies: number[] = [];
+  let failedOnly = 0;
+  for (const [k, listen] of listens.entries())
+    for (const { t0, cursor } of accepted) {
+      const first = locals[k].byCursor.get(cursor)?.[0];
+      if (first !== undefined) latencies.push(first - t0);
+      else if (failed.has(`${listen.sessionId} ${cursor}`)) failedOnly++;
+    }
+  const expected = accepted.length * listens.length;
+  return {
+    sessions: listens.length,
+    writesPerSec: settings.relayWritesPerSec,
+    writesScheduled: writes.t0.length,
+    writesAccepted: accepted.length,
+    expected,
+    received: latencies.length,
+    failed: failedOnly,
+    missing: expected - latencies.length - failedOnly,
+    duplicates: locals.reduce((n, local) => n + [...local.byCursor.values()].filter((times) => times.length > 1).length, 0),
+    badSignatures: locals.reduce((n, local) => n + local.state.badSignatures, 0),
+    perSec: round((latencies.length * 1000) / settings.phaseMs),
+    latencyMs: percentiles(latencies, [50, 99]),
+    drainMs,
+    drained,
+  };
 }
 
 /** Waits for the noisy list's deliveries to be in, then balances its ledger. */
@@ -332,16 +436,20 @@ function floodApi(run: Run, flooder: Rpc<GeneratorApi>, startAt: number): Promis
   );
 }
 
-/** The result JSON's figures of the run, from its phases (alone, beside the noisy list, beside the flood) and the noisy list's. */
+/**
+ * The result JSON's figures of the run, from its phases (alone, beside the noisy list, beside
+ * the flood, beside the relays), the noisy list's and the relay sessions'.
+ */
 function summarise(
   run: Run,
-  phases: [alone: NoisyNeighbourPhase, noisy: NoisyNeighbourPhase, flood: NoisyNeighbourPhase],
+  phases: readonly [alone: NoisyNeighbourPhase, noisy: NoisyNeighbourPhase, flood: NoisyNeighbourPhase, relay: NoisyNeighbourPhase],
   noisyList: NoisyListResult,
   flooded: FloodResult,
+  relay: BusyRelays,
   cpu: Measured,
 ): NoisyNeighbourSummary {
   const { quietWritesPerSec, quietReadsPerSec, noisyDeliveriesPerWrite, noisyEveryMs, floodConnections, phaseMs } = settings;
-  const [alone, beside, besideFlood] = phases.map((phase) => phase.quietE2eMs);
+  const [alone, beside, besideFlood, besideRelays] = phases.map((phase) => phase.quietE2eMs);
   const { ledger: noisyLedger } = noisyList.figures;
   const noisyReceipts = run.receipts.noisy;
   const spans = writeSpans(noisyList.writes, noisyReceipts);
@@ -380,20 +488,28 @@ function summarise(
     noisyDrainMs: noisyList.drain.drainMs,
     noisyDrained: noisyList.drain.drained,
     flood: { ...flooded, perSec: round((flooded.requests * 1000) / phaseMs) },
-    phases,
+    quietRelayE2eP50Ms: besideRelays.p50,
+    quietRelayE2eP99Ms: besideRelays.p99,
+    quietRelayE2eMaxMs: besideRelays.max,
+    relay,
+    phases: [...phases],
     cpu,
   };
 }
 
 function logSummary(summary: NoisyNeighbourSummary): void {
-  const { noisyLedger } = summary;
+  const { noisyLedger, relay } = summary;
   log(
     `noisy-neighbour: quiet e2e p99 alone ${summary.quietAloneE2eP99Ms} ms, beside the noisy list ${summary.quietE2eP99Ms} ms, ` +
-      `beside the flood ${summary.quietFloodE2eP99Ms} ms; noisy: ${summary.noisyWritesAccepted} writes, ` +
+      `beside the flood ${summary.quietFloodE2eP99Ms} ms, beside the relays ${summary.quietRelayE2eP99Ms} ms; ` +
+      `noisy: ${summary.noisyWritesAccepted} writes, ` +
       `${noisyLedger.sent} deliveries = ${noisyLedger.delivered} delivered + ${noisyLedger.failedRecorded} failed + ` +
       `${noisyLedger.missing} missing (${noisyLedger.duplicates} dup), ${summary.noisyDeliveriesPerSec} deliveries/s, ` +
       `a write's first to last receipt p50/p99 ${summary.noisyWriteSpanMs.p50}/${summary.noisyWriteSpanMs.p99} ms; ` +
-      `flood: ${summary.flood.requests} requests (${summary.flood.perSec}/s), ${JSON.stringify(summary.flood.statuses)}`,
+      `flood: ${summary.flood.requests} requests (${summary.flood.perSec}/s), ${JSON.stringify(summary.flood.statuses)}; ` +
+      `relays: ${relay?.writesAccepted} writes, ${relay?.expected} deliveries = ${relay?.received} received + ` +
+      `${relay?.failed} failed + ${relay?.missing} missing (${relay?.duplicates} dup), p50/p99 ` +
+      `${relay?.latencyMs.p50}/${relay?.latencyMs.p99} ms`,
   );
   for (const m of noisyLedger.missingSample) log(`  missing ${m.key}: ${m.why}`);
   for (const d of noisyLedger.duplicateSample) log(`  duplicate ${d.key}: received ${d.received}, recorded ${d.recorded}`);

@@ -1,16 +1,11 @@
 // `split-relay`: what a relay session adds to a delivery. Each write goes to a direct webhook
 // (the receivers) and to a relay session, whose deliveries a real `svc-webhooks listen`
 // forwards to a local server of the bench.
-import fs from 'node:fs';
-import http from 'node:http';
-import path from 'node:path';
-import { once } from 'node:events';
-import { type AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { verifySignature } from '../../../src/delivery/signing';
-import { CONFIG, DIST, ROOT, log } from '../lib/config';
-import { call, createAccount } from '../lib/http';
+import { CONFIG, log } from '../lib/config';
+import { call } from '../lib/http';
 import { scanLogs } from '../lib/logs';
+import { accountWithList, startListen, startLocalServer } from '../lib/relay-cli';
 import * as stack from '../lib/stack';
 import { waitForQuiet } from '../lib/step';
 import { nowMs, percentiles, round } from '../lib/stats';
@@ -20,10 +15,6 @@ import { serviceWorkload } from './service';
 export const scenarios: WorkloadScenario[] = [
   serviceWorkload('relay', 'split', 'relay session beside a direct delivery (API + worker processes)', runRelay),
 ];
-
-/** How long `svc-webhooks listen` has to open its session and connect, and to stop on SIGINT. */
-const LISTEN_READY_MS = 30_000;
-const LISTEN_STOP_MS = 10_000;
 
 /** The writes as sent: when each left (epoch ms), its status (0: no answer) and cursor. */
 interface SentWrites {
@@ -41,9 +32,7 @@ interface SentWrites {
 async function runRelay(target: ServiceTarget, ctx: Context): Promise<Outcome> {
   const tag = randomBytes(3).toString('hex');
   const listId = `bench-${tag}-relay`;
-  const account = await createAccount(target.internal);
-  const put = await target.internal('PUT', `/internal/v3/lists/${listId}`, { ownerAccountId: account.id, memberAccountIds: [] });
-  if (put.status !== 201 && put.status !== 200) throw new Error(`PUT list answered ${put.status}`);
+  const account = await accountWithList(target, listId);
   const url = `https://127.0.0.1:${ctx.ports[0]}/relay-direct/${tag}`;
   const direct = await call<{ id: string; secret: string }>(target.baseUrl, 'POST', '/v3/webhooks', account.token, {
     url,
@@ -73,86 +62,6 @@ async function runRelay(target: ServiceTarget, ctx: Context): Promise<Outcome> {
   } finally {
     await local.close();
   }
-}
-
-/**
- * The local server `svc-webhooks listen` forwards to: plain http on 127.0.0.1, recording the
- * arrival of each event by the cursor in its body (and checking its signature once the
- * session's secret is known).
- */
-async function startLocalServer() {
-  const byCursor = new Map<number, number[]>();
-  const state = { secret: undefined as string | undefined, badSignatures: 0 };
-  const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const t = nowMs();
-      const body = Buffer.concat(chunks);
-      res.writeHead(200).end();
-      if (req.headers['svc-event'] !== 'list.changed') return; // the session's ping
-      let cursor: number;
-      try {
-        cursor = Number((JSON.parse(body.toString('utf8')) as { cursor?: unknown }).cursor);
-      } catch {
-        state.badSignatures++; // not a delivery of ours
-        return;
-      }
-      byCursor.set(cursor, [...(byCursor.get(cursor) ?? []), t]);
-      if (state.secret === undefined || !verifySignature(body, req.headers['svc-signature'] as string | undefined, state.secret))
-        state.badSignatures++;
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const stopServer = stack.onStop('relay local server', async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/relay-local`, byCursor, state, close: stopServer };
-}
-
-/**
- * `node dist/src/cli/main.js listen` on the account's token, forwarding list.changed to the
- * local server; waits for its Ready line. Its settings are its flags alone: no SVC_WEBHOOKS_*
- * variable of the bench's environment, no saved login (a config directory of its own).
- */
-async function startListen(ctx: Context, target: ServiceTarget, token: string, forwardTo: string) {
-  const configDir = fs.mkdtempSync(path.join(ctx.runDir, 'relay-cli-'));
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('SVC_WEBHOOKS_')));
-  const args = ['listen', '--forward-to', forwardTo, '--api-url', target.baseUrl, '--token', token, '--events', 'list.changed'];
-  const started = stack.spawnNode({
-    name: 'svc-webhooks listen',
-    args: [path.join(DIST, 'src/cli/main.js'), ...args],
-    env: { ...env, XDG_CONFIG_HOME: configDir },
-    logFile: path.join(configDir, 'listen.log'),
-    cwd: ROOT,
-  });
-  const { child, logFile } = started;
-  const { sessionId, secret } = await stack.waitUntil(
-    async () => {
-      const text = await fs.promises.readFile(logFile, 'utf8');
-      const ready = /^Ready\. Signing secret: (whsec_\S+)$/m.exec(text);
-      const session = /^Relay session (wh_\S+):/m.exec(text);
-      return ready && session ? { sessionId: session[1], secret: ready[1] } : null;
-    },
-    { what: 'svc-webhooks listen ready', timeoutMs: LISTEN_READY_MS, child, logFile },
-  );
-  return {
-    sessionId,
-    secret,
-    /** SIGINT, as a developer stops it; SIGTERM (then SIGKILL) if it does not end. */
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = once(child, 'exit');
-        child.kill('SIGINT');
-        await stack
-          .withTimeout(exited, LISTEN_STOP_MS, 'svc-webhooks listen on SIGINT')
-          .catch((error: Error) => log(`relay: ${error.message}`));
-      }
-      await started.stop();
-    },
-  };
 }
 
 /** The writes, open loop: write i leaves at start + i / rate, whether or not earlier ones were answered. */
