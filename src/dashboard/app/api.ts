@@ -1,28 +1,30 @@
 // The dashboard's one way out: the public /v3 API, with the signed-in account's token.
 // The token lives in sessionStorage only: never in a URL, a cookie or localStorage.
-import type {
-  Account,
-  ApiToken,
-  CreatedApiToken,
-  CreatedWebhook,
-  DeliveryDetail,
-  DeliveryLogFilters,
-  DeliveryPage,
-  DeliveryResult,
-  ErrorEnvelope,
-  NoticePage,
-  Recovery,
-  RedeliveryResult,
-  TestEventResult,
-  UsageDay,
-  ValidationIssue,
-  Webhook,
-  WebhookStatus,
-} from '../../objects';
+import type { ApiSchemas, operations } from '../../client';
 import type { Topic } from '../../topics';
 
-// The views take the API's objects from here, with the API itself.
-export type * from '../../objects';
+// The API's objects, as the typed client has them: the types generated from the OpenAPI
+// document, so each shape is defined once. The views take them from here, with the API itself.
+export type Webhook = ApiSchemas['Webhook'];
+export type WebhookStatus = Webhook['status'];
+export type CreatedWebhook = ApiSchemas['CreatedWebhook'];
+export type DeliveryResult = ApiSchemas['PingResult'];
+export type TestEventResult = ApiSchemas['TestEventResult'];
+export type RedeliveryResult = ApiSchemas['RedeliveryResult'];
+export type DeliveryPage = ApiSchemas['DeliveryPage'];
+export type DeliveryLogEntry = DeliveryPage['data'][number];
+export type DeliveryDetail = ApiSchemas['DeliveryDetail'];
+export type DeliveryLogFilters = Pick<NonNullable<operations['listDeliveries']['parameters']['query']>, 'outcome' | 'kind' | 'event'>;
+export type Account = ApiSchemas['Account'];
+export type Notice = ApiSchemas['Notice'];
+export type NoticePage = ApiSchemas['NoticePage'];
+export type ApiToken = ApiSchemas['ApiToken'];
+export type CreatedApiToken = ApiSchemas['CreatedApiToken'];
+export type UsageDay = ApiSchemas['Usage']['data'][number];
+export type Recovery = ApiSchemas['Recovery'];
+/** Every error the API answers: its envelope, as a 400 of any route documents it. */
+type ErrorEnvelope = operations['registerWebhook']['responses'][400]['content']['application/json'];
+type ValidationIssue = NonNullable<ErrorEnvelope['error']['details']>[number];
 export type { Topic };
 export interface Subscription {
   events: Topic[];
