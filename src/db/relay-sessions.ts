@@ -3,6 +3,7 @@
 // advisory lock named by the connection's key while it is open: whether a session is connected
 // is whether some process holds that lock, so a process that dies disconnects its sessions.
 import { randomBytes, randomInt } from 'node:crypto';
+import type { PendingQuery, Row } from 'postgres';
 import { MAX_RELAY_SESSIONS_PER_ACCOUNT } from '../limits';
 import type { CreatedWebhook } from '../objects';
 import { newId } from '../ids';
@@ -15,7 +16,7 @@ import { WEBHOOK_COLUMNS, toWebhook, type WebhookRow } from './webhooks';
 const TICKET_SECONDS = 30;
 
 /** Whether the advisory lock of the connection key `key` (an SQL expression) is held by some process. */
-function lockHeld(sql: Db, key: ReturnType<Db>) {
+function lockHeld(sql: Db, key: PendingQuery<Row[]>): PendingQuery<Row[]> {
   return sql`(${key} IS NOT NULL AND EXISTS (
     SELECT 1 FROM pg_locks l
     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
@@ -65,12 +66,12 @@ export async function issueRelayTicket(sql: Db, webhookId: string): Promise<{ ti
 }
 
 /** The session a ticket opens, spending the ticket; null for one unknown, spent or expired. */
-export async function redeemRelayTicket(sql: Db, ticket: string): Promise<{ webhookId: string; accountId: string } | null> {
-  const [row] = await sql<{ webhookId: string; accountId: string }[]>`
+export async function redeemRelayTicket(sql: Db, ticket: string): Promise<{ webhookId: string } | null> {
+  const [row] = await sql<{ webhookId: string }[]>`
     WITH spent AS (
       DELETE FROM relay_tickets WHERE ticket_hash = ${hashToken(ticket)} RETURNING webhook_id, expires_at
     )
-    SELECT w.id AS "webhookId", w.account_id AS "accountId"
+    SELECT w.id AS "webhookId"
     FROM spent JOIN webhooks w ON w.id = spent.webhook_id
     WHERE spent.expires_at > now() AND w.relay`;
   return row ?? null;
