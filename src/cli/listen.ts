@@ -5,8 +5,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import WebSocket from 'ws';
-import { classifyError } from '../delivery/sender';
-import { KEPT_BODY_BYTES } from '../delivery/response-capture';
+import { KEPT_BODY_BYTES, captureResponse } from '../delivery/response-capture';
+import { classifyError, readAtMost } from '../delivery/sender';
 import type { RelayAnswerMessage, ServiceMessage } from '../relay/protocol';
 import { CLOSE } from '../relay/protocol';
 import type { ApiSchemas } from '../client';
@@ -96,11 +96,10 @@ export async function listen(ctx: CommandContext): Promise<void> {
     let answer: RelayAnswerMessage;
     try {
       const response = await request(forwardTo, { method: 'POST', headers: delivery.headers, body: delivery.body, signal });
-      const { text, truncated } = await readAtMost(response.body, KEPT_BODY_BYTES);
-      const headers = Object.fromEntries(
-        Object.entries(response.headers).flatMap(([name, value]) => (value === undefined ? [] : [[name, [value].flat().join(', ')]])),
-      );
-      answer = { type: 'answer', id: delivery.id, statusCode: response.statusCode, headers, body: text, bodyTruncated: truncated };
+      // Kept as the service keeps any receiver's response: what it would not keep is not sent.
+      const capture = captureResponse(response.statusCode, response.headers);
+      await readAtMost(response.body, KEPT_BODY_BYTES + 1, capture);
+      answer = { type: 'answer', id: delivery.id, ...capture.response() };
     } catch (error) {
       const failure = classifyError(error, signal);
       answer = { type: 'answer', id: delivery.id, error: failure === 'tls' || failure === 'timeout' ? failure : 'connection' };
@@ -131,17 +130,4 @@ class ConnectionRefused extends ApiFailure {
   constructor(reason: string) {
     super(0, 'RELAY_CONNECTION', `the relay connection could not be opened: ${reason}`);
   }
-}
-
-/** The first `limit` bytes of a body as text, and whether it went on. */
-async function readAtMost(body: AsyncIterable<Buffer>, limit: number): Promise<{ text: string; truncated: boolean }> {
-  const chunks: Buffer[] = [];
-  let received = 0;
-  for await (const chunk of body) {
-    chunks.push(chunk);
-    received += chunk.length;
-    if (received > limit) break;
-  }
-  const bytes = Buffer.concat(chunks);
-  return { text: new TextDecoder().decode(bytes.subarray(0, limit), { stream: bytes.length > limit }), truncated: bytes.length > limit };
 }

@@ -71,11 +71,8 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
     const started = performance.now();
     const sent = sentRequest(url, body, headers, userAgent);
     let received: ResponseCapture | null = null;
-    const exchange = (error: DeliveryError | null, statusCode: number | null): HttpExchange => ({
-      result: { delivered: error === null, statusCode, durationMs: Math.round(performance.now() - started), error },
-      request: sent,
-      response: received?.response() ?? null,
-    });
+    const exchange = (error: DeliveryError | null, statusCode: number | null): HttpExchange =>
+      exchangeOf(sent, started, error, statusCode, received?.response() ?? null);
 
     let target: URL;
     try {
@@ -101,7 +98,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
         // What the receiver said, up to what is kept, within the same deadline; a body cut
         // off by it, or by the connection, leaves the failure what the status made it.
         await readAtMost(response.body, KEPT_BODY_BYTES + 1, received).catch(() => {});
-        return exchange(statusCode >= 300 && statusCode < 400 ? 'redirect' : 'non_2xx', statusCode);
+        return exchange(statusError(statusCode), statusCode);
       }
       await readAtMost(response.body, MAX_RESPONSE_BYTES, received);
       return exchange(null, statusCode);
@@ -111,6 +108,27 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
   }
 
   return { post, close: () => agent.close() };
+}
+
+/** What an attempt came to: what was sent, since `started` (performance.now()), and what came back. */
+export function exchangeOf(
+  request: SentRequest,
+  started: number,
+  error: DeliveryError | null,
+  statusCode: number | null,
+  response: ReceivedResponse | null,
+): HttpExchange {
+  return {
+    result: { delivered: error === null, statusCode, durationMs: Math.round(performance.now() - started), error },
+    request,
+    response,
+  };
+}
+
+/** The failure a status is: none for a 2xx, `redirect` for a 3xx (never followed), else `non_2xx`. */
+export function statusError(statusCode: number): DeliveryError | null {
+  if (statusCode >= 200 && statusCode < 300) return null;
+  return statusCode >= 300 && statusCode < 400 ? 'redirect' : 'non_2xx';
 }
 
 /** What a POST of `body` with `headers` sends: the JSON body's type and our user agent added. */
@@ -133,7 +151,7 @@ function rejectOnAbort(signal: AbortSignal): { promise: Promise<never>; stop(): 
  * Reads up to `limit` bytes, keeping the first of them in `capture`, and tells it when the
  * body ends; leaving the loop early destroys the body (and its connection).
  */
-async function readAtMost(body: AsyncIterable<Buffer>, limit: number, capture: ResponseCapture): Promise<void> {
+export async function readAtMost(body: AsyncIterable<Buffer>, limit: number, capture: ResponseCapture): Promise<void> {
   let received = 0;
   for await (const chunk of body) {
     capture.keep(chunk);
@@ -170,7 +188,7 @@ function trustOptions(extraCas: string[] | undefined): { ca?: string[] } {
   return { ca: [...ca, ...extraCas] };
 }
 
-function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {
+export function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 }
 

@@ -18,11 +18,19 @@ import {
   takeRelaySession,
 } from '../db/relay-sessions';
 import type { Sql } from '../db/sql';
-import { KEPT_BODY_BYTES, keepHeaders } from '../delivery/response-capture';
+import { captureResponse } from '../delivery/response-capture';
+import { lowerCaseKeys } from '../delivery/sender';
 import type { Logger } from '../logger';
 import type { ErrorEnvelope } from '../objects';
 import { validators } from '../api/schemas';
-import { CLOSE, connectionChannel, type RelayAnswer, type RelayNotification, type ServiceMessage } from './protocol';
+import {
+  CLOSE,
+  connectionChannel,
+  type RelayAnswer,
+  type RelayAnswerMessage,
+  type RelayNotification,
+  type ServiceMessage,
+} from './protocol';
 
 export interface RelayHubOptions {
   /** A session closed this long is deleted (RELAY_GRACE_SECONDS). */
@@ -112,14 +120,7 @@ export function createRelayHub(sql: Sql, { graceSeconds, deliveryTimeoutMs, logg
     const channel = connection.pending.get(message.id);
     if (channel === undefined) return; // past its deadline, or never asked
     connection.pending.delete(message.id);
-    const relayed: RelayAnswer =
-      'error' in message
-        ? { error: message.error }
-        : {
-            statusCode: message.statusCode,
-            headers: keepHeaders(lowerCased(message.headers)),
-            ...keptBody(message.body, message.bodyTruncated),
-          };
+    const relayed: RelayAnswer = 'error' in message ? { error: message.error } : kept(message);
     storeRelayAnswer(sql, channel, message.id, relayed).catch((error: unknown) =>
       logger.error({ msg: 'relay answer not stored', err: error }),
     );
@@ -241,13 +242,10 @@ export function createRelayHub(sql: Sql, { graceSeconds, deliveryTimeoutMs, logg
   };
 }
 
-function lowerCased(headers: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
-}
-
-/** The first KEPT_BODY_BYTES of a body, cut on a character boundary. */
-function keptBody(body: string, truncated: boolean): { body: string; bodyTruncated: boolean } {
-  const bytes = Buffer.from(body);
-  if (bytes.length <= KEPT_BODY_BYTES) return { body, bodyTruncated: truncated };
-  return { body: new TextDecoder().decode(bytes.subarray(0, KEPT_BODY_BYTES), { stream: true }), bodyTruncated: true };
+/** An answer as any receiver's response is kept for the log (4 KiB of headers, 4 KiB of body), whatever the command line sent. */
+function kept(answer: Extract<RelayAnswerMessage, { statusCode: number }>): RelayAnswer {
+  const capture = captureResponse(answer.statusCode, lowerCaseKeys(answer.headers));
+  capture.keep(Buffer.from(answer.body));
+  if (!answer.bodyTruncated) capture.end();
+  return capture.response();
 }

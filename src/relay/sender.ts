@@ -6,8 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { findRelayConnection, newConnectionKey, takeRelayAnswer } from '../db/relay-sessions';
 import type { Sql } from '../db/sql';
-import type { HttpExchange, HttpSender } from '../delivery/sender';
-import { sentRequest } from '../delivery/sender';
+import { exchangeOf, sentRequest, statusError, type HttpExchange, type HttpSender } from '../delivery/sender';
 import type { DeliveryError, ReceivedResponse } from '../objects';
 import { connectionChannel, type RelayAnswer, type RelayNotification } from './protocol';
 
@@ -39,16 +38,8 @@ export function createRelaySender(sql: Sql, { timeoutMs, userAgent }: { timeoutM
   async function post(url: string, body: string, headers: Record<string, string>): Promise<HttpExchange> {
     const started = performance.now();
     const request = sentRequest(url, body, headers, userAgent);
-    const exchange = (error: DeliveryError | null, response: ReceivedResponse | null): HttpExchange => ({
-      result: {
-        delivered: error === null,
-        statusCode: response?.statusCode ?? null,
-        durationMs: Math.round(performance.now() - started),
-        error,
-      },
-      request,
-      response,
-    });
+    const exchange = (error: DeliveryError | null, response: ReceivedResponse | null): HttpExchange =>
+      exchangeOf(request, started, error, response?.statusCode ?? null, response);
 
     listening ??= sql
       .listen(answerChannel, (id) => waiting.get(id)?.())
@@ -84,9 +75,7 @@ export function createRelaySender(sql: Sql, { timeoutMs, userAgent }: { timeoutM
     const answer = (await takeRelayAnswer(sql, id)) as RelayAnswer | null;
     if (answer === null) return exchange('internal', null);
     if ('error' in answer) return exchange(answer.error, null);
-    const { statusCode } = answer;
-    const error = statusCode >= 200 && statusCode < 300 ? null : statusCode >= 300 && statusCode < 400 ? 'redirect' : 'non_2xx';
-    return exchange(error, answer);
+    return exchange(statusError(answer.statusCode), answer);
   }
 
   return {
