@@ -10,6 +10,7 @@ import { eventPayload, pingPayload, postSigned } from '../src/delivery/message';
 import type { HttpExchange } from '../src/delivery/sender';
 import { newId } from '../src/ids';
 import type { DeliveryResult } from '../src/objects';
+import { annotateSpan } from '../src/tracing/spans';
 import type { ActivityDependencies } from './dependencies';
 
 /** The fields that name an event delivery in the logs. */
@@ -168,6 +169,13 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
      * shows it.
      */
     async deliverEvent({ delivery, event }: EventDelivery): Promise<EventDeliveryOutcome> {
+      annotateSpan({
+        'webhook.id': delivery.webhookId,
+        'delivery.id': delivery.deliveryId,
+        event: delivery.topic,
+        'list.id': event.listId,
+        cursor: event.cursor,
+      });
       const target = await bookkeeping.claim({ webhookId: delivery.webhookId, deliveryId: delivery.deliveryId });
       // Deleted (since the write was accepted): it matches nothing, and nothing is logged.
       if (target === null) return skip(delivery, event, 'deleted');
@@ -181,6 +189,7 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
       // Paused: logged as skipped, never sent, never counted.
       if (target.status !== 'active') {
         await bookkeeping.record(eventRecord(delivery, event, { result: 'skipped', request: null, response: null }));
+        annotateSpan({ outcome: 'skipped' });
         return skip(delivery, event, 'paused');
       }
       const body = eventPayload(delivery.topic, event.listId, event.cursor, event.at);
@@ -191,6 +200,7 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
       // one this success comes after, and so resets. A success that resets nothing would
       // only wake the webhook's workflow for nothing.
       const { failuresToReset } = await recordEventAttempt(delivery, event, exchange);
+      annotateSpan({ outcome: result.delivered ? 'delivered' : 'failed' });
       // A relay session never pauses: its outcomes are not counted.
       if (!target.relay && (!result.delivered || failuresToReset)) {
         await bookkeeping.tellOutcome(delivery.webhookId, result.delivered);

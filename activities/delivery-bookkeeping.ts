@@ -10,6 +10,7 @@ import DataLoader from 'dataloader';
 import { claimDeliveries, recordDeliveries, type ClaimedTarget, type DeliveryClaim, type DeliveryRecord } from '../src/db/deliveries';
 import type { Sql } from '../src/db/sql';
 import { signalDeliveryOutcomes } from '../src/temporal/lifecycle-client';
+import { currentTraceId, inDatabaseSpan, inSpan } from '../src/tracing/spans';
 
 export interface DeliveryBatcher {
   /** See `claimDeliveries`. */
@@ -25,11 +26,21 @@ export interface OutcomeSignals {
 
 export type DeliveryBookkeeping = DeliveryBatcher & { tellOutcome: OutcomeSignals['tell'] };
 
-/** One per worker process: what its delivery activities claim, log and tell. */
+/**
+ * One per worker process: what its delivery activities claim, log and tell, each a span of the
+ * delivery's trace, and each log row naming that trace.
+ */
 export function createDeliveryBookkeeping(sql: Sql, client: Client): DeliveryBookkeeping {
   const batcher = createDeliveryBatcher(sql);
   const outcomes = createOutcomeSignals(client);
-  return { claim: batcher.claim, record: batcher.record, tellOutcome: outcomes.tell };
+  return {
+    claim: (claim) => inDatabaseSpan('claim delivery', () => batcher.claim(claim)),
+    record: (delivery) => inDatabaseSpan('log delivery', () => batcher.record({ ...delivery, traceId: currentTraceId() })),
+    tellOutcome: (webhookId, delivered) =>
+      inSpan('tell webhook/{id}', { 'webhook.id': webhookId, outcome: delivered ? 'delivered' : 'failed' }, () =>
+        outcomes.tell(webhookId, delivered),
+      ),
+  };
 }
 
 /**

@@ -41,6 +41,17 @@ export interface Config {
   notifyMaxPerHour: number;
   /** Where owners reach the service; notice mails link to its /dashboard. No trailing slash. */
   publicBaseUrl: string;
+  tracing: TracingConfig;
+}
+
+/** OpenTelemetry (docs/operating.md, "Tracing"); the SDK reads the other OTEL_* variables itself. */
+export interface TracingConfig {
+  /** OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set: spans are exported. */
+  exporting: boolean;
+  /** TRACE_RECEIVERS=on: every POST to a receiver carries `traceparent`. */
+  traceReceivers: boolean;
+  /** TRACE_URL_TEMPLATE: where the dashboard links a trace id, `{traceId}` standing for it. */
+  traceUrlTemplate: string | undefined;
 }
 
 /**
@@ -119,6 +130,16 @@ function publicBaseUrl(env: Env, port: number): string {
   return raw.replace(/\/+$/, '');
 }
 
+function traceUrlTemplate(env: Env): string | undefined {
+  const raw = optional(env, 'TRACE_URL_TEMPLATE');
+  if (raw === undefined) return undefined;
+  const example = raw.replaceAll('{traceId}', '0'.repeat(32));
+  if (!raw.includes('{traceId}') || !URL.canParse(example) || !['http:', 'https:'].includes(new URL(example).protocol)) {
+    throw new ConfigError(`TRACE_URL_TEMPLATE must be an http:// or https:// URL containing {traceId} (got "${raw}")`);
+  }
+  return raw;
+}
+
 export const DEFAULT_NOTIFY_FROM = 'Webhook notices <webhooks@localhost>';
 
 export function loadConfig(env: Env = process.env): Config {
@@ -166,5 +187,11 @@ export function loadConfig(env: Env = process.env): Config {
     notifyFrom: notifyFrom(env),
     notifyMaxPerHour: integer(env, 'NOTIFY_MAX_PER_HOUR', 20, 0, 100_000),
     publicBaseUrl: publicBaseUrl(env, port),
+    tracing: {
+      exporting:
+        optional(env, 'OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined || optional(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined,
+      traceReceivers: oneOf(env, 'TRACE_RECEIVERS', ['on', 'off'], 'off') === 'on',
+      traceUrlTemplate: traceUrlTemplate(env),
+    },
   };
 }

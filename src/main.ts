@@ -3,7 +3,8 @@
 // worker and the API. SIGINT or SIGTERM (Ctrl-C, or a process manager stopping npm: the
 // start scripts exec node, so the signal npm passes on reaches it) stops every part it started.
 // `npm run start:api` / `npm run start:worker` (main.js api|worker) run one part alone,
-// against a PostgreSQL and a Temporal server that are already there.
+// against a PostgreSQL and a Temporal server that are already there. Tracing, when asked for,
+// starts first: the service (and with it Koa) loads only once its instrumentations are in place.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -11,9 +12,9 @@ import { ConfigError, loadConfig, type Config } from './config';
 import { newInternalToken } from './secrets';
 import { startEmbeddedPostgres } from './db/embedded';
 import { createLogger, type Logger } from './logger';
-import { startPart, startService } from './service';
 import { findTemporalCli, PrerequisiteError, startDevServer } from './temporal/dev-server';
 import { installTemporalRuntime } from './temporal/runtime';
+import { startTracing } from './tracing/setup';
 
 const DEV_SERVER_PORT = 7233;
 const DEV_SERVER_UI_PORT = 8233;
@@ -74,13 +75,15 @@ async function main(): Promise<void> {
   const part = process.argv[2];
   if (part !== undefined) return startOnePart(part, config, logger);
   assertEmbeddedDefaultsInstalled(config);
+  const tracing = await startTracing(config.tracing);
+  const { startService } = await import('./service.js');
   const sdkMetricsUrl = await installTemporalRuntime();
   // Only the embedded defaults keep files; a container with everything configured needs no data directory.
   if (!config.databaseUrl || !config.temporalAddress || !config.internalApiToken) {
     await mkdir(config.dataDir, { recursive: true });
   }
   // Each part started adds its stop in front: Ctrl-C stops them in reverse order, also mid-start.
-  const stops: (() => Promise<void>)[] = [];
+  const stops: (() => Promise<void>)[] = [() => tracing.shutdown()];
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -122,7 +125,15 @@ async function main(): Promise<void> {
   }
 
   const internal = await internalApiToken(config);
-  const service = await startService({ config, databaseUrl, temporalAddress, internalApiToken: internal.token, logger, sdkMetricsUrl });
+  const service = await startService({
+    config,
+    databaseUrl,
+    temporalAddress,
+    internalApiToken: internal.token,
+    logger,
+    sdkMetricsUrl,
+    tracing,
+  });
   stops.unshift(() => service.stop());
 
   const lines = [
@@ -143,6 +154,8 @@ async function startOnePart(part: string, config: Config, logger: Logger): Promi
   const { databaseUrl, temporalAddress, internalApiToken } = config;
   if (!databaseUrl || !temporalAddress) throw new ConfigError(`the ${part} alone needs DATABASE_URL and TEMPORAL_ADDRESS`);
   if (part === 'api' && !internalApiToken) throw new ConfigError('the api alone needs INTERNAL_API_TOKEN');
+  const tracing = await startTracing(config.tracing);
+  const { startPart } = await import('./service.js');
   const sdkMetricsUrl = await installTemporalRuntime();
   const running = await startPart(part, {
     config,
@@ -151,10 +164,18 @@ async function startOnePart(part: string, config: Config, logger: Logger): Promi
     internalApiToken: internalApiToken ?? '',
     logger,
     sdkMetricsUrl,
+    tracing,
   });
   console.log(`${part === 'api' ? 'API' : 'Worker (/healthz, /metrics)'}: http://localhost:${config.port}, Temporal ${temporalAddress}`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => void running.stop().then(() => process.exit(0)));
+    process.once(
+      signal,
+      () =>
+        void running
+          .stop()
+          .then(() => tracing.shutdown())
+          .then(() => process.exit(0)),
+    );
   }
 }
 

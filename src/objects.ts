@@ -198,6 +198,11 @@ export const deliveryLogEntry = responseObject({
   error: loggedErrorSchema,
   durationMs: { type: 'integer', minimum: 0 },
   attemptedAt: timestamp,
+  traceId: {
+    type: ['string', 'null'],
+    pattern: '^[0-9a-f]{32}$',
+    description: 'The trace the attempt was part of (W3C trace id); null when the service traced nothing',
+  },
 });
 export type DeliveryLogEntry = FromSchema<typeof deliveryLogEntry>;
 /** What the delivery log holds: event deliveries, pings, and an owner's redeliveries. */

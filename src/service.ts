@@ -11,6 +11,7 @@ import type { Config } from './config';
 import { migrate } from './db/migrate';
 import { createSql, type Sql } from './db/sql';
 import { createHttpSender, type HttpSenderOptions } from './delivery/sender';
+import { traceSends } from './delivery/traced-sender';
 import { createRelayHub, type RelayHub } from './relay/hub';
 import { createRelaySender, routeRelayed } from './relay/sender';
 import { checkWebhookUrl, createAddressPolicy, systemResolver } from './delivery/url-policy';
@@ -19,7 +20,9 @@ import { metrics } from './metrics';
 import { createMailer } from './notices/mailer';
 import { createWorkflows } from './temporal/client';
 import { ensureRetentionSchedule } from './temporal/retention-schedule';
+import { clientTracing, workerTracing } from './temporal/tracing';
 import { createWorkers } from './temporal/worker';
+import { TRACING_OFF, type Tracing } from './tracing/setup';
 import { TASK_QUEUE } from './contract/workflows';
 
 export const USER_AGENT = `svc-webhooks/${version}`;
@@ -36,6 +39,8 @@ export interface ServiceOptions {
   sender?: Pick<HttpSenderOptions, 'ca' | 'resolve'>;
   /** Where the Temporal SDK's Prometheus exporter of this process answers; appended to /metrics. */
   sdkMetricsUrl?: string;
+  /** OpenTelemetry, started by the caller before anything loaded Koa (src/main.ts); off when absent. */
+  tracing?: Tracing;
 }
 
 export interface Service {
@@ -104,12 +109,14 @@ function urlPolicy(options: ServiceOptions) {
 async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeConnection): Promise<Part> {
   const { config } = options;
   const { policy, resolve } = urlPolicy(options);
-  const http = routeRelayed(
+  const tracing = options.tracing ?? TRACING_OFF;
+  const sender = routeRelayed(
     createHttpSender({ timeoutMs: config.deliveryTimeoutMs, policy, resolve, ca: options.sender?.ca, userAgent: USER_AGENT }),
     createRelaySender(sql, { timeoutMs: config.deliveryTimeoutMs, userAgent: USER_AGENT }),
   );
+  const http = tracing.on ? traceSends(sender, tracing) : sender;
   const taskQueue = options.taskQueue ?? TASK_QUEUE;
-  const client = new Client({ connection, namespace: config.temporalNamespace });
+  const client = new Client({ connection, namespace: config.temporalNamespace, ...clientTracing(tracing) });
   const mailer = config.smtpUrl === undefined ? undefined : createMailer(config.smtpUrl);
   const notices = {
     mailer,
@@ -125,6 +132,7 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
     deliveryTimeoutMs: config.deliveryTimeoutMs,
     bulkDeliveries: config.bulkDeliveriesPerWorker,
     queues: config.workerTaskQueues,
+    tracing: workerTracing(tracing),
   });
   await ensureRetentionSchedule(client, taskQueue, config.retentionDays);
   const running = Promise.all(workers.map((worker) => worker.run()));
@@ -147,7 +155,7 @@ async function runApi(
 ): Promise<Part & { url: string; client: Client }> {
   const { config } = options;
   const { policy, resolve } = urlPolicy(options);
-  const client = new Client({ connection, namespace: config.temporalNamespace });
+  const client = new Client({ connection, namespace: config.temporalNamespace, ...clientTracing(options.tracing ?? TRACING_OFF) });
   const access = createAccountAccess(sql, config.rateLimits);
   await access.start();
   const app = createApp({

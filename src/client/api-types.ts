@@ -662,6 +662,8 @@ export type components = {
         durationMs: number;
         /** Format: date-time */
         attemptedAt: string;
+        /** @description The trace the attempt was part of (W3C trace id); null when the service traced nothing */
+        traceId: string | null;
       }[];
       /** @description Pass as `before` for the next page; null on the last */
       next: string | null;
@@ -686,6 +688,8 @@ export type components = {
       durationMs: number;
       /** Format: date-time */
       attemptedAt: string;
+      /** @description The trace the attempt was part of (W3C trace id); null when the service traced nothing */
+      traceId: string | null;
       /** @description What was sent; null when nothing was (skipped, internal, or logged before the log kept it) */
       request: {
         url: string;

@@ -91,6 +91,8 @@ export interface DeliveryRecord {
   request: SentRequest | null;
   /** What came back; null when no response arrived. */
   response: ReceivedResponse | null;
+  /** The trace the attempt was part of; null or absent when nothing was traced. */
+  traceId?: string | null;
 }
 
 /** The log's columns of what an attempt came to. */
@@ -136,6 +138,7 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
     reports_failure: reportsFailure(delivery.kind, delivery.result) ? 1 : 0,
     request: delivery.request,
     response: delivery.response,
+    trace_id: delivery.traceId ?? null,
   }));
   // As `json`, not `jsonb`, which would sort the headers' names.
   const counted = await sql<{ webhookId: string; logged: string; added: string; failuresToReset: boolean }[]>`
@@ -143,7 +146,7 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
       SELECT * FROM json_to_recordset(${sql.typed(attempts, JSON_OID)}) AS a(
         id text, webhook_id text, kind text, event text, list_id text, cursor bigint, at timestamptz,
         redelivery_of text, outcome text, status_code integer, error text, duration_ms integer, reports_failure integer,
-        request json, response json)
+        request json, response json, trace_id text)
     ), per_webhook AS (
       SELECT webhook_id, count(*) AS attempts, sum(reports_failure) AS failures FROM attempt GROUP BY webhook_id
     ), locked AS (
@@ -155,9 +158,9 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
       RETURNING w.id, w.account_id, w.deliveries_logged, p.attempts, ${failuresToReset(sql)} AS failures_to_reset
     ), inserted AS (
       INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, redelivery_of, outcome, status_code, error, duration_ms,
-                              request, response)
+                              request, response, trace_id)
       SELECT a.id, a.webhook_id, a.kind, a.event, a.list_id, a.cursor, a.at, a.redelivery_of, a.outcome, a.status_code, a.error, a.duration_ms,
-             a.request, a.response
+             a.request, a.response, a.trace_id
       FROM attempt a JOIN counted c ON c.id = a.webhook_id
       ON CONFLICT (id) DO NOTHING
       RETURNING webhook_id, outcome
@@ -207,6 +210,7 @@ interface DeliveryLogRow {
   error: DeliveryLogEntry['error'];
   duration_ms: number;
   attempted_at: Date;
+  trace_id: string | null;
 }
 
 const LOG_COLUMNS = [
@@ -222,6 +226,7 @@ const LOG_COLUMNS = [
   'error',
   'duration_ms',
   'attempted_at',
+  'trace_id',
 ];
 
 function toLogEntry(row: DeliveryLogRow): DeliveryLogEntry {
@@ -238,6 +243,7 @@ function toLogEntry(row: DeliveryLogRow): DeliveryLogEntry {
     error: row.error,
     durationMs: row.duration_ms,
     attemptedAt: row.attempted_at.toISOString(),
+    traceId: row.trace_id,
   };
 }
 

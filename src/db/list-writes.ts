@@ -3,6 +3,7 @@ import { topicsOfWrite } from '../topics';
 import { TOPICS, type Topic } from '../topics';
 import type { ListWrite, Recipient } from '../contract/payloads';
 import type { ListWriteBody } from '../objects';
+import { inDatabaseSpan } from '../tracing/spans';
 import type { Sql } from './sql';
 
 /** A write to a list as the upstream sent it: `at` too is part of what makes a repeat identical. */
@@ -33,12 +34,15 @@ function bodyHash(request: WriteRequest): Buffer {
  */
 export async function recordListWrite(sql: Sql, request: WriteRequest): Promise<RecordWriteResult> {
   const membershipChanges = request.changes.filter((change) => change.type === 'member.joined' || change.type === 'member.left');
-  const [row] = await sql<RecordedRow[]>`
+  const [row] = await inDatabaseSpan(
+    'record_list_write',
+    () => sql<RecordedRow[]>`
     SELECT outcome, write_cursor AS "cursor", write_at AS "at", write_topics AS "topics", recipients
     FROM record_list_write(
       ${request.listId}, ${request.writeId}, ${bodyHash(request)},
       ${new Date(request.at ?? Date.now()).toISOString()}, ${topicsOfWrite(request.changes)},
-      ${membershipChanges.map((change) => change.type)}, ${membershipChanges.map((change) => change.accountId!)})`;
+      ${membershipChanges.map((change) => change.type)}, ${membershipChanges.map((change) => change.accountId!)})`,
+  );
   if (row.outcome === 'list_not_found' || row.outcome === 'write_id_reused') return { outcome: row.outcome };
   const write: ListWrite = {
     listId: request.listId,

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { type NativeConnection, Worker } from '@temporalio/worker';
+import { type NativeConnection, Worker, type WorkerOptions as SdkWorkerOptions } from '@temporalio/worker';
 import type { WorkerTaskQueues } from '../config';
 import { bulkTaskQueue } from '../contract/workflows';
 
@@ -18,6 +18,8 @@ export interface WorkerOptions {
   bulkDeliveries: number;
   /** Which of the two queues this process serves. */
   queues: WorkerTaskQueues;
+  /** The tracing interceptors and their sink (src/temporal/tracing.ts); none with tracing off. */
+  tracing?: Pick<SdkWorkerOptions, 'interceptors' | 'sinks'>;
 }
 
 /** A worker's queue and, for the bulk one, its delivery slots (the SDK's default otherwise). */
@@ -48,6 +50,7 @@ export async function createWorkers(options: WorkerOptions): Promise<Worker[]> {
     // A stopping worker (a deploy, a scale-down) lets its deliveries finish rather than
     // losing them as our own failures.
     shutdownGraceTime: options.deliveryTimeoutMs + 1_000,
+    ...options.tracing,
   };
   return Promise.all(queueSettings(options).map((settings) => Worker.create({ ...common, ...settings })));
 }

@@ -7,6 +7,7 @@ import type { Sql } from '../../db/sql';
 import type { Workflows } from '../../temporal/client';
 import type { Logger } from '../../logger';
 import { metrics } from '../../metrics';
+import { annotateSpan } from '../../tracing/spans';
 import { apiErrors } from '../errors';
 import type { ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
@@ -70,6 +71,7 @@ export function internalRoutes({ sql, workflows, logger, body: jsonBody }: Inter
     if (result.outcome === 'write_id_reused') throw apiErrors.writeIdReused();
     const recorded = performance.now();
     const repeated = result.outcome === 'repeated';
+    annotateSpan({ 'list.id': listId, 'write.id': body.writeId, cursor: result.write.cursor, repeated });
     await workflows.startListWrite(result.write, result.recipients, { repeated });
     metrics.writesAccepted.inc({ repeated: String(repeated) });
     const { writeId, cursor, topics } = result.write;

@@ -7,6 +7,8 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { ActivityTypes } from '../../../src/contract/activities';
+import { clientTracing, workerTracing } from '../../../src/temporal/tracing';
+import { TRACING_OFF, type Tracing } from '../../../src/tracing/setup';
 
 export interface WorkflowWorker {
   client: Client;
@@ -14,7 +16,8 @@ export interface WorkflowWorker {
   stop(): Promise<void>;
 }
 
-export async function startWorkflowWorker(activities: Partial<ActivityTypes>): Promise<WorkflowWorker> {
+/** With `tracing` on, the worker and its client carry the service's tracing interceptors. */
+export async function startWorkflowWorker(activities: Partial<ActivityTypes>, tracing: Tracing = TRACING_OFF): Promise<WorkflowWorker> {
   const address = inject('temporalAddress');
   const taskQueue = `workflow-test-${randomBytes(4).toString('hex')}`;
   const nativeConnection = await NativeConnection.connect({ address });
@@ -25,11 +28,12 @@ export async function startWorkflowWorker(activities: Partial<ActivityTypes>): P
     activities,
     // Activities left hanging by a test end at shutdown, through their cancellation.
     shutdownGraceTime: '100 ms',
+    ...workerTracing(tracing),
   });
   const running = worker.run();
   const connection = await Connection.connect({ address });
   return {
-    client: new Client({ connection }),
+    client: new Client({ connection, ...clientTracing(tracing) }),
     taskQueue,
     async stop() {
       worker.shutdown();

@@ -1,0 +1,76 @@
+// OpenTelemetry in this process (docs/operating.md, "Tracing"). Nothing of the SDK loads unless
+// tracing is asked for: an OTLP endpoint to export to, or trace context for receivers (which
+// needs span ids even with nowhere to send the spans). It must start before the HTTP server and
+// Koa are loaded, so that their instrumentations patch them: src/main.ts loads the service after.
+import type { IncomingMessage } from 'node:http';
+import type { Resource } from '@opentelemetry/resources';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { version } from '../../package.json';
+import type { TracingConfig } from '../config';
+
+/** Whether spans are made and trace context travels: through the API, Temporal and every delivery. */
+export type Tracing =
+  | { readonly on: false; shutdown(): Promise<void> }
+  | {
+      readonly on: true;
+      /** Receivers get `traceparent` (TRACE_RECEIVERS=on). */
+      readonly traceReceivers: boolean;
+      /** Where the worker's sink hands the spans its workflows make: to the exporter, or nowhere. */
+      readonly spanProcessor: SpanProcessor;
+      readonly resource: Resource;
+      /** Sends the spans still buffered. */
+      shutdown(): Promise<void>;
+    };
+
+export const TRACING_OFF: Tracing = { on: false, shutdown: async () => {} };
+
+/** Requests that are not worth a trace: probes and scrapes, every few seconds. */
+const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * Starts the SDK when `config` asks for tracing: a tracer provider with the W3C trace context
+ * propagator alone (never baggage), the sampler of OTEL_TRACES_SAMPLER, and an OTLP/HTTP
+ * exporter when OTEL_EXPORTER_OTLP_ENDPOINT is set (the exporter reads the standard variables).
+ */
+export async function startTracing(config: TracingConfig): Promise<Tracing> {
+  if (!config.exporting && !config.traceReceivers) return TRACING_OFF;
+  const [{ W3CTraceContextPropagator }, { registerInstrumentations }, http, koa, resources, base, node, otlp] = await Promise.all([
+    import('@opentelemetry/core'),
+    import('@opentelemetry/instrumentation'),
+    import('@opentelemetry/instrumentation-http'),
+    import('@opentelemetry/instrumentation-koa'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+  ]);
+  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, when set, win over the defaults.
+  const resource = new resources.Resource({ 'service.name': 'svc-webhooks', 'service.version': version }).merge(
+    resources.envDetectorSync.detect(),
+  );
+  const spanProcessor = config.exporting ? new base.BatchSpanProcessor(new otlp.OTLPTraceExporter()) : new base.NoopSpanProcessor();
+  const provider = new node.NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
+  provider.register({ propagator: new W3CTraceContextPropagator() });
+  registerInstrumentations({
+    tracerProvider: provider,
+    instrumentations: [
+      new http.HttpInstrumentation({
+        // Our only outbound HTTP is undici (deliveries: their spans are activities/delivery-tracing.ts's).
+        disableOutgoingRequestInstrumentation: true,
+        ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has(pathOf(request)),
+        // A URL's query string never enters a span: these replace the attributes that carry it.
+        startIncomingSpanHook: (request) => ({
+          'http.target': pathOf(request),
+          'http.url': `http://${request.headers.host ?? 'localhost'}${pathOf(request)}`,
+        }),
+      }),
+      // The routes' spans only: one span per middleware would outnumber the work.
+      new koa.KoaInstrumentation({ ignoreLayersType: [koa.KoaLayerType.MIDDLEWARE] }),
+    ],
+  });
+  return { on: true, traceReceivers: config.traceReceivers, spanProcessor, resource, shutdown: () => provider.shutdown() };
+}
+
+function pathOf(request: IncomingMessage): string {
+  return (request.url ?? '/').split('?')[0];
+}

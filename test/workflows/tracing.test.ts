@@ -1,0 +1,140 @@
+// Tracing changes no workflow's commands, nor what its random draws: on the real workflow code
+// with activities the test passes, a history made with the tracing interceptors replays without
+// them and the other way round, a replay makes the delivery ids its run made, and `webhook/{id}`
+// answers queries and updates with tracing on and replays the result.
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import type { WorkflowHandle } from '@temporalio/client';
+import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lifecycleStateQuery, setStatusUpdate } from '../../src/contract/messages';
+import type { EventDelivery, WebhookLifecycleState } from '../../src/contract/payloads';
+import { workerTracing } from '../../src/temporal/tracing';
+import { TRACING_OFF, type Tracing } from '../../src/tracing/setup';
+import { TOPICS } from '../../src/topics';
+import { deliverListWrite, webhookLifecycle } from '../../workflows';
+import type { ScheduledDeliveries } from './support/scheduled-deliveries';
+import { inMemoryTracing } from './support/tracing';
+import { startWorkflowWorker, type WorkflowWorker } from './support/worker';
+import { waitFor } from '../support/wait';
+
+const tracing = inMemoryTracing();
+/** The delivery ids each write's run gave its activities, by workflow id. */
+const delivered = new Map<string, string[]>();
+const activities = {
+  async deliverEvent({ delivery }: EventDelivery) {
+    const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+    delivered.set(workflowId, [...(delivered.get(workflowId) ?? []), delivery.deliveryId]);
+    return { delivered: true, statusCode: 200, durationMs: 1, error: null } as const;
+  },
+  async storeWebhookState() {},
+};
+
+let traced: WorkflowWorker;
+let untraced: WorkflowWorker;
+beforeAll(async () => {
+  [traced, untraced] = await Promise.all([startWorkflowWorker(activities, tracing), startWorkflowWorker(activities)]);
+});
+afterAll(async () => {
+  await Promise.all([traced?.stop(), untraced?.stop()]);
+  await tracing.shutdown();
+});
+
+/** Replays `handle`'s history with tracing as given, and returns the delivery ids the replay scheduled. */
+async function replay(handle: WorkflowHandle, replayTracing: Tracing): Promise<string[]> {
+  const scheduled: string[] = [];
+  const sinks: ReplayWorkerOptions['sinks'] & Record<keyof ScheduledDeliveries, unknown> = {
+    ...workerTracing(replayTracing).sinks,
+    scheduled: { delivery: { fn: (_info: unknown, deliveryId: string) => void scheduled.push(deliveryId), callDuringReplay: true } },
+  };
+  const options = workerTracing(replayTracing);
+  await Worker.runReplayHistory(
+    {
+      workflowsPath: path.resolve(__dirname, '../../workflows'),
+      interceptors: {
+        workflowModules: [...(options.interceptors?.workflowModules ?? []), path.join(__dirname, 'support/scheduled-deliveries')],
+      },
+      sinks,
+    },
+    await handle.fetchHistory(),
+    handle.workflowId,
+  );
+  return scheduled;
+}
+
+describe.each([
+  ['on', 'off', () => traced, TRACING_OFF],
+  ['off', 'on', () => untraced, tracing],
+] as const)('a write run with tracing %s', (_runWith, replayWith, worker, replayTracing) => {
+  it(`replays with tracing ${replayWith}, making the same delivery ids`, async () => {
+    const writeId = `traced-${randomBytes(4).toString('hex')}`;
+    const write = { listId: 'list-tracing', writeId, cursor: 1, at: new Date().toISOString(), topics: [...TOPICS] };
+    const recipients = [
+      { webhookId: 'wh_tracing_a', topics: ['item.added', 'list.changed'] as const },
+      { webhookId: 'wh_tracing_b', topics: ['list.changed'] as const },
+    ].map(({ webhookId, topics }) => ({ webhookId, topics: [...topics] }));
+    const handle = await worker().client.workflow.start(deliverListWrite, {
+      taskQueue: worker().taskQueue,
+      workflowId: `list-write/${write.listId}/${write.writeId}`,
+      args: [{ write, recipients, deliveryTimeoutMs: 1_000 }],
+    });
+    await handle.result();
+
+    const made = delivered.get(handle.workflowId) ?? [];
+    expect(made).toHaveLength(3);
+    expect((await replay(handle, replayTracing)).sort()).toEqual([...made].sort());
+  });
+});
+
+it('traces a write: the run, each delivery started and run, in one trace', async () => {
+  const writeId = `spans-${randomBytes(4).toString('hex')}`;
+  const write = { listId: 'list-spans', writeId, cursor: 1, at: new Date().toISOString(), topics: [...TOPICS] };
+  await traced.client.workflow.execute(deliverListWrite, {
+    taskQueue: traced.taskQueue,
+    workflowId: `list-write/${write.listId}/${writeId}`,
+    args: [{ write, recipients: [{ webhookId: 'wh_spans', topics: ['list.changed'] }], deliveryTimeoutMs: 1_000 }],
+  });
+  // Workflow spans leave the sandbox through a sink, after the workflow task that made them.
+  const inTrace = await waitFor(async () => {
+    const spans = tracing.spans.getFinishedSpans();
+    const start = spans.find(
+      (span) =>
+        span.name === 'StartWorkflow:deliverListWrite' && span.attributes['temporalWorkflowId'] === `list-write/list-spans/${writeId}`,
+    );
+    const names = spans.filter((span) => span.spanContext().traceId === start?.spanContext().traceId).map((span) => span.name);
+    return ['RunWorkflow:deliverListWrite', 'StartActivity:deliverEvent', 'RunActivity:deliverEvent'].every((name) => names.includes(name))
+      ? names
+      : undefined;
+  });
+  expect(inTrace).toContain('StartWorkflow:deliverListWrite');
+});
+
+it('answers queries and updates on webhook/{id} with tracing on, and the result replays with tracing on and off', async () => {
+  const webhookId = `wh_${randomBytes(12).toString('hex')}`;
+  const state: WebhookLifecycleState = {
+    webhookId,
+    accountId: 'acc_tracing',
+    status: 'active',
+    pausedReason: null,
+    consecutiveFailures: 0,
+    failuresCounted: 0,
+  };
+  const handle = await traced.client.workflow.start(webhookLifecycle, {
+    taskQueue: traced.taskQueue,
+    workflowId: `webhook/${webhookId}`,
+    args: [{ state }],
+  });
+  expect(await handle.query(lifecycleStateQuery)).toMatchObject({ status: 'active' });
+  expect(await handle.executeUpdate(setStatusUpdate, { args: ['paused'] })).toMatchObject({ status: 'paused' });
+  expect(await handle.query(lifecycleStateQuery)).toMatchObject({ status: 'paused' });
+  expect(await handle.executeUpdate(setStatusUpdate, { args: ['active'] })).toMatchObject({ status: 'active' });
+  await handle.terminate('test: done');
+
+  for (const replayTracing of [tracing, TRACING_OFF]) await replay(handle, replayTracing);
+  const names = await waitFor(async () => {
+    const made = tracing.spans.getFinishedSpans().map((span) => span.name);
+    return ['HandleQuery:state', 'HandleUpdate:setStatus'].every((name) => made.includes(name)) ? made : undefined;
+  });
+  expect(names).toContain('StartWorkflow:webhookLifecycle');
+});
