@@ -30,6 +30,8 @@ describe('GET /v3/webhooks/{id}/deliveries', () => {
         error: 'non_2xx',
         durationMs: expect.any(Number),
         attemptedAt: expect.any(String),
+        // Nothing is traced in a service started without tracing.
+        traceId: null,
       },
       expect.objectContaining({
         kind: 'event',

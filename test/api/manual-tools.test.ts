@@ -58,6 +58,7 @@ describe('redelivery', () => {
       redeliveryOf: logged.id,
       durationMs: expect.any(Number),
       attemptedAt: expect.any(String),
+      traceId: null,
     });
     expect(logged).toMatchObject({ kind: 'event', redeliveryOf: null });
 

@@ -14,6 +14,7 @@ import { newInternalToken } from '../../src/secrets';
 import { createLogger } from '../../src/logger';
 import type { Resolver } from '../../src/delivery/url-policy';
 import { startService, type Service } from '../../src/service';
+import { startTracing } from '../../src/tracing/setup';
 import type { ListChange, ListWriteBody, WriteAccepted } from '../../src/objects';
 import { lifecycleWorkflowId, listWriteWorkflowId } from '../../src/contract/workflows';
 import { startResettingServer } from './dead-server';
@@ -157,6 +158,8 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     ...env,
   });
   const taskQueue = `test-${randomBytes(4).toString('hex')}`;
+  // Process-wide, as in the service: a file that turns tracing on has it on for its whole run.
+  const tracing = await startTracing(config.tracing);
   const service = await startService({
     config,
     databaseUrl: inject('databaseUrl'),
@@ -166,6 +169,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     taskQueue,
     sender: { ca: [ca.cert], resolve: options.resolve },
     sdkMetricsUrl: sdkMetricsUrl(),
+    tracing,
   });
   const receivers: Receiver[] = [];
   /** What startApiWith started: each closed by stop() unless its test closed it. */
@@ -265,6 +269,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     async stop() {
       await Promise.all([...receivers.map((receiver) => receiver.close()), ...apis.map((close) => close())]);
       await service.stop();
+      await tracing.shutdown();
     },
   };
   return stack;
