@@ -2,7 +2,8 @@
 // design as receivers/python and receivers/go: docs/receiving.md says how to use it and why.
 // Verifies a delivery against one or several secrets, answers pings without one, and tells a
 // new delivery from a duplicate; for list.changed it reports the cursors missed (a gap) and the
-// ones that come after a later one (late), from the seen-state of a SeenStore.
+// ones that come after a later one (late), from the seen-state of a SeenStore. Every verdict
+// carries the delivery's trace context, from its traceparent header, when it has one.
 import { verifySignature } from '../../src/delivery/signing';
 
 /** The topic that fires on every write of a list, so that its cursors come one by one. */
@@ -28,17 +29,35 @@ export interface Gap {
   last: number;
 }
 
+/**
+ * The trace a delivery belongs to, from its traceparent header (W3C Trace Context). The service
+ * sends the header only when its operator turns it on. It is outside the signature, as every
+ * header is: take it as a hint for tracing, never as proof of anything.
+ */
+export interface TraceContext {
+  /** 32 lower-case hex digits: the trace of the write the delivery tells of. */
+  traceId: string;
+  /** 16 lower-case hex digits: the span of the service's POST of this delivery. */
+  parentId: string;
+  /** The service recorded its span: record yours too, for a trace with no holes. */
+  sampled: boolean;
+}
+
+/**
+ * What a request is. `trace`, on every verdict, pings and test events included, is the
+ * delivery's trace context from its traceparent header; null when the header is absent or invalid.
+ */
 export type Verdict =
   /** A registration or manual ping: answer 2xx, and act on nothing in it. */
-  | { outcome: 'ping' }
+  | { outcome: 'ping'; trace: TraceContext | null }
   /** Not seen before. For list.changed, `gap` names the cursors missed before it, if any: refetch the list. */
-  | { outcome: 'new'; delivery: Delivery; gap: Gap | null }
+  | { outcome: 'new'; delivery: Delivery; gap: Gap | null; trace: TraceContext | null }
   /** list.changed below the highest cursor seen, not seen before: an older write, after a newer one. */
-  | { outcome: 'late'; delivery: Delivery }
+  | { outcome: 'late'; delivery: Delivery; trace: TraceContext | null }
   /** Seen before (same webhook, list, event and cursor): a redelivery or a replayed request. */
-  | { outcome: 'duplicate'; delivery: Delivery }
+  | { outcome: 'duplicate'; delivery: Delivery; trace: TraceContext | null }
   /** A test event its owner sent (SVC-Test: 1, cursor 0): verified, but no list changed. Marks nothing seen. */
-  | { outcome: 'test'; delivery: Delivery };
+  | { outcome: 'test'; delivery: Delivery; trace: TraceContext | null };
 
 export type Outcome = Verdict['outcome'];
 
@@ -115,6 +134,25 @@ export function verify(body: string | Uint8Array, header: string | null | undefi
   return secrets.map((secret) => verifySignature(raw, header ?? undefined, secret)).includes(true);
 }
 
+/** version-traceid-parentid-flags, then, after a version above 00, more fields after a dash. */
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+
+/**
+ * The trace context a traceparent header names, or null when it is absent or invalid. Follows
+ * W3C Trace Context level 1: version 00 is exactly 55 characters; a later version may have more
+ * fields after a dash, which are ignored; version ff, an all-zero trace-id or parent-id, and
+ * upper-case hex are invalid.
+ */
+export function parseTraceparent(header: string | null | undefined): TraceContext | null {
+  const match = TRACEPARENT.exec(header ?? '');
+  if (match === null) return null;
+  // `extra` is undefined when the header ends at the flags.
+  const [, version, traceId, parentId, flags, extra] = match;
+  if (version === 'ff' || (version === '00' && extra !== undefined)) return null;
+  if (traceId === '0'.repeat(32) || parentId === '0'.repeat(16)) return null;
+  return { traceId, parentId, sampled: (parseInt(flags, 16) & 0x01) === 0x01 };
+}
+
 /** Request headers: Node's `req.headers`, a plain object, or anything with `get(name)` (the Fetch API's Headers). */
 export type RequestHeaders = Record<string, string | string[] | undefined> | { get(name: string): string | null };
 
@@ -140,11 +178,13 @@ export class WebhookReceiver {
 
   /**
    * Judges one request from its headers and its raw body, exactly as received. Throws a
-   * DeliveryError for a request it refuses; marks an accepted delivery as seen.
+   * DeliveryError for a request it refuses (never for its traceparent: an invalid one is no
+   * trace context); marks an accepted delivery as seen.
    */
   async receive(headers: RequestHeaders, body: string | Uint8Array): Promise<Verdict> {
+    const trace = parseTraceparent(header(headers, 'traceparent'));
     const event = required(headers, 'svc-event');
-    if (event === 'ping') return { outcome: 'ping' };
+    if (event === 'ping') return { outcome: 'ping', trace };
     const signature = required(headers, 'svc-signature');
     const webhookId = required(headers, 'svc-webhook');
     if (this.webhookId !== undefined && webhookId !== this.webhookId) {
@@ -155,14 +195,14 @@ export class WebhookReceiver {
     }
     const test = header(headers, 'svc-test') === '1';
     const delivery = parseDelivery(body, event, webhookId, header(headers, 'svc-delivery') ?? null, test ? TEST_CURSOR : 1);
-    if (test) return { outcome: 'test', delivery };
+    if (test) return { outcome: 'test', delivery, trace };
 
-    if (!(await this.store.markSeen(keyOf(delivery)))) return { outcome: 'duplicate', delivery };
-    if (delivery.event !== LIST_CHANGED) return { outcome: 'new', delivery, gap: null };
+    if (!(await this.store.markSeen(keyOf(delivery)))) return { outcome: 'duplicate', delivery, trace };
+    if (delivery.event !== LIST_CHANGED) return { outcome: 'new', delivery, gap: null, trace };
     const previous = await this.store.advanceCursor(delivery.webhookId, delivery.listId, delivery.cursor);
-    if (previous !== null && delivery.cursor < previous) return { outcome: 'late', delivery };
+    if (previous !== null && delivery.cursor < previous) return { outcome: 'late', delivery, trace };
     const gap = previous !== null && delivery.cursor > previous + 1 ? { first: previous + 1, last: delivery.cursor - 1 } : null;
-    return { outcome: 'new', delivery, gap };
+    return { outcome: 'new', delivery, gap, trace };
   }
 
   /** Unmarks a delivery you could not accept (answer it 5xx): when it comes again, by a redelivery, it is new. */
