@@ -3,7 +3,10 @@
 // Verifies a delivery against one or several secrets, answers pings without one, and tells a
 // new delivery from a duplicate; for list.changed it reports the cursors missed (a gap) and the
 // ones that come after a later one (late), from the seen-state of a SeenStore. Every verdict
-// carries the delivery's trace context, from its traceparent header, when it has one.
+// carries the delivery's trace context, from its traceparent header, when it has one, and
+// withDeliverySpan continues that trace when @opentelemetry/api is installed.
+import { createRequire } from 'node:module';
+import type * as OpenTelemetry from '@opentelemetry/api';
 import { verifySignature } from '../../src/delivery/signing';
 
 /** The topic that fires on every write of a list, so that its cursors come one by one. */
@@ -258,4 +261,79 @@ function parseDelivery(
   if (typeof at !== 'string') throw new DeliveryError('invalid_body', '`at` is not a string');
   if (event !== headerEvent) throw new DeliveryError('invalid_body', `the signed body's event is ${event}, SVC-Event says ${headerEvent}`);
   return { webhookId, deliveryId, event, listId, cursor, at };
+}
+
+/** The `@opentelemetry/api` package, which withDeliverySpan uses when it can load it. */
+export type OpenTelemetryApi = typeof OpenTelemetry;
+
+export interface DeliverySpanOptions {
+  /**
+   * Loads `@opentelemetry/api`; by default it is required from beside this library, once. Pass
+   * your own where that cannot work, as in a bundle (`() => api`, from your own import). When
+   * it throws, there is no span and `handle` simply runs.
+   */
+  loadOpenTelemetry?: () => OpenTelemetryApi;
+}
+
+/**
+ * Runs `handle`, the receiver's own handling of a delivery it has judged, inside a span that
+ * continues the delivery's trace: the child of the service's POST when the verdict has a trace
+ * context, else of the caller's active context (a root span when there is none). The span is
+ * CONSUMER-kind, named `receive <event>` (`receive ping` for a ping), with the attributes
+ * `webhook.id`, `delivery.id` and `event` that the verdict has; it is active while `handle` runs,
+ * so that spans `handle` starts are its children, and it ends when `handle` has finished, with
+ * an error status if it threw or rejected. Whether it is recorded is the sampler's call (the default
+ * follows the traceparent's sampled flag). `@opentelemetry/api` is optional: without it, or
+ * without a tracer provider registered, `handle` simply runs. Resolves to what `handle` returns.
+ */
+export async function withDeliverySpan<T>(verdict: Verdict, handle: () => T | Promise<T>, options: DeliverySpanOptions = {}): Promise<T> {
+  const api = options.loadOpenTelemetry ? loadOrNull(options.loadOpenTelemetry) : installedOpenTelemetry();
+  if (api === null) return handle();
+  const event = verdict.outcome === 'ping' ? 'ping' : verdict.delivery.event;
+  const attributes: OpenTelemetry.Attributes = { event };
+  if (verdict.outcome !== 'ping') {
+    attributes['webhook.id'] = verdict.delivery.webhookId;
+    if (verdict.delivery.deliveryId !== null) attributes['delivery.id'] = verdict.delivery.deliveryId;
+  }
+  const { trace } = verdict;
+  const parent =
+    trace === null
+      ? api.context.active()
+      : api.trace.setSpanContext(api.context.active(), {
+          traceId: trace.traceId,
+          spanId: trace.parentId,
+          traceFlags: trace.sampled ? api.TraceFlags.SAMPLED : api.TraceFlags.NONE,
+          isRemote: true,
+        });
+  // CONSUMER, not SERVER: the span is the handling of a message; the request's SERVER span is
+  // an instrumented HTTP server's own.
+  const spanOptions = { kind: api.SpanKind.CONSUMER, attributes };
+  return api.trace.getTracer('svc-webhooks/receiver').startActiveSpan(`receive ${event}`, spanOptions, parent, async (span) => {
+    try {
+      return await handle();
+    } catch (error) {
+      span.recordException(error instanceof Error ? error : String(error));
+      span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+function loadOrNull(load: () => OpenTelemetryApi): OpenTelemetryApi | null {
+  try {
+    return load();
+  } catch {
+    return null;
+  }
+}
+
+/** The default loader's answer, kept so that a package that is not installed is looked for once. */
+let installedApi: OpenTelemetryApi | null | undefined;
+
+function installedOpenTelemetry(): OpenTelemetryApi | null {
+  // Required on first use, never imported, so that this library loads without the package.
+  if (installedApi === undefined) installedApi = loadOrNull(() => createRequire(__filename)('@opentelemetry/api') as OpenTelemetryApi);
+  return installedApi;
 }
