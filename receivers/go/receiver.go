@@ -84,7 +84,7 @@ type Verdict struct {
 type TraceContext struct {
 	TraceID  string // 32 lower-case hex digits: the trace of the write the delivery tells of
 	ParentID string // 16 lower-case hex digits: the span of the service's POST of this delivery
-	Sampled  bool   // the service recorded its span: record yours too, for a trace with no holes
+	Sampled  bool   // the sampled flag: set when the service records the trace; a receiver's sampler follows it
 }
 
 // traceparentPattern is version-traceid-parentid-flags, then, after a version above 00, more

@@ -76,7 +76,7 @@ class TraceContext:
 
     trace_id: str  #: 32 lower-case hex digits: the trace of the write the delivery tells of
     parent_id: str  #: 16 lower-case hex digits: the span of the service's POST of this delivery
-    sampled: bool  #: the service recorded its span: record yours too, for a trace with no holes
+    sampled: bool  #: the sampled flag: set when the service records the trace; a receiver's sampler follows it
 
 
 # version-traceid-parentid-flags, then, after a version above 00, more fields after a dash.

@@ -42,7 +42,7 @@ export interface TraceContext {
   traceId: string;
   /** 16 lower-case hex digits: the span of the service's POST of this delivery. */
   parentId: string;
-  /** The service recorded its span: record yours too, for a trace with no holes. */
+  /** The sampled flag: set when the service records the trace; a receiver's sampler follows it. */
   sampled: boolean;
 }
 
@@ -282,9 +282,10 @@ export interface DeliverySpanOptions {
  * CONSUMER-kind, named `receive <event>` (`receive ping` for a ping), with the attributes
  * `webhook.id`, `delivery.id` and `event` that the verdict has; it is active while `handle` runs,
  * so that spans `handle` starts are its children, and it ends when `handle` has finished, with
- * an error status if it threw or rejected. Whether it is recorded is the sampler's call (the default
- * follows the traceparent's sampled flag). `@opentelemetry/api` is optional: without it, or
- * without a tracer provider registered, `handle` simply runs. Resolves to what `handle` returns.
+ * an error status if it threw or rejected. Whether it is recorded is the sampler's call (the
+ * default follows the traceparent's sampled flag). `@opentelemetry/api` is optional: without
+ * it, or without a tracer provider registered, `handle` simply runs. Resolves to what `handle`
+ * returns.
  */
 export async function withDeliverySpan<T>(verdict: Verdict, handle: () => T | Promise<T>, options: DeliverySpanOptions = {}): Promise<T> {
   const api = options.loadOpenTelemetry ? loadOrNull(options.loadOpenTelemetry) : installedOpenTelemetry();
