@@ -3,7 +3,8 @@
 //
 // It verifies a delivery against one or several secrets, answers pings without one, and tells
 // a new delivery from a duplicate; for list.changed it reports the cursors missed (a gap) and
-// the ones that come after a later one (late), from the seen-state of a SeenStore.
+// the ones that come after a later one (late), from the seen-state of a SeenStore. Every
+// verdict carries the delivery's trace context, from its traceparent header, when it has one.
 package receiver
 
 import (
@@ -16,6 +17,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"regexp"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -65,11 +68,47 @@ type Gap struct {
 }
 
 // Verdict is what Receive made of a request. Delivery is nil for a ping; Gap is nil unless a
-// new list.changed delivery follows missed cursors.
+// new list.changed delivery follows missed cursors. Trace, on every verdict, pings and test
+// events included, is the delivery's trace context from its traceparent header; nil when the
+// header is absent or invalid.
 type Verdict struct {
 	Outcome  Outcome
 	Delivery *Delivery
 	Gap      *Gap
+	Trace    *TraceContext
+}
+
+// TraceContext is the trace a delivery belongs to, from its traceparent header (W3C Trace
+// Context). The service sends the header only when its operator turns it on. It is outside the
+// signature, as every header is: take it as a hint for tracing, never as proof of anything.
+type TraceContext struct {
+	TraceID  string // 32 lower-case hex digits: the trace of the write the delivery tells of
+	ParentID string // 16 lower-case hex digits: the span of the service's POST of this delivery
+	Sampled  bool   // the sampled flag: set when the service records the trace; a receiver's sampler follows it
+}
+
+// traceparentPattern is version-traceid-parentid-flags, then, after a version above 00, more
+// fields after a dash.
+var traceparentPattern = regexp.MustCompile(`^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$`)
+
+// ParseTraceparent returns the trace context a traceparent header names, or nil when it is
+// absent ("") or invalid. It follows W3C Trace Context level 1: version 00 is exactly 55
+// characters; a later version may have more fields after a dash, which are ignored; version ff,
+// an all-zero trace-id or parent-id, and upper-case hex are invalid.
+func ParseTraceparent(header string) *TraceContext {
+	match := traceparentPattern.FindStringSubmatch(header)
+	if match == nil {
+		return nil
+	}
+	version, traceID, parentID, flags, extra := match[1], match[2], match[3], match[4], match[5]
+	if version == "ff" || (version == "00" && extra != "") {
+		return nil
+	}
+	if traceID == strings.Repeat("0", 32) || parentID == strings.Repeat("0", 16) {
+		return nil
+	}
+	flagBits, _ := hex.DecodeString(flags) // two hex digits, by the pattern
+	return &TraceContext{TraceID: traceID, ParentID: parentID, Sampled: flagBits[0]&0x01 == 0x01}
 }
 
 // ErrorCode says why a request was refused.
@@ -158,14 +197,16 @@ func New(config Config) *Receiver {
 }
 
 // Receive judges one request from its headers and its raw body, exactly as received. A request
-// it refuses returns an *Error; an accepted delivery is marked as seen.
+// it refuses returns an *Error (never for its traceparent: an invalid one is no trace context);
+// an accepted delivery is marked as seen.
 func (r *Receiver) Receive(ctx context.Context, header http.Header, body []byte) (Verdict, error) {
+	trace := ParseTraceparent(header.Get("traceparent"))
 	event, err := required(header, "svc-event")
 	if err != nil {
 		return Verdict{}, err
 	}
 	if event == "ping" {
-		return Verdict{Outcome: OutcomePing}, nil
+		return Verdict{Outcome: OutcomePing, Trace: trace}, nil
 	}
 	sig, err := required(header, "svc-signature")
 	if err != nil {
@@ -191,7 +232,7 @@ func (r *Receiver) Receive(ctx context.Context, header http.Header, body []byte)
 		return Verdict{}, err
 	}
 	if test {
-		return Verdict{Outcome: OutcomeTest, Delivery: delivery}, nil
+		return Verdict{Outcome: OutcomeTest, Delivery: delivery, Trace: trace}, nil
 	}
 
 	isNew, err := r.store.MarkSeen(ctx, keyOf(delivery))
@@ -199,19 +240,19 @@ func (r *Receiver) Receive(ctx context.Context, header http.Header, body []byte)
 		return Verdict{}, err
 	}
 	if !isNew {
-		return Verdict{Outcome: OutcomeDuplicate, Delivery: delivery}, nil
+		return Verdict{Outcome: OutcomeDuplicate, Delivery: delivery, Trace: trace}, nil
 	}
 	if delivery.Event != ListChanged {
-		return Verdict{Outcome: OutcomeNew, Delivery: delivery}, nil
+		return Verdict{Outcome: OutcomeNew, Delivery: delivery, Trace: trace}, nil
 	}
 	previous, found, err := r.store.AdvanceCursor(ctx, delivery.WebhookID, delivery.ListID, delivery.Cursor)
 	if err != nil {
 		return Verdict{}, err
 	}
 	if found && delivery.Cursor < previous {
-		return Verdict{Outcome: OutcomeLate, Delivery: delivery}, nil
+		return Verdict{Outcome: OutcomeLate, Delivery: delivery, Trace: trace}, nil
 	}
-	verdict := Verdict{Outcome: OutcomeNew, Delivery: delivery}
+	verdict := Verdict{Outcome: OutcomeNew, Delivery: delivery, Trace: trace}
 	if found && delivery.Cursor > previous+1 {
 		verdict.Gap = &Gap{First: previous + 1, Last: delivery.Cursor - 1}
 	}

@@ -32,9 +32,16 @@ type streamCase struct {
 	Deliveries []streamDelivery `json:"deliveries"`
 }
 
+type traceContextCase struct {
+	Name   string         `json:"name"`
+	Header *string        `json:"header"`
+	Expect map[string]any `json:"expect"`
+}
+
 type vectorFile struct {
-	Signatures []signatureCase `json:"signatures"`
-	Streams    []streamCase    `json:"streams"`
+	Signatures    []signatureCase    `json:"signatures"`
+	Streams       []streamCase       `json:"streams"`
+	TraceContexts []traceContextCase `json:"traceContexts"`
 }
 
 func loadVectors(t *testing.T) vectorFile {
@@ -59,7 +66,16 @@ func headerOf(headers map[string]string) http.Header {
 	return header
 }
 
-// judge gives a verdict in the vectors' terms: the outcome, the gap of a new one, or the error's code.
+// traceOf gives a trace context in the vectors' terms.
+func traceOf(trace *TraceContext) map[string]any {
+	if trace == nil {
+		return nil
+	}
+	return map[string]any{"traceId": trace.TraceID, "parentId": trace.ParentID, "sampled": trace.Sampled}
+}
+
+// judge gives a verdict in the vectors' terms: the outcome, the gap of a new one, the trace
+// context if any, or the error's code.
 func judge(t *testing.T, r *Receiver, delivery streamDelivery) map[string]any {
 	t.Helper()
 	ctx := context.Background()
@@ -76,14 +92,18 @@ func judge(t *testing.T, r *Receiver, delivery streamDelivery) map[string]any {
 			t.Fatal(err)
 		}
 	}
-	if verdict.Outcome != OutcomeNew {
-		return map[string]any{"outcome": string(verdict.Outcome)}
+	judged := map[string]any{"outcome": string(verdict.Outcome)}
+	if verdict.Outcome == OutcomeNew {
+		var gap any
+		if verdict.Gap != nil {
+			gap = map[string]any{"first": float64(verdict.Gap.First), "last": float64(verdict.Gap.Last)}
+		}
+		judged["gap"] = gap
 	}
-	var gap any
-	if verdict.Gap != nil {
-		gap = map[string]any{"first": float64(verdict.Gap.First), "last": float64(verdict.Gap.Last)}
+	if verdict.Trace != nil {
+		judged["trace"] = traceOf(verdict.Trace)
 	}
-	return map[string]any{"outcome": "new", "gap": gap}
+	return judged
 }
 
 func TestSignatureVectors(t *testing.T) {
@@ -112,6 +132,30 @@ func TestStreamVectors(t *testing.T) {
 				if got := judge(t, r, delivery); !reflect.DeepEqual(got, delivery.Expect) {
 					t.Errorf("delivery %d: got %v, want %v", i, got, delivery.Expect)
 				}
+			}
+		})
+	}
+}
+
+func TestTraceContextVectors(t *testing.T) {
+	for _, c := range loadVectors(t).TraceContexts {
+		t.Run(c.Name, func(t *testing.T) {
+			header := ""
+			if c.Header != nil {
+				header = *c.Header
+			}
+			if got := traceOf(ParseTraceparent(header)); !reflect.DeepEqual(got, c.Expect) {
+				t.Errorf("ParseTraceparent = %v, want %v", got, c.Expect)
+			}
+			// A ping needs no secret: its headers alone make a verdict.
+			ping := http.Header{}
+			ping.Set("SVC-Event", "ping")
+			if c.Header != nil {
+				ping.Set("traceparent", *c.Header)
+			}
+			verdict, err := New(Config{}).Receive(context.Background(), ping, nil)
+			if got := traceOf(verdict.Trace); err != nil || !reflect.DeepEqual(got, c.Expect) {
+				t.Errorf("a ping's trace = %v %v, want %v", got, err, c.Expect)
 			}
 		})
 	}

@@ -7,7 +7,8 @@ receivers/typescript/example-receiver.mjs and receivers/go/cmd/example-receiver 
 WEBHOOK_SECRETS holds one secret, or several (comma-separated) while one replaces another;
 WEBHOOK_ID, if set, is the only SVC-Webhook accepted. Without TLS_CERT and TLS_KEY it serves
 plain HTTP, for behind an HTTPS terminator. It prints {"listening": port}, then one JSON line
-per request: the verdict, or the error that refused it.
+per request: the verdict with the delivery's trace id (null when it came without a valid
+traceparent), or the error that refused it.
 """
 
 from __future__ import annotations
@@ -73,12 +74,14 @@ class FileSeenStore:
 
 
 def describe(verdict: Verdict) -> dict:
-    """One JSON line's worth: the verdict with its delivery's fields."""
+    """One JSON line's worth: the verdict with its delivery's fields and trace id."""
+    trace_id = None if verdict.trace is None else verdict.trace.trace_id
     if verdict.delivery is None:
-        return {"outcome": verdict.outcome}
+        return {"outcome": verdict.outcome, "traceId": trace_id}
     delivery = verdict.delivery
     return {
         "outcome": verdict.outcome,
+        "traceId": trace_id,
         "webhookId": delivery.webhook_id,
         "deliveryId": delivery.delivery_id,
         "event": delivery.event,

@@ -3,10 +3,12 @@
 The same design as receivers/typescript and receivers/go; docs/receiving.md says how to use it
 and why. Verifies a delivery against one or several secrets, answers pings without one, and
 tells a new delivery from a duplicate; for list.changed it reports the cursors missed (a gap)
-and the ones that come after a later one (late), from the seen-state of a SeenStore.
+and the ones that come after a later one (late), from the seen-state of a SeenStore. Every
+verdict carries the delivery's trace context, from its traceparent header, when it has one.
 
     receiver = WebhookReceiver(secrets=["whsec_..."])
     verdict = receiver.receive(request_headers, raw_body)   # raises DeliveryError when refused
+    verdict.trace                                           # a TraceContext, or None
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import threading
 from dataclasses import dataclass
 from typing import Literal, Mapping, Optional, Protocol, Sequence, Union
@@ -27,8 +30,10 @@ __all__ = [
     "MemorySeenStore",
     "SeenKey",
     "SeenStore",
+    "TraceContext",
     "Verdict",
     "WebhookReceiver",
+    "parse_traceparent",
     "verify",
 ]
 
@@ -62,6 +67,41 @@ class Gap:
 
 
 @dataclass(frozen=True)
+class TraceContext:
+    """The trace a delivery belongs to, from its traceparent header (W3C Trace Context).
+
+    The service sends the header only when its operator turns it on. It is outside the
+    signature, as every header is: take it as a hint for tracing, never as proof of anything.
+    """
+
+    trace_id: str  #: 32 lower-case hex digits: the trace of the write the delivery tells of
+    parent_id: str  #: 16 lower-case hex digits: the span of the service's POST of this delivery
+    sampled: bool  #: the sampled flag: set when the service records the trace; a receiver's sampler follows it
+
+
+# version-traceid-parentid-flags, then, after a version above 00, more fields after a dash.
+_TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?")
+
+
+def parse_traceparent(header: Optional[str]) -> Optional[TraceContext]:
+    """The trace context a traceparent header names, or None when it is absent or invalid.
+
+    Follows W3C Trace Context level 1: version 00 is exactly 55 characters; a later version
+    may have more fields after a dash, which are ignored; version ff, an all-zero trace-id or
+    parent-id, and upper-case hex are invalid.
+    """
+    match = _TRACEPARENT.fullmatch(header or "")
+    if match is None:
+        return None
+    version, trace_id, parent_id, flags, extra = match.groups()
+    if version == "ff" or (version == "00" and extra is not None):
+        return None
+    if trace_id == "0" * 32 or parent_id == "0" * 16:
+        return None
+    return TraceContext(trace_id, parent_id, int(flags, 16) & 0x01 == 0x01)
+
+
+@dataclass(frozen=True)
 class Verdict:
     """What a request is.
 
@@ -70,11 +110,15 @@ class Verdict:
     below the highest cursor seen, not seen before. ``duplicate``: seen before (same webhook,
     list, event and cursor), a redelivery or a replayed request. ``test``: a test event its
     owner sent (SVC-Test: 1, cursor 0), verified, but no list changed; nothing is marked seen.
+
+    ``trace``, on every verdict, pings and test events included: the delivery's trace context
+    from its traceparent header, None when the header is absent or invalid.
     """
 
     outcome: Outcome
     delivery: Optional[Delivery] = None
     gap: Optional[Gap] = None
+    trace: Optional[TraceContext] = None
 
 
 class DeliveryError(ValueError):
@@ -182,11 +226,13 @@ class WebhookReceiver:
     def receive(self, headers: Mapping[str, str], body: bytes) -> Verdict:
         """Judges one request from its headers and its raw body, exactly as received.
 
-        Raises DeliveryError for a request it refuses; marks an accepted delivery as seen.
+        Raises DeliveryError for a request it refuses (never for its traceparent: an invalid
+        one is no trace context); marks an accepted delivery as seen.
         """
+        trace = parse_traceparent(_header(headers, "traceparent"))
         event = _required(headers, "svc-event")
         if event == "ping":
-            return Verdict("ping")
+            return Verdict("ping", trace=trace)
         signature = _required(headers, "svc-signature")
         webhook_id = _required(headers, "svc-webhook")
         if self._webhook_id is not None and webhook_id != self._webhook_id:
@@ -196,17 +242,17 @@ class WebhookReceiver:
         test = _header(headers, "svc-test") == "1"
         delivery = _parse_delivery(body, event, webhook_id, _header(headers, "svc-delivery"), _TEST_CURSOR if test else 1)
         if test:
-            return Verdict("test", delivery)
+            return Verdict("test", delivery, trace=trace)
 
         if not self._store.mark_seen(_key_of(delivery)):
-            return Verdict("duplicate", delivery)
+            return Verdict("duplicate", delivery, trace=trace)
         if delivery.event != LIST_CHANGED:
-            return Verdict("new", delivery)
+            return Verdict("new", delivery, trace=trace)
         previous = self._store.advance_cursor(delivery.webhook_id, delivery.list_id, delivery.cursor)
         if previous is not None and delivery.cursor < previous:
-            return Verdict("late", delivery)
+            return Verdict("late", delivery, trace=trace)
         gap = Gap(previous + 1, delivery.cursor - 1) if previous is not None and delivery.cursor > previous + 1 else None
-        return Verdict("new", delivery, gap)
+        return Verdict("new", delivery, gap, trace)
 
     def forget(self, delivery: Delivery) -> None:
         """Unmarks a delivery you could not accept (answer it 5xx): when it comes again, by a redelivery, it is new."""

@@ -5,6 +5,7 @@ import pathlib
 import subprocess
 import sys
 import unittest
+from typing import Optional
 
 from svc_webhooks_receiver import (
     Delivery,
@@ -12,8 +13,10 @@ from svc_webhooks_receiver import (
     Gap,
     MemorySeenStore,
     SeenKey,
+    TraceContext,
     Verdict,
     WebhookReceiver,
+    parse_traceparent,
     verify,
 )
 
@@ -29,18 +32,25 @@ def generate_vectors() -> dict:
 VECTORS = generate_vectors()
 
 
+def trace_of(trace: Optional[TraceContext]) -> Optional[dict]:
+    """A trace context in the vectors' terms."""
+    return None if trace is None else {"traceId": trace.trace_id, "parentId": trace.parent_id, "sampled": trace.sampled}
+
+
 def judge(receiver: WebhookReceiver, delivery: dict) -> dict:
-    """A verdict in the vectors' terms: the outcome, the gap of a new one, or the error's code."""
+    """A verdict in the vectors' terms: the outcome, the gap of a new one, the trace context if any, or the error's code."""
     try:
         verdict = receiver.receive(delivery["headers"], delivery["body"].encode("utf-8"))
     except DeliveryError as error:
         return {"error": error.code}
     if delivery.get("forget") and verdict.delivery is not None:
         receiver.forget(verdict.delivery)
-    if verdict.outcome != "new":
-        return {"outcome": verdict.outcome}
-    gap = None if verdict.gap is None else {"first": verdict.gap.first, "last": verdict.gap.last}
-    return {"outcome": "new", "gap": gap}
+    judged: dict = {"outcome": verdict.outcome}
+    if verdict.outcome == "new":
+        judged["gap"] = None if verdict.gap is None else {"first": verdict.gap.first, "last": verdict.gap.last}
+    if verdict.trace is not None:
+        judged["trace"] = trace_of(verdict.trace)
+    return judged
 
 
 class SignatureVectors(unittest.TestCase):
@@ -63,6 +73,20 @@ class StreamVectors(unittest.TestCase):
         again = generate_vectors()
         self.assertEqual([case["name"] for case in again["signatures"]], [case["name"] for case in VECTORS["signatures"]])
         self.assertNotEqual(again["streams"][0]["secrets"], VECTORS["streams"][0]["secrets"])
+
+
+class TraceContextVectors(unittest.TestCase):
+    def test_each_traceparent(self) -> None:
+        for case in VECTORS["traceContexts"]:
+            with self.subTest(case["name"]):
+                self.assertEqual(trace_of(parse_traceparent(case["header"])), case["expect"])
+
+    def test_each_traceparent_on_a_ping(self) -> None:
+        for case in VECTORS["traceContexts"]:
+            with self.subTest(case["name"]):
+                headers = {"svc-event": "ping"} if case["header"] is None else {"svc-event": "ping", "traceparent": case["header"]}
+                # A ping needs no secret: its headers alone make a verdict.
+                self.assertEqual(trace_of(WebhookReceiver([]).receive(headers, b"").trace), case["expect"])
 
 
 FIRST, SECOND = VECTORS["streams"][0]["deliveries"][:2]

@@ -7,12 +7,14 @@
 // WEBHOOK_SECRETS holds one secret, or several (comma-separated) while one replaces another;
 // WEBHOOK_ID, if set, is the only SVC-Webhook accepted. Without TLS_CERT and TLS_KEY it serves
 // plain HTTP, for behind an HTTPS terminator. It prints {"listening": port}, then one JSON line
-// per request: the verdict, or the error that refused it.
+// per request: the verdict with the delivery's trace id (null when it came without a valid
+// traceparent), or the error that refused it. It prints each verdict inside a span that
+// continues the delivery's trace, which a process with OpenTelemetry set up records.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { pathToFileURL } from 'node:url';
-import { DeliveryError, MemorySeenStore, WebhookReceiver } from 'svc-webhooks/receiver';
+import { DeliveryError, MemorySeenStore, WebhookReceiver, withDeliverySpan } from 'svc-webhooks/receiver';
 
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -52,10 +54,11 @@ export class FileSeenStore {
   }
 }
 
-/** One JSON line's worth: the verdict with its delivery's fields, or the error's code and message. */
+/** One JSON line's worth: the verdict with its delivery's fields and trace id. */
 function describe(verdict) {
-  if (verdict.outcome === 'ping') return { outcome: 'ping' };
-  return { outcome: verdict.outcome, ...verdict.delivery, gap: verdict.gap ?? null };
+  const traceId = verdict.trace?.traceId ?? null;
+  if (verdict.outcome === 'ping') return { outcome: 'ping', traceId };
+  return { outcome: verdict.outcome, traceId, ...verdict.delivery, gap: verdict.gap ?? null };
 }
 
 /** An HTTP server (HTTPS with `tls`) that judges every request with `receiver` and tells `onVerdict` before it answers. */
@@ -71,8 +74,9 @@ export function createReceiverServer({ receiver, tls, onVerdict = (line) => cons
     req.on('end', () => {
       // Verify the raw bytes as received: the library parses them only once they are verified.
       receiver.receive(req.headers, Buffer.concat(chunks)).then(
-        (verdict) => {
-          onVerdict(describe(verdict));
+        async (verdict) => {
+          // Printed inside a span that continues the delivery's trace, as a receiver's own handling would run.
+          await withDeliverySpan(verdict, () => onVerdict(describe(verdict)));
           // Answer quickly (the service waits at most DELIVERY_TIMEOUT_MS); do slow work afterwards.
           // A duplicate is answered 2xx too: it was handled when it first came.
           res.writeHead(204).end();

@@ -2,7 +2,11 @@
 // design as receivers/python and receivers/go: docs/receiving.md says how to use it and why.
 // Verifies a delivery against one or several secrets, answers pings without one, and tells a
 // new delivery from a duplicate; for list.changed it reports the cursors missed (a gap) and the
-// ones that come after a later one (late), from the seen-state of a SeenStore.
+// ones that come after a later one (late), from the seen-state of a SeenStore. Every verdict
+// carries the delivery's trace context, from its traceparent header, when it has one, and
+// withDeliverySpan continues that trace when @opentelemetry/api is installed.
+import { createRequire } from 'node:module';
+import type * as OpenTelemetry from '@opentelemetry/api';
 import { verifySignature } from '../../src/delivery/signing';
 
 /** The topic that fires on every write of a list, so that its cursors come one by one. */
@@ -28,17 +32,35 @@ export interface Gap {
   last: number;
 }
 
+/**
+ * The trace a delivery belongs to, from its traceparent header (W3C Trace Context). The service
+ * sends the header only when its operator turns it on. It is outside the signature, as every
+ * header is: take it as a hint for tracing, never as proof of anything.
+ */
+export interface TraceContext {
+  /** 32 lower-case hex digits: the trace of the write the delivery tells of. */
+  traceId: string;
+  /** 16 lower-case hex digits: the span of the service's POST of this delivery. */
+  parentId: string;
+  /** The sampled flag: set when the service records the trace; a receiver's sampler follows it. */
+  sampled: boolean;
+}
+
+/**
+ * What a request is. `trace`, on every verdict, pings and test events included, is the
+ * delivery's trace context from its traceparent header; null when the header is absent or invalid.
+ */
 export type Verdict =
   /** A registration or manual ping: answer 2xx, and act on nothing in it. */
-  | { outcome: 'ping' }
+  | { outcome: 'ping'; trace: TraceContext | null }
   /** Not seen before. For list.changed, `gap` names the cursors missed before it, if any: refetch the list. */
-  | { outcome: 'new'; delivery: Delivery; gap: Gap | null }
+  | { outcome: 'new'; delivery: Delivery; gap: Gap | null; trace: TraceContext | null }
   /** list.changed below the highest cursor seen, not seen before: an older write, after a newer one. */
-  | { outcome: 'late'; delivery: Delivery }
+  | { outcome: 'late'; delivery: Delivery; trace: TraceContext | null }
   /** Seen before (same webhook, list, event and cursor): a redelivery or a replayed request. */
-  | { outcome: 'duplicate'; delivery: Delivery }
+  | { outcome: 'duplicate'; delivery: Delivery; trace: TraceContext | null }
   /** A test event its owner sent (SVC-Test: 1, cursor 0): verified, but no list changed. Marks nothing seen. */
-  | { outcome: 'test'; delivery: Delivery };
+  | { outcome: 'test'; delivery: Delivery; trace: TraceContext | null };
 
 export type Outcome = Verdict['outcome'];
 
@@ -115,6 +137,25 @@ export function verify(body: string | Uint8Array, header: string | null | undefi
   return secrets.map((secret) => verifySignature(raw, header ?? undefined, secret)).includes(true);
 }
 
+/** version-traceid-parentid-flags, then, after a version above 00, more fields after a dash. */
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+
+/**
+ * The trace context a traceparent header names, or null when it is absent or invalid. Follows
+ * W3C Trace Context level 1: version 00 is exactly 55 characters; a later version may have more
+ * fields after a dash, which are ignored; version ff, an all-zero trace-id or parent-id, and
+ * upper-case hex are invalid.
+ */
+export function parseTraceparent(header: string | null | undefined): TraceContext | null {
+  const match = TRACEPARENT.exec(header ?? '');
+  if (match === null) return null;
+  // `extra` is undefined when the header ends at the flags.
+  const [, version, traceId, parentId, flags, extra] = match;
+  if (version === 'ff' || (version === '00' && extra !== undefined)) return null;
+  if (traceId === '0'.repeat(32) || parentId === '0'.repeat(16)) return null;
+  return { traceId, parentId, sampled: (parseInt(flags, 16) & 0x01) === 0x01 };
+}
+
 /** Request headers: Node's `req.headers`, a plain object, or anything with `get(name)` (the Fetch API's Headers). */
 export type RequestHeaders = Record<string, string | string[] | undefined> | { get(name: string): string | null };
 
@@ -140,11 +181,13 @@ export class WebhookReceiver {
 
   /**
    * Judges one request from its headers and its raw body, exactly as received. Throws a
-   * DeliveryError for a request it refuses; marks an accepted delivery as seen.
+   * DeliveryError for a request it refuses (never for its traceparent: an invalid one is no
+   * trace context); marks an accepted delivery as seen.
    */
   async receive(headers: RequestHeaders, body: string | Uint8Array): Promise<Verdict> {
+    const trace = parseTraceparent(header(headers, 'traceparent'));
     const event = required(headers, 'svc-event');
-    if (event === 'ping') return { outcome: 'ping' };
+    if (event === 'ping') return { outcome: 'ping', trace };
     const signature = required(headers, 'svc-signature');
     const webhookId = required(headers, 'svc-webhook');
     if (this.webhookId !== undefined && webhookId !== this.webhookId) {
@@ -155,14 +198,14 @@ export class WebhookReceiver {
     }
     const test = header(headers, 'svc-test') === '1';
     const delivery = parseDelivery(body, event, webhookId, header(headers, 'svc-delivery') ?? null, test ? TEST_CURSOR : 1);
-    if (test) return { outcome: 'test', delivery };
+    if (test) return { outcome: 'test', delivery, trace };
 
-    if (!(await this.store.markSeen(keyOf(delivery)))) return { outcome: 'duplicate', delivery };
-    if (delivery.event !== LIST_CHANGED) return { outcome: 'new', delivery, gap: null };
+    if (!(await this.store.markSeen(keyOf(delivery)))) return { outcome: 'duplicate', delivery, trace };
+    if (delivery.event !== LIST_CHANGED) return { outcome: 'new', delivery, gap: null, trace };
     const previous = await this.store.advanceCursor(delivery.webhookId, delivery.listId, delivery.cursor);
-    if (previous !== null && delivery.cursor < previous) return { outcome: 'late', delivery };
+    if (previous !== null && delivery.cursor < previous) return { outcome: 'late', delivery, trace };
     const gap = previous !== null && delivery.cursor > previous + 1 ? { first: previous + 1, last: delivery.cursor - 1 } : null;
-    return { outcome: 'new', delivery, gap };
+    return { outcome: 'new', delivery, gap, trace };
   }
 
   /** Unmarks a delivery you could not accept (answer it 5xx): when it comes again, by a redelivery, it is new. */
@@ -218,4 +261,80 @@ function parseDelivery(
   if (typeof at !== 'string') throw new DeliveryError('invalid_body', '`at` is not a string');
   if (event !== headerEvent) throw new DeliveryError('invalid_body', `the signed body's event is ${event}, SVC-Event says ${headerEvent}`);
   return { webhookId, deliveryId, event, listId, cursor, at };
+}
+
+/** The `@opentelemetry/api` package, which withDeliverySpan uses when it can load it. */
+export type OpenTelemetryApi = typeof OpenTelemetry;
+
+export interface DeliverySpanOptions {
+  /**
+   * Loads `@opentelemetry/api`; by default it is required from beside this library, once. Pass
+   * your own where that cannot work, as in a bundle (`() => api`, from your own import). When
+   * it throws, there is no span and `handle` simply runs.
+   */
+  loadOpenTelemetry?: () => OpenTelemetryApi;
+}
+
+/**
+ * Runs `handle`, the receiver's own handling of a delivery it has judged, inside a span that
+ * continues the delivery's trace: the child of the service's POST when the verdict has a trace
+ * context, else of the caller's active context (a root span when there is none). The span is
+ * CONSUMER-kind, named `receive <event>` (`receive ping` for a ping), with the attributes
+ * `webhook.id`, `delivery.id` and `event` that the verdict has; it is active while `handle` runs,
+ * so that spans `handle` starts are its children, and it ends when `handle` has finished, with
+ * an error status if it threw or rejected. Whether it is recorded is the sampler's call (the
+ * default follows the traceparent's sampled flag). `@opentelemetry/api` is optional: without
+ * it, or without a tracer provider registered, `handle` simply runs. Resolves to what `handle`
+ * returns.
+ */
+export async function withDeliverySpan<T>(verdict: Verdict, handle: () => T | Promise<T>, options: DeliverySpanOptions = {}): Promise<T> {
+  const api = options.loadOpenTelemetry ? loadOrNull(options.loadOpenTelemetry) : installedOpenTelemetry();
+  if (api === null) return handle();
+  const event = verdict.outcome === 'ping' ? 'ping' : verdict.delivery.event;
+  const attributes: OpenTelemetry.Attributes = { event };
+  if (verdict.outcome !== 'ping') {
+    attributes['webhook.id'] = verdict.delivery.webhookId;
+    if (verdict.delivery.deliveryId !== null) attributes['delivery.id'] = verdict.delivery.deliveryId;
+  }
+  const { trace } = verdict;
+  const parent =
+    trace === null
+      ? api.context.active()
+      : api.trace.setSpanContext(api.context.active(), {
+          traceId: trace.traceId,
+          spanId: trace.parentId,
+          traceFlags: trace.sampled ? api.TraceFlags.SAMPLED : api.TraceFlags.NONE,
+          isRemote: true,
+        });
+  // CONSUMER, not SERVER: the span is the handling of a message; the request's SERVER span is
+  // an instrumented HTTP server's own.
+  const spanOptions = { kind: api.SpanKind.CONSUMER, attributes };
+  return api.trace.getTracer('svc-webhooks/receiver').startActiveSpan(`receive ${event}`, spanOptions, parent, async (span) => {
+    try {
+      return await handle();
+    } catch (error) {
+      span.recordException(error instanceof Error ? error : String(error));
+      span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+function loadOrNull(load: () => OpenTelemetryApi): OpenTelemetryApi | null {
+  try {
+    return load();
+  } catch {
+    return null;
+  }
+}
+
+/** The default loader's answer, kept so that a package that is not installed is looked for once. */
+let installedApi: OpenTelemetryApi | null | undefined;
+
+function installedOpenTelemetry(): OpenTelemetryApi | null {
+  // Required on first use, never imported, so that this library loads without the package.
+  if (installedApi === undefined) installedApi = loadOrNull(() => createRequire(__filename)('@opentelemetry/api') as OpenTelemetryApi);
+  return installedApi;
 }

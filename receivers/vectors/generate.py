@@ -3,8 +3,9 @@
 
 It imports none of the libraries: the signatures are computed here, with the standard library,
 from the signing rules of docs/api.md, and every expected outcome is written out by hand below,
-as docs/receiving.md states the rules. The secrets are made afresh on every run, so no signing
-secret is ever committed; each library's tests run it and read its output:
+as docs/receiving.md states the rules (and, for traceparent, as W3C Trace Context level 1
+does). The secrets are made afresh on every run, so no signing secret is ever committed; each
+library's tests run it and read its output:
 
     python3 receivers/vectors/generate.py
 """
@@ -48,6 +49,19 @@ PING = {"outcome": "ping"}
 TEST = {"outcome": "test"}
 #: The header that marks a test event an owner sent (POST /v3/webhooks/{id}/test-events).
 TEST_HEADER = {"svc-test": "1"}
+#: The trace of the write, and the span of a delivery's POST, that a traceparent names.
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+PARENT_ID = "00f067aa0ba902b7"
+
+
+def traced(sampled: bool, parent_id: str = PARENT_ID) -> dict:
+    """The trace context a library returns for a valid traceparent."""
+    return {"traceId": TRACE_ID, "parentId": parent_id, "sampled": sampled}
+
+
+def traceparent(sampled: bool, parent_id: str = PARENT_ID) -> dict:
+    """The header that gives traced(sampled, parent_id), as the service sends it."""
+    return {"traceparent": f"00-{TRACE_ID}-{parent_id}-{'01' if sampled else '00'}"}
 
 
 def error(code: str) -> dict:
@@ -235,6 +249,21 @@ def stream_cases() -> list:
             ],
         ),
         stream(
+            "a valid traceparent gives every verdict its trace context; an invalid one gives none, and refuses nothing",
+            [
+                delivery('{"event":"ping","webhookId":"%s","at":"%s"}' % (WEBHOOK, AT), {**PING, "trace": traced(True)}, headers=traceparent(True)),
+                changed("groceries", 0, {**TEST, "trace": traced(False)}, headers={**TEST_HEADER, **traceparent(False)}),
+                changed("groceries", 1, {**new(), "trace": traced(True, "00000000000000a1")}, headers=traceparent(True, "00000000000000a1")),
+                changed("groceries", 3, {**new((2, 2)), "trace": traced(True, "00000000000000a3")}, headers=traceparent(True, "00000000000000a3")),
+                changed("groceries", 2, {**LATE, "trace": traced(False, "00000000000000a2")}, headers=traceparent(False, "00000000000000a2")),
+                changed("groceries", 2, {**DUPLICATE, "trace": traced(True, "00000000000000b2")}, headers=traceparent(True, "00000000000000b2")),
+                changed("groceries", 4, new(), headers={"traceparent": f"ff-{TRACE_ID}-{PARENT_ID}-01"}),
+                changed("groceries", 5, new(), headers={"traceparent": "not a traceparent"}),
+                changed("groceries", 6, error("invalid_signature"), secret=OTHER_SECRET, headers=traceparent(True)),
+                changed("groceries", 6, new()),
+            ],
+        ),
+        stream(
             "a delivery forgotten (not accepted) is new when it comes again",
             [
                 changed("groceries", 1, new()),
@@ -248,11 +277,49 @@ def stream_cases() -> list:
     ]
 
 
+def trace_context_cases() -> list:
+    """traceparent headers (W3C Trace Context level 1) and the trace context each gives, None for none."""
+
+    def case(name, header, expect):
+        return {"name": name, "header": header, "expect": expect}
+
+    return [
+        case("sampled", f"00-{TRACE_ID}-{PARENT_ID}-01", traced(True)),
+        case("not sampled", f"00-{TRACE_ID}-{PARENT_ID}-00", traced(False)),
+        case("flags other than sampled are ignored", f"00-{TRACE_ID}-{PARENT_ID}-03", traced(True)),
+        case("flags other than sampled, not sampled", f"00-{TRACE_ID}-{PARENT_ID}-fe", traced(False)),
+        case("a future version, its extra fields ignored", f"cc-{TRACE_ID}-{PARENT_ID}-01-what-the-future-holds", traced(True)),
+        case("a future version with no extra field", f"01-{TRACE_ID}-{PARENT_ID}-00", traced(False)),
+        case("header absent", None, None),
+        case("empty", "", None),
+        case("version ff", f"ff-{TRACE_ID}-{PARENT_ID}-01", None),
+        case("version 00 with an extra field", f"00-{TRACE_ID}-{PARENT_ID}-01-extra", None),
+        case("version 00 with a dash at the end", f"00-{TRACE_ID}-{PARENT_ID}-01-", None),
+        case("a future version with no dash before its extra fields", f"cc-{TRACE_ID}-{PARENT_ID}-01extra", None),
+        case("trace-id all zeros", f"00-{'0' * 32}-{PARENT_ID}-01", None),
+        case("parent-id all zeros", f"00-{TRACE_ID}-{'0' * 16}-01", None),
+        case("upper-case version", f"0A-{TRACE_ID}-{PARENT_ID}-01", None),
+        case("upper-case trace-id", f"00-{TRACE_ID.upper()}-{PARENT_ID}-01", None),
+        case("upper-case parent-id", f"00-{TRACE_ID}-{PARENT_ID.upper()}-01", None),
+        case("upper-case flags", f"00-{TRACE_ID}-{PARENT_ID}-0A", None),
+        case("not hex", f"00-{TRACE_ID[:-1]}g-{PARENT_ID}-01", None),
+        case("version of one digit", f"0-{TRACE_ID}-{PARENT_ID}-01", None),
+        case("trace-id one digit short", f"00-{TRACE_ID[:-1]}-{PARENT_ID}-01", None),
+        case("trace-id one digit long", f"00-{TRACE_ID}0-{PARENT_ID}-01", None),
+        case("parent-id one digit short", f"00-{TRACE_ID}-{PARENT_ID[:-1]}-01", None),
+        case("parent-id one digit long", f"00-{TRACE_ID}-{PARENT_ID}0-01", None),
+        case("flags of one digit", f"00-{TRACE_ID}-{PARENT_ID}-1", None),
+        case("flags missing", f"00-{TRACE_ID}-{PARENT_ID}", None),
+        case("another separator", f"00_{TRACE_ID}_{PARENT_ID}_01", None),
+    ]
+
+
 def build() -> str:
     vectors = {
         "about": "Receiver test vectors, printed by receivers/vectors/generate.py; docs/receiving.md says what each outcome means.",
         "signatures": signature_cases(),
         "streams": stream_cases(),
+        "traceContexts": trace_context_cases(),
     }
     return json.dumps(vectors, indent=2) + "\n"
 

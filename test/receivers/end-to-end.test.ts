@@ -2,7 +2,7 @@
 // with each library (TypeScript in this process; Python and Go as programs of their own), which
 // accepts the secret's rotation, tells a redelivery and a replayed request as duplicates, is
 // stopped while writes happen and started again, and then reports the missed cursors as a gap
-// and what a recovery brings of them as late.
+// and what a recovery brings of them as late; each prints the trace id of what it receives.
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -31,6 +31,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 interface VerdictLine {
   outcome?: string;
   error?: string;
+  traceId?: string | null;
   webhookId?: string;
   deliveryId?: string;
   event?: string;
@@ -138,6 +139,9 @@ const languages: [string, (options: LaunchOptions) => Promise<RunningReceiver>][
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
 
+/** What a verdict line says of its trace: null for a request without traceparent, which the service sends only when told to. */
+const traceIdOrNull = expect.toBeOneOf([null, expect.stringMatching(/^[0-9a-f]{32}$/)]);
+
 /** Sends a request to the receiver ourselves, as someone who captured one would replay it. */
 function replay(port: number, headers: Record<string, string>, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -182,7 +186,7 @@ describe.each(languages)('the %s receiver, on real deliveries', (language, launc
     let receiver = await launch({ port: 0, secrets: [firstSecret, secondSecret], stateFile, verdicts });
     const { owner, webhookId, listId } = await stack.setUpListWebhook(`https://127.0.0.1:${receiver.port}/hooks`);
     const token = owner.token;
-    expect(await verdict(0)).toEqual({ outcome: 'ping' });
+    expect(await verdict(0)).toEqual({ outcome: 'ping', traceId: traceIdOrNull });
 
     const rotate = async (secret: string) =>
       expect((await stack.request('POST', `/v3/webhooks/${webhookId}/secret`, { token, body: { secret } })).status).toBe(200);
@@ -199,12 +203,15 @@ describe.each(languages)('the %s receiver, on real deliveries', (language, launc
     await stack.reportWrite(listId, 'w2');
     const second = await verdict(2);
 
-    // A redelivery (the same body, signed with the current secret, under a new SVC-Delivery), and a replayed request.
+    // A redelivery (the same body, signed with the current secret, under a new SVC-Delivery), and a
+    // replayed request, with a traceparent of our own: the receiver prints its trace id.
     const redelivered = await redeliver(first.deliveryId!);
     expect(await verdict(3)).toMatchObject({ outcome: 'duplicate', cursor: 1, deliveryId: redelivered });
     const secondRequest = requestOf(second, secondSecret);
-    expect(await replay(receiver.port, secondRequest.headers, secondRequest.body)).toBe(204);
-    expect(await verdict(4)).toMatchObject({ outcome: 'duplicate', cursor: 2, deliveryId: second.deliveryId });
+    const traceId = randomBytes(16).toString('hex');
+    const traceparent = `00-${traceId}-${randomBytes(8).toString('hex')}-01`;
+    expect(await replay(receiver.port, { ...secondRequest.headers, traceparent }, secondRequest.body)).toBe(204);
+    expect(await verdict(4)).toMatchObject({ outcome: 'duplicate', cursor: 2, deliveryId: second.deliveryId, traceId });
 
     // Down while three writes happen: three failed deliveries, not enough to pause the webhook.
     await receiver.stop();
@@ -248,5 +255,8 @@ describe.each(languages)('the %s receiver, on real deliveries', (language, launc
       { error: 'invalid_signature' },
     ]);
     expect(new Set(verdicts.slice(1).map((line) => line.webhookId ?? webhookId))).toEqual(new Set([webhookId]));
+    // Every verdict line names a trace id, or null: the service sends traceparent only when its operator turns it on.
+    const verdictLines = verdicts.filter((line) => !line.error);
+    expect(verdictLines.map((line) => line.traceId)).toEqual(verdictLines.map(() => traceIdOrNull));
   });
 });

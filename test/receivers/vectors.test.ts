@@ -4,7 +4,16 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/delivery/signing';
-import { DeliveryError, MemorySeenStore, WebhookReceiver, verify, type SeenKey, type Verdict } from '../../receivers/typescript/index';
+import {
+  DeliveryError,
+  MemorySeenStore,
+  WebhookReceiver,
+  parseTraceparent,
+  verify,
+  type SeenKey,
+  type TraceContext,
+  type Verdict,
+} from '../../receivers/typescript/index';
 
 interface SignatureCase {
   name: string;
@@ -25,6 +34,11 @@ interface StreamCase {
   webhookId: string | null;
   deliveries: StreamDelivery[];
 }
+interface TraceContextCase {
+  name: string;
+  header: string | null;
+  expect: TraceContext | null;
+}
 
 // Printed afresh by the generator, with secrets of this run's own.
 const vectors = JSON.parse(
@@ -32,9 +46,10 @@ const vectors = JSON.parse(
 ) as {
   signatures: SignatureCase[];
   streams: StreamCase[];
+  traceContexts: TraceContextCase[];
 };
 
-/** A verdict in the vectors' terms: the outcome, the gap of a new one, or the error's code. */
+/** A verdict in the vectors' terms: the outcome, the gap of a new one, the trace context if any, or the error's code. */
 async function judge(receiver: WebhookReceiver, delivery: StreamDelivery): Promise<Record<string, unknown>> {
   let verdict: Verdict;
   try {
@@ -44,7 +59,11 @@ async function judge(receiver: WebhookReceiver, delivery: StreamDelivery): Promi
     throw error;
   }
   if (delivery.forget && verdict.outcome !== 'ping') await receiver.forget(verdict.delivery);
-  return verdict.outcome === 'new' ? { outcome: 'new', gap: verdict.gap } : { outcome: verdict.outcome };
+  return {
+    outcome: verdict.outcome,
+    ...(verdict.outcome === 'new' && { gap: verdict.gap }),
+    ...(verdict.trace !== null && { trace: verdict.trace }),
+  };
 }
 
 describe('signature vectors', () => {
@@ -71,6 +90,15 @@ describe('delivery stream vectors', () => {
   });
 });
 
+describe('trace context vectors', () => {
+  it.each(vectors.traceContexts)('$name', async (vector) => {
+    expect(parseTraceparent(vector.header)).toEqual(vector.expect);
+    // A ping needs no secret: its headers alone make a verdict.
+    const ping = { 'svc-event': 'ping', ...(vector.header !== null && { traceparent: vector.header }) };
+    expect((await new WebhookReceiver({ secrets: [] }).receive(ping, '')).trace).toEqual(vector.expect);
+  });
+});
+
 describe('WebhookReceiver', () => {
   const [stream] = vectors.streams;
   const [first, second] = stream.deliveries as [StreamDelivery, StreamDelivery];
@@ -81,6 +109,7 @@ describe('WebhookReceiver', () => {
     expect(verdict).toEqual({
       outcome: 'new',
       gap: null,
+      trace: null,
       delivery: {
         ...JSON.parse(first.body),
         webhookId: first.headers['svc-webhook'],

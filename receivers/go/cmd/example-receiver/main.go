@@ -8,7 +8,8 @@
 // WEBHOOK_SECRETS holds one secret, or several (comma-separated) while one replaces another;
 // WEBHOOK_ID, if set, is the only SVC-Webhook accepted. Without TLS_CERT and TLS_KEY it serves
 // plain HTTP, for behind an HTTPS terminator. It prints {"listening": port}, then one JSON line
-// per request: the verdict, or the error that refused it.
+// per request: the verdict with the delivery's trace id (null when it came without a valid
+// traceparent), or the error that refused it.
 package main
 
 import (
@@ -27,9 +28,16 @@ import (
 
 const maxBodyBytes = 64 << 10
 
-// verdictLine is the JSON line of a delivery's verdict: its outcome and the delivery's fields.
+// pingLine is the JSON line of a ping's verdict, which carries no delivery.
+type pingLine struct {
+	Outcome receiver.Outcome `json:"outcome"`
+	TraceID *string          `json:"traceId"`
+}
+
+// verdictLine is the JSON line of a delivery's verdict: its outcome, trace id and the delivery's fields.
 type verdictLine struct {
 	Outcome    receiver.Outcome `json:"outcome"`
+	TraceID    *string          `json:"traceId"`
 	WebhookID  string           `json:"webhookId"`
 	DeliveryID string           `json:"deliveryId"`
 	Event      string           `json:"event"`
@@ -62,13 +70,17 @@ func (p *printer) print(value any) {
 	}
 }
 
-// describe is one JSON line's worth: the verdict with its delivery's fields.
+// describe is one JSON line's worth: the verdict with its delivery's fields and trace id.
 func describe(verdict receiver.Verdict) any {
+	var traceID *string
+	if verdict.Trace != nil {
+		traceID = &verdict.Trace.TraceID
+	}
 	d := verdict.Delivery
 	if d == nil {
-		return map[string]receiver.Outcome{"outcome": verdict.Outcome}
+		return pingLine{verdict.Outcome, traceID}
 	}
-	line := verdictLine{verdict.Outcome, d.WebhookID, d.DeliveryID, d.Event, d.ListID, d.Cursor, d.At, nil}
+	line := verdictLine{verdict.Outcome, traceID, d.WebhookID, d.DeliveryID, d.Event, d.ListID, d.Cursor, d.At, nil}
 	if verdict.Gap != nil {
 		line.Gap = &gap{verdict.Gap.First, verdict.Gap.Last}
 	}

@@ -26,7 +26,11 @@ var secret = func() string {
 	return "whsec_" + base64.RawURLEncoding.EncodeToString(key)
 }()
 
-func post(t *testing.T, handler http.Handler, cursor string, signature string) int {
+const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+// post sends a list.changed delivery at cursor, signed with signature or, if "", as the service
+// signs it; traced adds a traceparent.
+func post(t *testing.T, handler http.Handler, cursor string, signature string, traced bool) int {
 	t.Helper()
 	body := `{"event":"list.changed","listId":"l1","cursor":` + cursor + `,"at":"2026-11-21T10:00:00.000Z"}`
 	if signature == "" {
@@ -38,6 +42,9 @@ func post(t *testing.T, handler http.Handler, cursor string, signature string) i
 	request.Header.Set("SVC-Event", "list.changed")
 	request.Header.Set("SVC-Webhook", "wh_0123456789abcdef01234567")
 	request.Header.Set("SVC-Signature", signature)
+	if traced {
+		request.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+	}
 	response := httptest.NewRecorder()
 	handler.ServeHTTP(response, request)
 	return response.Code
@@ -59,13 +66,17 @@ func lines(t *testing.T, out *bytes.Buffer) []map[string]any {
 func TestTheHandlerAnswersAndPrintsEachVerdict(t *testing.T) {
 	var out bytes.Buffer
 	handler := handler(receiver.New(receiver.Config{Secrets: []string{secret}}), &printer{w: &out})
-	codes := []int{post(t, handler, "7", ""), post(t, handler, "7", ""), post(t, handler, "7", "sha256=00")}
+	codes := []int{post(t, handler, "7", "", true), post(t, handler, "7", "", false), post(t, handler, "7", "sha256=00", false)}
 	if codes[0] != http.StatusNoContent || codes[1] != http.StatusNoContent || codes[2] != http.StatusUnauthorized {
 		t.Errorf("answered %v", codes)
 	}
 	got := lines(t, &out)
 	if got[0]["outcome"] != "new" || got[0]["cursor"] != 7.0 || got[1]["outcome"] != "duplicate" || got[2]["error"] != "invalid_signature" {
 		t.Errorf("printed %v", got)
+	}
+	// Without a traceparent, the line says so with null.
+	if untraced, printed := got[1]["traceId"]; got[0]["traceId"] != traceID || !printed || untraced != nil {
+		t.Errorf("printed the trace ids %v", got)
 	}
 }
 
@@ -77,7 +88,7 @@ func TestTheFileStoreKeepsWhatWasSeenAcrossARestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		post(t, handler(receiver.New(receiver.Config{Secrets: []string{secret}, Store: store}), &printer{w: &out}), cursor, "")
+		post(t, handler(receiver.New(receiver.Config{Secrets: []string{secret}, Store: store}), &printer{w: &out}), cursor, "", false)
 		store.file.Close()
 	}
 	got := lines(t, &out)
