@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       notifyFrom: 'Webhook notices <webhooks@localhost>',
       notifyMaxPerHour: 20,
       publicBaseUrl: 'http://localhost:3000',
+      tracing: { exporting: false, traceReceivers: false, traceUrlTemplate: undefined },
     });
   });
 
@@ -56,6 +57,9 @@ describe('loadConfig', () => {
         NOTIFY_FROM: 'Hooks <hooks@example.com>',
         NOTIFY_MAX_PER_HOUR: '5',
         PUBLIC_BASE_URL: 'https://hooks.example.com/',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        TRACE_RECEIVERS: 'on',
+        TRACE_URL_TEMPLATE: 'https://jaeger.example.com/trace/{traceId}',
       }),
     ).toEqual({
       port: 8080,
@@ -79,7 +83,13 @@ describe('loadConfig', () => {
       notifyFrom: 'Hooks <hooks@example.com>',
       notifyMaxPerHour: 5,
       publicBaseUrl: 'https://hooks.example.com',
+      tracing: { exporting: true, traceReceivers: true, traceUrlTemplate: 'https://jaeger.example.com/trace/{traceId}' },
     });
+  });
+
+  it('exports spans when either OTLP endpoint variable is set', () => {
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }).tracing.exporting).toBe(true);
+    expect(loadConfig({ OTEL_SERVICE_NAME: 'hooks' }).tracing.exporting).toBe(false);
   });
 
   it('links notice mails to the API itself unless PUBLIC_BASE_URL says otherwise', () => {
@@ -110,6 +120,12 @@ describe('loadConfig', () => {
     [{ NOTIFY_FROM: 'a@example.com\r\nBcc: b@example.com' }, /^NOTIFY_FROM must be/],
     [{ NOTIFY_MAX_PER_HOUR: '-1' }, /^NOTIFY_MAX_PER_HOUR must be an integer from 0 to 100000/],
     [{ PUBLIC_BASE_URL: 'hooks.example.com' }, /^PUBLIC_BASE_URL must be an http:\/\/ or https:\/\/ URL/],
+    [{ TRACE_RECEIVERS: 'yes' }, /^TRACE_RECEIVERS must be one of on, off \(got "yes"\)$/],
+    [
+      { TRACE_URL_TEMPLATE: 'http://localhost:16686/trace/' },
+      /^TRACE_URL_TEMPLATE must be an http:\/\/ or https:\/\/ URL containing \{traceId\}/,
+    ],
+    [{ TRACE_URL_TEMPLATE: 'javascript:alert({traceId})' }, /^TRACE_URL_TEMPLATE must be/],
   ])('stops with one line naming a malformed value: %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });

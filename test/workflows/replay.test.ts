@@ -8,7 +8,7 @@ import { bundleWorkflowCode, DefaultLogger, Worker, type ReplayResult, type Work
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workerTracing } from '../../src/temporal/tracing';
 import { readRecordedHistory, recordedBranches, recordedReleases } from './support/recorded-histories';
-import { inMemoryTracing } from './support/tracing';
+import { inMemoryTracing } from '../support/in-memory-tracing';
 
 const tracing = inMemoryTracing();
 const bundles = new Map<'off' | 'on', WorkflowBundleWithSourceMap>();

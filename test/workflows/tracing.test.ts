@@ -15,7 +15,7 @@ import { TRACING_OFF, type Tracing } from '../../src/tracing/setup';
 import { TOPICS } from '../../src/topics';
 import { deliverListWrite, webhookLifecycle } from '../../workflows';
 import type { ScheduledDeliveries } from './support/scheduled-deliveries';
-import { inMemoryTracing } from './support/tracing';
+import { inMemoryTracing } from '../support/in-memory-tracing';
 import { startWorkflowWorker, type WorkflowWorker } from './support/worker';
 import { waitFor } from '../support/wait';
 

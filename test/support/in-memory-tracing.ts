@@ -3,7 +3,7 @@
 import { Resource } from '@opentelemetry/resources';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import type { Tracing } from '../../../src/tracing/setup';
+import type { Tracing } from '../../src/tracing/setup';
 
 export function inMemoryTracing(): Tracing & { on: true; spans: InMemorySpanExporter } {
   const spans = new InMemorySpanExporter();
