@@ -12,9 +12,9 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    // The fault suite, the cluster and the browser tests have commands of their own:
-    // npm run test:faults, npm run test:cluster, npm run test:ui.
-    exclude: [...configDefaults.exclude, 'test/faults/**', 'test/cluster/**', 'test/ui/**'],
+    // The fault suite, the cluster, the browser tests and the tracing tests have commands of
+    // their own: npm run test:faults, npm run test:cluster, npm run test:ui, npm run test:tracing.
+    exclude: [...configDefaults.exclude, 'test/faults/**', 'test/cluster/**', 'test/ui/**', 'test/tracing/**'],
     // The Temporal worker's native bridge needs processes, not threads; suites share one
     // dev server and one database, so they run one file at a time.
     pool: 'forks',

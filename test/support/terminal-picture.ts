@@ -1,7 +1,7 @@
 // A picture of terminals, for the docs: what commands printed in a test run, drawn as SVG and
-// rendered to PNG with resvg (the renderer the bench's charts use).
+// rendered to PNG.
 import { writeFileSync } from 'node:fs';
-import { Resvg } from '@resvg/resvg-js';
+import { CHAR_WIDTH, escapeXml, renderPng, svgDocument } from './picture';
 
 export interface Terminal {
   /** The command typed, shown after a prompt. */
@@ -10,14 +10,9 @@ export interface Terminal {
   output: string;
 }
 
-const FONT_SIZE = 13;
 const LINE_HEIGHT = 18;
-/** DejaVu Sans Mono's advance at FONT_SIZE. */
-const CHAR_WIDTH = 7.83;
 const PADDING = 14;
 const GAP = 16;
-
-const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** The terminals one under the other, each a dark window, written as a PNG to `file`. */
 export function writeTerminalPicture(file: string, terminals: Terminal[]): void {
@@ -36,11 +31,5 @@ export function writeTerminalPicture(file: string, terminals: Terminal[]): void 
     });
     y += height + GAP;
   }
-  const svg =
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y - GAP}" ` +
-    `font-family="DejaVu Sans Mono" font-size="${FONT_SIZE}">${parts.join('')}</svg>`;
-  const png = new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans Mono' }, background: 'white' })
-    .render()
-    .asPng();
-  writeFileSync(file, png);
+  writeFileSync(file, renderPng(svgDocument(width, y - GAP, parts)));
 }
