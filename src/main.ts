@@ -4,7 +4,7 @@
 // start scripts exec node, so the signal npm passes on reaches it) stops every part it started.
 // `npm run start:api` / `npm run start:worker` (main.js api|worker) run one part alone,
 // against a PostgreSQL and a Temporal server that are already there. Tracing, when asked for,
-// starts first: the service (and with it Koa) loads only once its instrumentations are in place.
+// starts first: the service (and with it Node's HTTP server) loads only once its instrumentation is in place.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';

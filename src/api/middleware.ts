@@ -4,6 +4,7 @@ import getRawBody from 'raw-body';
 import { UrlNotAllowedError } from '../delivery/url-policy';
 import type { Logger } from '../logger';
 import { metrics } from '../metrics';
+import { nameRequestSpan } from '../tracing/spans';
 import type { ErrorEnvelope } from '../objects';
 import { ApiError, apiErrors } from './errors';
 import { BackingServiceError } from '../errors';
@@ -39,6 +40,8 @@ export function requestLog(logger: Logger): Middleware<ApiState> {
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? null;
       metrics.httpRequests.inc({ method: ctx.method, route: route ?? 'unmatched', status: ctx.status });
       metrics.httpDuration.observe({ method: ctx.method, route: route ?? 'unmatched' }, seconds);
+      if (route !== null)
+        nameRequestSpan(ctx.method, route, ctx.state.accountId === undefined ? {} : { 'account.id': ctx.state.accountId });
       logger.info({
         msg: 'request',
         requestId: ctx.state.requestId,

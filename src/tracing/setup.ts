@@ -1,7 +1,9 @@
 // OpenTelemetry in this process (docs/operating.md, "Tracing"). Nothing of the SDK loads unless
 // tracing is asked for: an OTLP endpoint to export to, or trace context for receivers (which
-// needs span ids even with nowhere to send the spans). It must start before the HTTP server and
-// Koa are loaded, so that their instrumentations patch them: src/main.ts loads the service after.
+// needs span ids even with nowhere to send the spans). It must start before the HTTP server is
+// loaded, so that its instrumentation patches it: src/main.ts loads the service after. Koa's
+// instrumentation is not used: it does not see @koa/router's routes, so the request log
+// middleware names each request's span by its route (nameRequestSpan).
 import type { IncomingMessage } from 'node:http';
 import type { Resource } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -34,11 +36,10 @@ const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
  */
 export async function startTracing(config: TracingConfig): Promise<Tracing> {
   if (!config.exporting && !config.traceReceivers) return TRACING_OFF;
-  const [{ W3CTraceContextPropagator }, { registerInstrumentations }, http, koa, resources, base, node, otlp] = await Promise.all([
+  const [{ W3CTraceContextPropagator }, { registerInstrumentations }, http, resources, base, node, otlp] = await Promise.all([
     import('@opentelemetry/core'),
     import('@opentelemetry/instrumentation'),
     import('@opentelemetry/instrumentation-http'),
-    import('@opentelemetry/instrumentation-koa'),
     import('@opentelemetry/resources'),
     import('@opentelemetry/sdk-trace-base'),
     import('@opentelemetry/sdk-trace-node'),
@@ -64,8 +65,6 @@ export async function startTracing(config: TracingConfig): Promise<Tracing> {
           'http.url': `http://${request.headers.host ?? 'localhost'}${pathOf(request)}`,
         }),
       }),
-      // The routes' spans only: one span per middleware would outnumber the work.
-      new koa.KoaInstrumentation({ ignoreLayersType: [koa.KoaLayerType.MIDDLEWARE] }),
     ],
   });
   return { on: true, traceReceivers: config.traceReceivers, spanProcessor, resource, shutdown: () => provider.shutdown() };

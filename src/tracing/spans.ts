@@ -24,6 +24,16 @@ export function inDatabaseSpan<T>(operation: string, work: () => Promise<T>): Pr
   return inSpan(`postgresql ${operation}`, { 'db.system': 'postgresql', 'db.operation.name': operation }, work, SpanKind.CLIENT);
 }
 
+/**
+ * Names the span of the request under way by its route template (the HTTP instrumentation knows
+ * only the method), as the operator looks for it: `POST /internal/v3/lists/:listId/writes`.
+ */
+export function nameRequestSpan(method: string, route: string, attributes: Attributes): void {
+  const span = trace.getActiveSpan();
+  span?.updateName(`${method} ${route}`);
+  span?.setAttributes({ 'http.route': route, ...attributes });
+}
+
 /** Adds `attributes` to the span under way, if there is one. */
 export function annotateSpan(attributes: Attributes): void {
   trace.getActiveSpan()?.setAttributes(attributes);
