@@ -10,7 +10,8 @@ export default defineConfig({
     ...base.test,
     include: ['test/cluster/**/*.test.ts'],
     exclude: [],
-    globalSetup: ['test/cluster/support/global-setup.ts'],
+    // Jaeger too, for the traces of test/cluster/tracing.test.ts (built once, then cached).
+    globalSetup: ['test/tracing/support/global-setup.ts', 'test/cluster/support/global-setup.ts'],
     hookTimeout: 20 * 60_000,
     testTimeout: 10 * 60_000,
     reporters: ['default', new ScenarioTableReporter()],
