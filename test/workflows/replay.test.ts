@@ -7,7 +7,13 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, Worker, type ReplayResult, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workerTracing } from '../../src/temporal/tracing';
-import { readRecordedHistory, recordedBranches, recordedReleases } from './support/recorded-histories';
+import {
+  historiesDirectory,
+  readRecordedHistory,
+  recordedBranches,
+  recordedReleases,
+  tracedHistoriesDirectory,
+} from './support/recorded-histories';
 import { inMemoryTracing } from '../support/in-memory-tracing';
 
 const tracing = inMemoryTracing();
@@ -26,25 +32,32 @@ beforeAll(async () => {
 });
 afterAll(() => tracing.shutdown());
 
-describe.each(recordedReleases().flatMap((release) => [[release, 'off'] as const, [release, 'on'] as const]))(
-  'histories of release %s, tracing %s',
-  (release, mode) => {
-    const files = recordedBranches(release);
-    const results = new Map<string, ReplayResult>();
-
-    beforeAll(async () => {
-      const histories = files.map((file) => ({ workflowId: file, history: historyFromJSON(readRecordedHistory(release, file)) }));
-      const options = { workflowBundle: bundles.get(mode)!, sinks: mode === 'on' ? workerTracing(tracing).sinks : undefined };
-      for await (const result of Worker.runReplayHistories(options, histories)) results.set(result.workflowId, result);
-    });
-
-    it('has histories', () => {
-      expect(files.length).toBeGreaterThan(0);
-    });
-
-    it.each(files)('%s replays on the current code', (file) => {
-      expect(results.get(file)?.error).toBeUndefined();
-      expect(results.has(file)).toBe(true);
-    });
-  },
+/** Each kept release's histories, and those recorded with tracing on (histories-traced/), each replayed with tracing off and on. */
+const replays = [historiesDirectory, tracedHistoriesDirectory].flatMap((directory) =>
+  recordedReleases(directory).flatMap((release) =>
+    (['off', 'on'] as const).map((mode) => [path.basename(directory), release, mode, directory] as const),
+  ),
 );
+
+describe.each(replays)('%s of release %s, tracing %s', (_folder, release, mode, directory) => {
+  const files = recordedBranches(release, directory);
+  const results = new Map<string, ReplayResult>();
+
+  beforeAll(async () => {
+    const histories = files.map((file) => ({
+      workflowId: file,
+      history: historyFromJSON(readRecordedHistory(release, file, directory)),
+    }));
+    const options = { workflowBundle: bundles.get(mode)!, sinks: mode === 'on' ? workerTracing(tracing).sinks : undefined };
+    for await (const result of Worker.runReplayHistories(options, histories)) results.set(result.workflowId, result);
+  });
+
+  it('has histories', () => {
+    expect(files.length).toBeGreaterThan(0);
+  });
+
+  it.each(files)('%s replays on the current code', (file) => {
+    expect(results.get(file)?.error).toBeUndefined();
+    expect(results.has(file)).toBe(true);
+  });
+});

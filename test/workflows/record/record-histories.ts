@@ -35,17 +35,26 @@ import { AccountIdKey, ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../.
 import type { Receiver } from '../../support/receiver';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { waitFor } from '../../support/wait';
-import { earlierRecording, eventSequence, historiesDirectory, type RecordedHistory } from '../support/recorded-histories';
+import {
+  earlierRecording,
+  eventSequence,
+  historiesDirectory,
+  tracedHistoriesDirectory,
+  type RecordedHistory,
+} from '../support/recorded-histories';
 
 const release = process.env.HISTORIES_RELEASE ?? version;
-const directory = path.join(historiesDirectory, release);
+const traced = process.env.HISTORIES_TRACING === 'on';
+const histories = traced ? tracedHistoriesDirectory : historiesDirectory;
+const directory = path.join(histories, release);
 const written: string[] = [];
 const leftOut: string[] = [];
 
 let stack: TestStack;
 let receiver: Receiver;
 beforeAll(async () => {
-  stack = await startTestStack();
+  // Tracing on without an exporter: the trace context travels, and nothing is sent anywhere.
+  stack = await startTestStack(traced ? { TRACE_RECEIVERS: 'on' } : {});
   receiver = await stack.startReceiver();
   // Paths under /fail answer 500; everything else 200.
   receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
@@ -75,7 +84,7 @@ async function save(name: string, workflowId: string, runId?: string): Promise<v
   const json = historyToJSON(history);
   const branch = `${name}.json`;
   const file = path.join(directory, branch);
-  const recordedBy = earlierRecording(release, branch, eventSequence(JSON.parse(json) as RecordedHistory));
+  const recordedBy = earlierRecording(release, branch, eventSequence(JSON.parse(json) as RecordedHistory), histories);
   if (recordedBy) {
     // Also drops the file an earlier run of the recorder may have left for this release.
     await rm(file, { force: true });

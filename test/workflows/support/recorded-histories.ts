@@ -6,6 +6,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export const historiesDirectory = path.join(__dirname, '..', 'histories');
+/**
+ * Histories recorded with tracing on (`HISTORIES_TRACING=on npm run record-histories`), from the
+ * release that brought tracing: their workflow starts and scheduled activities carry the trace
+ * context in their headers. Kept apart from the others, whose keep rule they would double.
+ */
+export const tracedHistoriesDirectory = path.join(__dirname, '..', 'histories-traced');
 
 /** A history as the recorder, `temporal workflow show -o json` and the Web UI export it. */
 export interface RecordedHistory {
