@@ -174,6 +174,7 @@ async function runApi(
     sdkMetricsUrl: options.sdkMetricsUrl,
     access,
     trustProxyHops: config.trustProxyHops,
+    traceUrlTemplate: config.tracing.traceUrlTemplate,
   });
   const relays = createRelayHub(sql, {
     graceSeconds: config.relayGraceSeconds,

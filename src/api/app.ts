@@ -31,6 +31,8 @@ export interface AppDependencies {
   access: AccountAccess;
   /** Proxies in front of the API whose X-Forwarded-For is believed (TRUST_PROXY_HOPS); 0: none. */
   trustProxyHops?: number;
+  /** Where the dashboard links a trace id (TRACE_URL_TEMPLATE); absent: it shows the id as text. */
+  traceUrlTemplate?: string;
 }
 
 /** The routers of the three route groups, in the order the app tries them. */
@@ -104,7 +106,8 @@ function appWith(logger: Logger, routers: Router<ApiState>[], trustProxyHops = 0
 
 /** The API process: both APIs, the probes, and the dashboard page (which calls the public API). */
 export function createApp(deps: AppDependencies): Koa<ApiState> {
-  return appWith(deps.logger, [...createRouters(deps), dashboardRoutes()], deps.trustProxyHops);
+  const dashboard = dashboardRoutes({ traceUrlTemplate: deps.traceUrlTemplate ?? null });
+  return appWith(deps.logger, [...createRouters(deps), dashboard], deps.trustProxyHops);
 }
 
 /** A worker running alone answers /healthz and /metrics only. */

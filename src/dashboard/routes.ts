@@ -1,10 +1,12 @@
 // Serves the dashboard: a static page and its bundle, built at build time
-// (`npm run build:dashboard`) into dist/dashboard. The page talks to the public /v3 API
-// only, with the account token the user signs in with; serving it needs no token.
+// (`npm run build:dashboard`) into dist/dashboard, and the settings it reads from the
+// service's configuration. The page talks to the public /v3 API only, with the account
+// token the user signs in with; serving it needs no token.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import Router from '@koa/router';
 import type { ApiState } from '../api/middleware';
+import type { DashboardSettings } from './settings';
 
 // TypeScript mirrors the sources under dist/: this module runs as src/dashboard (the tests)
 // or as dist/src/dashboard (npm start), and the bundle is in dist/dashboard either way.
@@ -29,8 +31,12 @@ const DASHBOARD_HEADERS = {
   'Cache-Control': 'no-cache',
 };
 
-export function dashboardRoutes(): Router<ApiState> {
+export function dashboardRoutes(settings: DashboardSettings): Router<ApiState> {
   const router = new Router<ApiState>();
+  router.get('/dashboard/settings.json', (ctx) => {
+    ctx.set(DASHBOARD_HEADERS);
+    ctx.body = settings;
+  });
   for (const [route, asset] of Object.entries(ASSETS)) {
     router.get(route, async (ctx) => {
       ctx.set(DASHBOARD_HEADERS);

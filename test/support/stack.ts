@@ -249,6 +249,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
         internalApiToken,
         checkUrl: async (raw) => new URL(raw),
         deliveryTimeoutMs: config.deliveryTimeoutMs,
+        traceUrlTemplate: config.tracing.traceUrlTemplate,
         ...overrides,
       });
       const server = app.listen(0, '127.0.0.1');

@@ -3,10 +3,19 @@
 // `skipped` filter, and a table that breaks no word mid-word at 1280 and at 375 px. Saves
 // the screenshots docs/dashboard-and-manual-tools.md shows.
 import path from 'node:path';
-import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SCREENSHOTS } from './support/browser';
-import { DESKTOP, PHONE, expectText, openWebhook, useDashboard } from './support/dashboard';
+import {
+  DESKTOP,
+  PHONE,
+  expectText,
+  logRows,
+  logTableOverflow,
+  openFirstDetail,
+  openWebhook,
+  pageOverflow,
+  useDashboard,
+} from './support/dashboard';
 
 const suite = useDashboard();
 afterEach(() => suite.receiver.reset());
@@ -18,21 +27,6 @@ async function webhookOn(urlPath: string) {
     events: ['list.changed', 'item.added', 'list.members.changed'],
   });
   return { token: owner.token, webhookId, listId, url };
-}
-
-const rows = (page: Page) => page.locator('table.deliveries tbody tr:not(.detail-row)');
-
-/** Opens the detail of the log's first entry with the keyboard, and returns its panel. */
-async function openFirstDetail(page: Page) {
-  const details = rows(page)
-    .first()
-    .getByRole('button', { name: /^Details of/ });
-  await details.focus();
-  await page.keyboard.press('Enter');
-  expect(await details.getAttribute('aria-expanded')).toBe('true');
-  const panel = page.locator('tr.detail-row .delivery-detail');
-  await panel.waitFor();
-  return panel;
 }
 
 // Run in the page (this file is type-checked for Node, without the DOM's types): the words
@@ -57,8 +51,6 @@ const BROKEN_WORDS = `(() => {
 })()`;
 /** The log's cells laid out at all, so that a check of none is no check. */
 const CELLS_SHOWN = `[...document.querySelectorAll('section.log tbody td')].filter((cell) => cell.getClientRects().length > 0).length`;
-const TABLE_OVERFLOW = `(() => { const scroll = document.querySelector('section.log .table-scroll'); return scroll.scrollWidth - scroll.clientWidth; })()`;
-const overflow = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
 
 describe('the delivery log', () => {
   it("shows a failed delivery's request and response, the receiver's markup as literal text", async () => {
@@ -75,7 +67,7 @@ describe('the delivery log', () => {
     ] as const) {
       const page = await suite.tabs.open(token, viewport);
       await openWebhook(page, url);
-      await expect.poll(() => rows(page).count()).toBe(1);
+      await expect.poll(() => logRows(page).count()).toBe(1);
       const panel = await openFirstDetail(page);
 
       const request = panel.getByRole('region', { name: 'Request' });
@@ -101,7 +93,7 @@ describe('the delivery log', () => {
       expect(await page.locator('main script, main img, main b, main i').count()).toBe(0);
       expect(await page.title()).toBe('Webhooks dashboard');
 
-      expect(await overflow(page)).toBeLessThanOrEqual(0);
+      expect(await pageOverflow(page)).toBeLessThanOrEqual(0);
       await page.locator('section.log').screenshot({ path: path.join(SCREENSHOTS, screenshot) });
     }
   });
@@ -114,15 +106,18 @@ describe('the delivery log', () => {
 
     const page = await suite.tabs.open(token);
     await openWebhook(page, url);
-    await expect.poll(() => rows(page).count()).toBe(3);
+    await expect.poll(() => logRows(page).count()).toBe(3);
     await page.getByLabel('Outcome').selectOption('skipped');
-    await expect.poll(() => rows(page).count()).toBe(2);
-    for (const row of await rows(page).all()) {
+    await expect.poll(() => logRows(page).count()).toBe(2);
+    for (const row of await logRows(page).all()) {
       await expectText(row.locator('td[data-label="Outcome"] .cell-value'), 'skipped');
       await expectText(row.locator('td[data-label="Error"] .cell-value'), 'paused');
       await expectText(row.locator('td[data-label="Status code"] .cell-value'), '—');
+      // Without tracing the service logs no trace id.
+      await expectText(row.locator('td[data-label="Trace"] .cell-value'), '—');
     }
     const panel = await openFirstDetail(page);
+    await expectText(panel.locator('.facts dd'), '—');
     await expectText(panel.getByRole('region', { name: 'Request' }).locator('p'), 'Nothing was sent: the webhook was paused.');
     await expectText(panel.getByRole('region', { name: 'Response' }).locator('p'), 'None.');
     expect(
@@ -151,16 +146,16 @@ describe('the delivery log', () => {
     for (const viewport of [DESKTOP, PHONE]) {
       const page = await suite.tabs.open(token, viewport);
       await openWebhook(page, url);
-      await expect.poll(() => rows(page).count()).toBe(7);
+      await expect.poll(() => logRows(page).count()).toBe(7);
       await expectText(
         page.locator('td[data-label="Error"] .cell-value').filter({ hasText: 'blocked_address' }).first(),
         'blocked_address',
       );
-      expect(await page.evaluate<number>(CELLS_SHOWN)).toBe(7 * 9);
+      expect(await page.evaluate<number>(CELLS_SHOWN)).toBe(7 * 10);
       expect(await page.evaluate<string[]>(BROKEN_WORDS), `${viewport.width} px`).toEqual([]);
-      expect(await overflow(page)).toBeLessThanOrEqual(0);
+      expect(await pageOverflow(page)).toBeLessThanOrEqual(0);
       // At 1280 px the whole table fits its column: nothing to scroll sideways to.
-      if (viewport === DESKTOP) expect(await page.evaluate<number>(TABLE_OVERFLOW)).toBeLessThanOrEqual(0);
+      if (viewport === DESKTOP) expect(await logTableOverflow(page)).toBeLessThanOrEqual(0);
     }
   });
 });

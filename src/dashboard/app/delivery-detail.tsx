@@ -2,6 +2,7 @@
 // body are untrusted: they are only ever text nodes here, never markup.
 import type { Api, DeliveryDetail } from './api';
 import { ErrorText, Loading } from './feedback';
+import { TraceId } from './trace-id';
 import { useLoad } from './use-load';
 
 export function DeliveryDetailPanel({ api, webhookId, deliveryId }: { api: Api; webhookId: string; deliveryId: string }) {
@@ -12,6 +13,12 @@ export function DeliveryDetailPanel({ api, webhookId, deliveryId }: { api: Api; 
   const { request, response } = entry;
   return (
     <div class="delivery-detail">
+      <dl class="facts">
+        <dt>Trace</dt>
+        <dd>
+          <TraceId traceId={entry.traceId} />
+        </dd>
+      </dl>
       <section aria-labelledby={`${deliveryId}-request`}>
         <h3 id={`${deliveryId}-request`}>Request</h3>
         {request ? (

@@ -8,6 +8,7 @@ import { DeliveryDetailPanel } from './delivery-detail';
 import { ErrorText, Loading, Status, describeResult, Time } from './feedback';
 import { LabelledCell, RecordTable } from './labelled-cell';
 import { PageButtons, usePages } from './paging';
+import { TraceId } from './trace-id';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
 
@@ -97,7 +98,7 @@ export function DeliveryLog({ api, webhookId, version, onLogged }: { api: Api; w
   );
 }
 
-const COLUMNS = ['Attempted', 'Kind', 'Event', 'List and cursor', 'Outcome', 'Status code', 'Error', 'Duration', ''];
+const COLUMNS = ['Attempted', 'Kind', 'Event', 'List and cursor', 'Outcome', 'Status code', 'Error', 'Duration', 'Trace', ''];
 
 interface EntryProps {
   entry: DeliveryLogEntry;
@@ -126,6 +127,9 @@ function Entry({ entry, busy, onRedeliver, expanded, onToggle }: EntryProps) {
       <LabelledCell label="Status code">{entry.statusCode ?? '—'}</LabelledCell>
       <LabelledCell label="Error">{entry.error ?? '—'}</LabelledCell>
       <LabelledCell label="Duration">{entry.durationMs} ms</LabelledCell>
+      <LabelledCell label="Trace" class="trace">
+        <TraceId traceId={entry.traceId} short />
+      </LabelledCell>
       <LabelledCell label="Actions" class="buttons">
         <button
           type="button"

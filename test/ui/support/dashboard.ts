@@ -1,4 +1,5 @@
-// Driving the dashboard in a browser: tabs signed in as an account, and waiting on what they show.
+// Driving the dashboard in a browser: tabs signed in as an account, waiting on what they show,
+// and the delivery log's rows and width.
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { Receiver } from '../../support/receiver';
@@ -55,6 +56,31 @@ export async function openWebhook(page: Page, url: string): Promise<void> {
 
 export const textOf = async (locator: Locator) => (await locator.textContent())?.trim();
 
+/** The delivery log's entries, without the detail row an open entry has under it. */
+export const logRows = (page: Page) => page.locator('table.deliveries tbody tr:not(.detail-row)');
+
+/** How far the page is wider than its window (nothing to scroll sideways to: 0 or less). */
+export const pageOverflow = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+
+/** How far the delivery log's table is wider than its column (it fits: 0 or less). */
+export const logTableOverflow = (page: Page) =>
+  page.evaluate<number>(
+    `(() => { const scroll = document.querySelector('section.log .table-scroll'); return scroll.scrollWidth - scroll.clientWidth; })()`,
+  );
+
+/** Opens the detail of the log's first entry with the keyboard, and returns its panel. */
+export async function openFirstDetail(page: Page): Promise<Locator> {
+  const details = logRows(page)
+    .first()
+    .getByRole('button', { name: /^Details of/ });
+  await details.focus();
+  await page.keyboard.press('Enter');
+  expect(await details.getAttribute('aria-expanded')).toBe('true');
+  const panel = page.locator('tr.detail-row .delivery-detail');
+  await panel.waitFor();
+  return panel;
+}
+
 /** Waits until the locator shows text matching `pattern`. */
 export async function expectText(locator: Locator, pattern: RegExp | string): Promise<void> {
   await expect.poll(() => textOf(locator), { timeout: 10_000 }).toMatch(pattern);
@@ -68,13 +94,14 @@ interface DashboardSuite {
 }
 
 /**
- * A test file's stack, receiver, browser and dashboard tabs: started before its first test
- * and stopped after its last; after each test its tabs close and must have logged no problem.
+ * A test file's stack (configured by `env`), receiver, browser and dashboard tabs: started
+ * before its first test and stopped after its last; after each test its tabs close and must
+ * have logged no problem.
  */
-export function useDashboard(): DashboardSuite {
+export function useDashboard(env: Record<string, string> = {}): DashboardSuite {
   const suite = {} as DashboardSuite;
   beforeAll(async () => {
-    suite.stack = await startTestStack();
+    suite.stack = await startTestStack(env);
     suite.receiver = await suite.stack.startReceiver();
     suite.browser = await launchChromium();
     suite.tabs = dashboardTabs(suite.browser, () => `${suite.stack.service.url}/dashboard`);
