@@ -51,7 +51,8 @@ describe('the example receiver of docs/receiving.md', () => {
     const receiver = await start();
     const ping = await receiver.post({ 'svc-event': 'ping', 'svc-signature': 'sha256=unknown-to-the-receiver' }, '{"event":"ping"}');
     expect(ping.status).toBe(204);
-    expect(receiver.lines).toEqual([{ outcome: 'ping' }]);
+    // A ping without traceparent: no trace to continue.
+    expect(receiver.lines).toEqual([{ outcome: 'ping', traceId: null }]);
   });
 
   it('keeps what it saw in its file across a restart', async () => {

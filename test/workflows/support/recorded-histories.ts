@@ -2,7 +2,7 @@
 // that keeps them few: a release keeps a branch's history only if no earlier release holds
 // one with the same event sequence (docs/upgrades.md). The recorder applies the rule when it
 // writes, and a test checks that the committed tree keeps it.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export const historiesDirectory = path.join(__dirname, '..', 'histories');
@@ -253,6 +253,8 @@ export function compareReleases(a: string, b: string): number {
 
 /** The release folders under the histories directory, oldest first. */
 export function recordedReleases(directory = historiesDirectory): string[] {
+  // The traced folder begins with the first recording made with tracing on.
+  if (!existsSync(directory)) return [];
   return readdirSync(directory, { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name)
