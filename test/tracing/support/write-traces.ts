@@ -4,14 +4,55 @@
 // operator filters on, and nothing secret. Shared by test/tracing (the dev server) and
 // test/cluster (the full server, two workers).
 import { randomBytes } from 'node:crypto';
-import { expect } from 'vitest';
-import type { Jaeger, JaegerSpan, JaegerTrace } from '../../support/jaeger';
-import type { ServiceProcesses } from '../../support/processes';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { startJaeger, type Jaeger, type JaegerSpan, type JaegerTrace } from '../../support/jaeger';
+import { freePort } from '../../support/ports';
+import { prepareServiceProcesses, startPart, type PartProcess, type ServiceProcesses } from '../../support/processes';
 import { waitFor } from '../../support/wait';
 
-/** The service's tracing settings for a test: Jaeger as the backend, spans sent every 200 ms. */
-export function tracingEnv(jaeger: Jaeger): Record<string, string> {
-  return { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint, OTEL_BSP_SCHEDULE_DELAY: '200', TRACE_RECEIVERS: 'on' };
+export interface TracedService {
+  readonly jaeger: Jaeger;
+  readonly processes: ServiceProcesses;
+}
+
+/**
+ * For a test file: Jaeger, and the service's parts as processes on the run's Temporal server
+ * and database, each exporting its spans to Jaeger (every 200 ms) under the OTEL_SERVICE_NAME
+ * given, receivers getting traceparent. Workers start first: the first creates the schedules.
+ */
+export function useTracedService(parts: { part: 'api' | 'worker'; serviceName: string }[]): TracedService {
+  const service = {} as { jaeger: Jaeger; processes: ServiceProcesses };
+  let dir: string | undefined;
+  const running: PartProcess[] = [];
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'webhooks-traced-'));
+    service.jaeger = await startJaeger();
+    service.processes = await prepareServiceProcesses({
+      databaseUrl: inject('databaseUrl'),
+      temporalAddress: inject('temporalAddress'),
+      dir,
+    });
+    const env = {
+      ...service.processes.env,
+      OTEL_EXPORTER_OTLP_ENDPOINT: service.jaeger.otlpEndpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+      TRACE_RECEIVERS: 'on',
+    };
+    for (const { part, serviceName } of [...parts].sort((a, b) => (a.part === b.part ? 0 : a.part === 'worker' ? -1 : 1))) {
+      const port = part === 'api' ? service.processes.apiPort : await freePort();
+      running.push(await startPart(part, { ...env, OTEL_SERVICE_NAME: serviceName }, port));
+    }
+  }, 180_000);
+  afterAll(async () => {
+    await Promise.allSettled(running.map((part) => part.stop()));
+    await service.processes?.close();
+    await service.jaeger?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  return service;
 }
 
 /** What the receiver answers, and what must therefore never reach a span. */
