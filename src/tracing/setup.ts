@@ -56,7 +56,7 @@ export async function startTracing(config: TracingConfig): Promise<Tracing> {
     tracerProvider: provider,
     instrumentations: [
       new http.HttpInstrumentation({
-        // Our only outbound HTTP is undici (deliveries: their spans are activities/delivery-tracing.ts's).
+        // Our only outbound HTTP is undici's (deliveries: their spans are src/delivery/traced-sender.ts's).
         disableOutgoingRequestInstrumentation: true,
         ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has(pathOf(request)),
         // A URL's query string never enters a span: these replace the attributes that carry it.
