@@ -19,6 +19,7 @@ import { registrationTable } from './report/registration';
 import { relayTable } from './report/relay';
 import { sdkTable } from './report/sdk';
 import { stepsTable } from './report/steps';
+import { traceExportTable } from './report/tracing';
 
 export async function writeReports(report: Report, outDir: string): Promise<{ markdown: string; paths: string[] }> {
   fs.mkdirSync(outDir, { recursive: true });
@@ -67,6 +68,7 @@ export function renderMarkdown(report: Report, image: string | null): string {
     ...registrationTable(report),
     ...relayTable(report),
     ...stepsTable(report),
+    ...traceExportTable(report),
     ...sdkTable(report),
     ...cpuTable(report),
     ...notes(report),

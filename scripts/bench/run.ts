@@ -19,6 +19,8 @@
 //                        extra Node arguments for the service's processes (to profile them)
 //   BENCH_QUIET_WAIT_S=N longest wait before each step for other work on the machine to calm
 //                        down (default 30, quick 10)
+//   BENCH_TRACING=on     the service's processes export every trace by OTLP/HTTP to a sink of the
+//                        bench's (trace-sink.ts), TRACE_RECEIVERS=on; its CPU is reported apart
 //
 // The scenarios are in scenarios/ (one module per family), the figures of a step in
 // lib/step.ts; this file steps the fan-out scenarios through the rates, judges their knee and
@@ -39,6 +41,7 @@ import { ProcessSampler } from './lib/proc';
 import * as stack from './lib/stack';
 import { measureIdle, runStep } from './lib/step';
 import { round } from './lib/stats';
+import { startTraceSink } from './lib/tracing';
 import {
   type Context,
   type Environment,
@@ -84,7 +87,9 @@ async function main(): Promise<void> {
   const scenarios = SCENARIOS.filter((s) => !wanted || wanted.some((w) => s.id.includes(w)));
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'webhooks-bench-'));
   if (process.env.BENCH_KEEP !== '1') stack.onStop('run directory', () => fs.rmSync(runDir, { recursive: true, force: true }));
-  log(`${QUICK ? 'quick' : 'full'} run: ${scenarios.map((s) => s.id).join(', ')}; files in ${runDir}`);
+  log(
+    `${QUICK ? 'quick' : 'full'} run${CONFIG.tracing ? ', tracing on' : ''}: ${scenarios.map((s) => s.id).join(', ')}; files in ${runDir}`,
+  );
 
   const sampler = new ProcessSampler(250);
   sampler.addGroup('harness', () => [process.pid]);
@@ -99,11 +104,12 @@ async function main(): Promise<void> {
   const generatorChild = forkChild('generator', 'generator.js', {});
   const generator = rpcClient<GeneratorApi>(generatorChild);
   sampler.addGroup('generator', () => [generatorChild.pid!]);
+  const traceSink = CONFIG.tracing ? await startTraceSink(sampler) : null;
 
   const database = await stack.openDatabaseServer(runDir);
   stack.onStop('database admin connection', () => database.admin.end({ timeout: 5 }));
 
-  const ctx: Context = { sampler, receivers, generator, ports, caFile, runDir, database };
+  const ctx: Context = { sampler, receivers, generator, ports, caFile, runDir, database, traceSink };
   const environment: Environment = await describeEnvironment(database);
   const results: ScenarioResult[] = [];
   for (const scenario of scenarios) {

@@ -12,8 +12,17 @@ export const RESULTS_DIR = path.join(ROOT, 'scripts/bench/results');
 
 export const QUICK = process.env.BENCH_QUICK === '1';
 
+/** BENCH_TRACING: `on` or `off` (the default); any other value is a mistake that would measure the wrong thing. */
+function tracingAsked(): boolean {
+  const value = process.env.BENCH_TRACING ?? 'off';
+  if (value !== 'on' && value !== 'off') throw new Error(`BENCH_TRACING=${value}: on or off`);
+  return value === 'on';
+}
+
 export const CONFIG = {
   quick: QUICK,
+  /** The service's processes export every trace to the bench's sink, and send traceparent to the receivers (lib/tracing.ts). */
+  tracing: tracingAsked(),
   workers: Number(process.env.BENCH_WORKERS ?? 1),
   /**
    * Worker processes of the bulk task queue alone, at a lower OS priority (`nice -n 10`),

@@ -8,6 +8,7 @@ import { clockTicks, machineTicks, type Measured, type ProcessSampler } from './
 import { diffSdkMetrics, scrapeSdkMetrics } from './sdk-metrics';
 import { sleep } from './stack';
 import { nowMs, round } from './stats';
+import { countTraceExports } from './tracing';
 import { type Context, type Idle, type OutcomesPoller, type ReceiptSource, type StepResult, type Target } from './types';
 
 export interface StepOptions {
@@ -55,6 +56,8 @@ export async function runStep({
   const sdkBefore = await scrapeSdkMetrics(target.metricsUrl);
   const poller = target.outcomesPoller(webhookIds);
   await poller.ready;
+  // Only the service is traced: the baseline and the floor export nothing.
+  const takeTraceExport = await countTraceExports(target.kind === 'service' ? ctx.traceSink : null);
   const window = ctx.sampler.window();
   const outside = watchOutsideLoad(ctx.sampler);
   const startAt = nowMs() + 500;
@@ -117,6 +120,7 @@ export async function runStep({
       target.kind === 'service'
         ? (({ warnings, errors, byMessage }) => ({ warnings, errors, byMessage }))(scanServerLog(logAt))
         : undefined,
+    traceExport: await takeTraceExport?.(measured, figures.deliveriesTotal),
     pass: failures.length === 0,
     failures,
   };

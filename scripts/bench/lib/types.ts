@@ -4,6 +4,7 @@ import { type Sql } from 'postgres';
 import { type Recovery } from '../../../src/objects';
 import { type GeneratorApi } from '../generator';
 import { type ReceiversApi } from '../receivers';
+import { type TraceSinkCounts } from '../trace-sink';
 import { type Config } from './config';
 import { type DescribedEnvironment } from './environment';
 import { type Rpc, type LoopDelay } from './ipc';
@@ -23,6 +24,23 @@ export interface Context {
   caFile: string;
   runDir: string;
   database: DatabaseServer;
+  /** Where the service's processes export their spans (BENCH_TRACING=on); null: tracing off. */
+  traceSink: TraceSink | null;
+}
+
+/** The bench's OTLP/HTTP sink (trace-sink.ts, lib/tracing.ts). */
+export interface TraceSink {
+  /** Its base URL, the service's OTEL_EXPORTER_OTLP_ENDPOINT. */
+  endpoint: string;
+  /** What it received so far. */
+  counts(): Promise<TraceSinkCounts>;
+}
+
+/** What the trace sink received over a step, and its own CPU, which no other figure counts. */
+export interface TraceExport extends TraceSinkCounts {
+  spansPerDelivery: number;
+  bytesPerDelivery: number;
+  sinkCpuMsPerDelivery: number;
 }
 
 /** The run's environment, described once, with the Temporal server of the last scenario that started one. */
@@ -155,6 +173,8 @@ export interface StepResult extends StepFigures {
   receiverTlsConnections: number;
   baselineMaxPostsInFlight: number | undefined;
   temporalLog: Pick<ServerLogScan, 'warnings' | 'errors' | 'byMessage'> | undefined;
+  /** BENCH_TRACING=on: what the service exported (absent with tracing off, and in runs before the option). */
+  traceExport?: TraceExport;
   pass: boolean;
   failures: string[];
   /** Earlier attempts of a repeated step. */

@@ -2,7 +2,19 @@
 import { type Report, type ScenarioResult } from '../lib/types';
 import { kneeStep, num, row } from './format';
 
-const GROUP_ORDER = ['api', 'worker', 'service', 'baseline', 'floor', 'temporal', 'postgres', 'receivers', 'generator', 'flood'];
+const GROUP_ORDER = [
+  'api',
+  'worker',
+  'service',
+  'baseline',
+  'floor',
+  'temporal',
+  'postgres',
+  'receivers',
+  'generator',
+  'flood',
+  'trace-sink',
+];
 
 /** What the CPU of a workload scenario without steps covers. */
 const CPU_SPAN_OF: Partial<Record<ScenarioResult['kind'], string>> = {

@@ -1,6 +1,7 @@
 // The report's head: the run, the machine it ran on, and how a step is judged.
 import { type Report } from '../lib/types';
 import { num } from './format';
+import { tracingLine } from './tracing';
 
 export function header(report: Report): string[] {
   const { config: c, environment: e } = report;
@@ -23,6 +24,7 @@ export function header(report: Report): string[] {
         `p50 ${num(p.p50)} ms, p99 ${num(p.p99)} ms, max ${num(p.max)} ms; ${p.over50} of ${p.commits} over 50 ms.`,
     );
   }
+  out.push(tracingLine(report));
   out.push(
     [
       'Open loop: writes due at fixed times t0, every latency from t0.',

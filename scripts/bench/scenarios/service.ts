@@ -9,6 +9,7 @@ import { CONFIG, DIST, ROOT, log } from '../lib/config';
 import { call, createAccount } from '../lib/http';
 import * as stack from '../lib/stack';
 import { sampleTemporal, scenarioTemporal } from '../lib/temporal';
+import { serviceTracingEnvironment } from '../lib/tracing';
 import {
   type Account,
   type Context,
@@ -108,6 +109,7 @@ export async function startService(
     DELIVERY_TIMEOUT_MS: String(CONFIG.deliveryTimeoutMs),
     LOG_LEVEL: CONFIG.logLevel,
     DATA_DIR: scenarioDir,
+    ...serviceTracingEnvironment(ctx.traceSink),
     ...settings,
   };
   const baseUrl = `http://127.0.0.1:${apiPort}`;
