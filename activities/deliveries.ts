@@ -109,6 +109,7 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
   ): Promise<{ failuresToReset: boolean }> {
     const { result } = attempt;
     const outcome = result.delivered ? 'delivered' : 'failed';
+    annotateSpan({ outcome });
     metrics.deliveries.inc({ topic: delivery.topic, outcome, error: result.error ?? 'none' });
     if (result.error !== 'internal') metrics.deliveryDuration.observe({ outcome }, result.durationMs / 1000);
     logger.info({
@@ -132,6 +133,7 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
   /** A delivery not sent, its webhook paused or deleted since the write was accepted: counted in metrics and logs, never against the webhook. */
   function skip(delivery: PlannedDelivery, event: ListEvent, reason: 'paused' | 'deleted'): EventDeliveryOutcome {
     metrics.deliveriesSkipped.inc({ reason });
+    annotateSpan({ outcome: 'skipped' });
     logger.info({ msg: 'delivery skipped', reason, ...describe(delivery, event) });
     return { skipped: true };
   }
@@ -189,7 +191,6 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
       // Paused: logged as skipped, never sent, never counted.
       if (target.status !== 'active') {
         await bookkeeping.record(eventRecord(delivery, event, { result: 'skipped', request: null, response: null }));
-        annotateSpan({ outcome: 'skipped' });
         return skip(delivery, event, 'paused');
       }
       const body = eventPayload(delivery.topic, event.listId, event.cursor, event.at);
@@ -200,7 +201,6 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
       // one this success comes after, and so resets. A success that resets nothing would
       // only wake the webhook's workflow for nothing.
       const { failuresToReset } = await recordEventAttempt(delivery, event, exchange);
-      annotateSpan({ outcome: result.delivered ? 'delivered' : 'failed' });
       // A relay session never pauses: its outcomes are not counted.
       if (!target.relay && (!result.delivered || failuresToReset)) {
         await bookkeeping.tellOutcome(delivery.webhookId, result.delivered);

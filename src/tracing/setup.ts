@@ -60,10 +60,10 @@ export async function startTracing(config: TracingConfig): Promise<Tracing> {
         disableOutgoingRequestInstrumentation: true,
         ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has(pathOf(request)),
         // A URL's query string never enters a span: these replace the attributes that carry it.
-        startIncomingSpanHook: (request) => ({
-          'http.target': pathOf(request),
-          'http.url': `http://${request.headers.host ?? 'localhost'}${pathOf(request)}`,
-        }),
+        startIncomingSpanHook: (request) => {
+          const target = pathOf(request);
+          return { 'http.target': target, 'http.url': `http://${request.headers.host ?? 'localhost'}${target}` };
+        },
       }),
     ],
   });

@@ -47,7 +47,8 @@ export function currentTraceId(): string | null {
 
 /** The W3C `traceparent` naming `span` as the parent: its trace, its id, whether it is sampled. */
 export function traceparentOf(span: Span): string | null {
-  const { traceId, spanId, traceFlags } = span.spanContext();
-  if (!isSpanContextValid(span.spanContext())) return null;
+  const spanContext = span.spanContext();
+  if (!isSpanContextValid(spanContext)) return null;
+  const { traceId, spanId, traceFlags } = spanContext;
   return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`;
 }
