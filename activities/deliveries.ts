@@ -46,20 +46,25 @@ export const INTERNAL_FAILURE = {
   response: null,
 } as const satisfies Pick<DeliveryRecord, 'result' | 'request' | 'response'>;
 
-/** A ping, a redelivery or a test event: sent because an owner asked, never counted against the webhook. */
-export type OnDemandDelivery = Omit<DeliveryRecord, 'result' | 'request' | 'response'> & { kind: 'ping' | 'redelivery' | 'test' };
+/**
+ * A ping, a redelivery or a test event, sent because an owner asked, or a probe of a webhook
+ * paused by failures: never counted against the webhook.
+ */
+export type OnDemandDelivery = Omit<DeliveryRecord, 'result' | 'request' | 'response'> & {
+  kind: 'ping' | 'redelivery' | 'test' | 'probe';
+};
 
-/** The metric and the log line of each kind of delivery an owner asks for. */
+/** The metric and the log line of each kind of delivery sent on demand. */
 const ON_DEMAND = {
   ping: { counter: 'pings', msg: 'ping' },
   redelivery: { counter: 'redeliveries', msg: 'redelivery' },
   test: { counter: 'testEvents', msg: 'test event' },
+  probe: { counter: 'probes', msg: 'probe' },
 } as const;
 
 /**
- * A ping, redelivery or test event an owner asked for, to `target`: one signed attempt,
- * counted in metrics and logged, never against the webhook. What was sent and what came back
- * are logged with it.
+ * A ping, redelivery, test event or probe, to `target`: one signed attempt, counted in metrics
+ * and logged, never against the webhook. What was sent and what came back are logged with it.
  */
 export async function sendOnDemandTo(
   { http, logger, metrics }: Pick<ActivityDependencies, 'http' | 'logger' | 'metrics'>,
@@ -88,6 +93,11 @@ export async function sendOnDemandTo(
   await bookkeeping.record({ ...delivery, ...exchange });
   // The result alone: what the receiver sent back stays in PostgreSQL, out of Temporal.
   return result;
+}
+
+/** A ping's log row, under a new delivery id: an owner's ping or a probe. */
+function pingOf(webhookId: string, kind: 'ping' | 'probe'): OnDemandDelivery {
+  return { id: newId('dlv'), webhookId, kind, event: 'ping', listId: null, cursor: null, at: null };
 }
 
 export function createDeliveryActivities({ sql, http, logger, metrics }: ActivityDependencies, bookkeeping: DeliveryBookkeeping) {
@@ -141,8 +151,12 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
   return {
     /** POST /v3/webhooks/{id}/pings: one signed ping, logged, never counted. */
     sendPing(webhookId: string): Promise<DeliveryResult> {
-      const ping = { id: newId('dlv'), webhookId, kind: 'ping', event: 'ping', listId: null, cursor: null, at: null } as const;
-      return sendOnDemand(ping, pingPayload(webhookId));
+      return sendOnDemand(pingOf(webhookId, 'ping'), pingPayload(webhookId));
+    },
+
+    /** A probe of a webhook paused by failures: a ping's body and headers, logged as `probe`, never counted. */
+    probeWebhook(webhookId: string): Promise<DeliveryResult> {
+      return sendOnDemand(pingOf(webhookId, 'probe'), pingPayload(webhookId));
     },
 
     /**

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { ProbePlan } from '../src/contract/payloads';
 import type { Sql } from '../src/db/sql';
 import type { HttpSender } from '../src/delivery/sender';
 import type { Logger } from '../src/logger';
@@ -15,6 +16,8 @@ export interface ActivityDependencies {
   /** The worker's Temporal client, to start and signal `webhook/{id}` and start `notice/{id}`. */
   client: Client;
   notices: NoticeMailing;
+  /** PROBE_INTERVALS, PROBE_MAX_DAYS and the delivery deadline; null: probing is off. */
+  probing: ProbePlan | null;
 }
 
 /** How notices are mailed: NOTIFY_FROM, NOTIFY_MAX_PER_HOUR, PUBLIC_BASE_URL, and SMTP_URL's client. */

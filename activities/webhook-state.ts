@@ -1,13 +1,13 @@
 // The activities of `webhook/{id}`: its state mirrored into PostgreSQL with the notices it
-// makes, and its deletion.
+// makes, its deletion, and the plan of a pause's probes.
 import { Context } from '@temporalio/activity';
-import type { WebhookLifecycleState } from '../src/contract/payloads';
+import type { ProbePlan, WebhookLifecycleState } from '../src/contract/payloads';
 import { deleteWebhookRow, mirrorWebhookState } from '../src/db/webhooks';
 import { noticeCrossed } from '../src/notices/crossing';
 import { startNoticeMail } from '../src/temporal/notice-client';
 import type { ActivityDependencies } from './dependencies';
 
-export function createWebhookStateActivities({ sql, logger, metrics, client, notices }: ActivityDependencies) {
+export function createWebhookStateActivities({ sql, logger, metrics, client, notices, probing }: ActivityDependencies) {
   return {
     async storeWebhookState(state: WebhookLifecycleState): Promise<void> {
       const { paused, notice, pendingMail } = await mirrorWebhookState(sql, state, {
@@ -47,6 +47,11 @@ export function createWebhookStateActivities({ sql, logger, metrics, client, not
 
     deleteWebhook(webhookId: string): Promise<void> {
       return deleteWebhookRow(sql, webhookId);
+    },
+
+    /** Read as a pause's probing begins: a change of PROBE_INTERVALS applies to the pauses after it. */
+    planProbes(): Promise<ProbePlan | null> {
+      return Promise.resolve(probing);
     },
   };
 }

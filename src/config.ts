@@ -41,6 +41,10 @@ export interface Config {
   notifyMaxPerHour: number;
   /** Where owners reach the service; notice mails link to its /dashboard. No trailing slash. */
   publicBaseUrl: string;
+  /** PROBE_INTERVALS: the waits between the probes of a webhook paused by failures, the last repeating. */
+  probeIntervalsMs: number[];
+  /** PROBE_MAX_DAYS: how long after its pause a webhook is probed; 0: never. */
+  probeMaxDays: number;
   tracing: TracingConfig;
 }
 
@@ -130,6 +134,23 @@ function publicBaseUrl(env: Env, port: number): string {
   return raw.replace(/\/+$/, '');
 }
 
+const DURATION_UNITS_MS = { s: 1_000, m: 60_000, h: 3_600_000 } as const;
+
+/** PROBE_INTERVALS: durations such as `5m,15m,1h`, each from 1 second to 7 days. */
+function probeIntervals(env: Env): number[] {
+  const raw = optional(env, 'PROBE_INTERVALS') ?? '5m,15m,1h,3h,6h';
+  return raw.split(',').map((part) => {
+    const match = /^(\d+)([smh])$/.exec(part.trim());
+    const ms = match ? Number(match[1]) * DURATION_UNITS_MS[match[2] as keyof typeof DURATION_UNITS_MS] : NaN;
+    if (!(ms >= 1_000 && ms <= 7 * 86_400_000)) {
+      throw new ConfigError(
+        `PROBE_INTERVALS must be a comma-separated list of durations such as 5m,15m,1h (s, m or h; 1s to 168h) (got "${raw}")`,
+      );
+    }
+    return ms;
+  });
+}
+
 function traceUrlTemplate(env: Env): string | undefined {
   const raw = optional(env, 'TRACE_URL_TEMPLATE');
   if (raw === undefined) return undefined;
@@ -187,6 +208,8 @@ export function loadConfig(env: Env = process.env): Config {
     notifyFrom: notifyFrom(env),
     notifyMaxPerHour: integer(env, 'NOTIFY_MAX_PER_HOUR', 20, 0, 100_000),
     publicBaseUrl: publicBaseUrl(env, port),
+    probeIntervalsMs: probeIntervals(env),
+    probeMaxDays: integer(env, 'PROBE_MAX_DAYS', 7, 0, 365),
     tracing: {
       exporting:
         optional(env, 'OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined || optional(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined,

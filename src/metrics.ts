@@ -40,6 +40,7 @@ export const metrics = {
   pings: counter('webhook_pings_total', 'Pings sent on demand, by outcome', ['outcome', 'error']),
   redeliveries: counter('webhook_redeliveries_total', "Deliveries sent again at their owner's request, by outcome", ['outcome', 'error']),
   testEvents: counter('webhook_test_events_total', 'Test events sent on demand, by outcome', ['outcome', 'error']),
+  probes: counter('webhook_probes_total', 'Probes of webhooks paused by failures, by outcome', ['outcome', 'error']),
   webhooksPaused: counter('webhooks_paused_total', 'Webhooks paused, by reason: auto_failures (20 consecutive failures) or manual', [
     'reason',
   ]),

@@ -20,7 +20,7 @@ function responseObject<const P extends Record<string, object>>(properties: P) {
 const timestamp = { type: 'string', format: 'date-time' } as const;
 export const topicSchema = { type: 'string', enum: TOPICS } as const;
 export const deliveryIdSchema = { type: 'string', pattern: idPattern('dlv') } as const;
-export const deliveryKindSchema = { enum: ['event', 'ping', 'redelivery', 'test'] } as const;
+export const deliveryKindSchema = { enum: ['event', 'ping', 'redelivery', 'test', 'probe'] } as const;
 /** What an attempt came to; `skipped`: its webhook was paused, and nothing was sent. */
 export const deliveryOutcomeSchema = { enum: ['delivered', 'failed', 'skipped'] } as const;
 
@@ -205,8 +205,13 @@ export const deliveryLogEntry = responseObject({
   },
 });
 export type DeliveryLogEntry = FromSchema<typeof deliveryLogEntry>;
-/** What the delivery log holds: event deliveries, pings, and an owner's redeliveries. */
+/** What the delivery log holds: event deliveries, pings, an owner's redeliveries and test events, and the probes of a paused webhook. */
 export type DeliveryKind = DeliveryLogEntry['kind'];
+
+/** Whether an attempt may be redelivered: an event's body, not a ping's, a test event's or a probe's (send a new one). */
+export function isRedeliverable(kind: DeliveryKind): boolean {
+  return kind === 'event' || kind === 'redelivery';
+}
 
 /** The delivery log's filters (GET /v3/webhooks/{id}/deliveries), each optional: they combine with each other and with paging. */
 export const deliveryLogFilters = {
@@ -214,7 +219,7 @@ export const deliveryLogFilters = {
   additionalProperties: false,
   properties: {
     outcome: { type: 'string', ...deliveryOutcomeSchema, description: 'Only attempts with this outcome' },
-    kind: { type: 'string', ...deliveryKindSchema, description: 'Only event deliveries, pings or redeliveries' },
+    kind: { type: 'string', ...deliveryKindSchema, description: 'Only event deliveries, pings, redeliveries, test events or probes' },
     event: { type: 'string', enum: [...TOPICS, 'ping'], description: 'Only attempts of this topic, or pings' },
   },
 } as const;
@@ -270,12 +275,17 @@ export const accountObject = responseObject({
 });
 export type Account = FromSchema<typeof accountObject>;
 
-export const noticeTypeSchema = { enum: ['webhook.failing', 'webhook.paused'] } as const;
+export const noticeTypeSchema = { enum: ['webhook.failing', 'webhook.paused', 'webhook.reachable'] } as const;
 
 /** What `webhook/{id}` told the owner of a webhook whose receiver keeps failing. */
 export const noticeObject = responseObject({
   id: { type: 'string', pattern: idPattern('ntc') },
-  type: { type: 'string', ...noticeTypeSchema, description: 'webhook.failing: 10 failures in a row; webhook.paused: paused after 20' },
+  type: {
+    type: 'string',
+    ...noticeTypeSchema,
+    description:
+      'webhook.failing: 10 failures in a row; webhook.paused: paused after 20; webhook.reachable: paused by failures, it answered a probe with a 2xx (still paused)',
+  },
   webhookId: { type: 'string', pattern: idPattern('wh') },
   url: { type: 'string', description: "The webhook's URL when the notice was made" },
   consecutiveFailures: { type: 'integer', minimum: 0, description: 'The count when the notice was made' },

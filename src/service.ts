@@ -24,6 +24,8 @@ import { clientTracing, workerTracing } from './temporal/tracing';
 import { createWorkers } from './temporal/worker';
 import { TRACING_OFF, type Tracing } from './tracing/setup';
 import { TASK_QUEUE } from './contract/workflows';
+import type { ProbePlan } from './contract/payloads';
+import { wakePausesToProbe } from './temporal/lifecycle-client';
 
 export const USER_AGENT = `svc-webhooks/${version}`;
 
@@ -128,7 +130,7 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
     connection,
     namespace: config.temporalNamespace,
     taskQueue,
-    activities: createActivities({ sql, http, logger: options.logger, metrics, client, notices }),
+    activities: createActivities({ sql, http, logger: options.logger, metrics, client, notices, probing: probePlan(config) }),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
     bulkDeliveries: config.bulkDeliveriesPerWorker,
     queues: config.workerTaskQueues,
@@ -136,6 +138,17 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
   });
   await ensureRetentionSchedule(client, taskQueue, config.retentionDays);
   const running = Promise.all(workers.map((worker) => worker.run()));
+  if (config.probeMaxDays > 0) {
+    // In the background: after an upgrade there may be thousands, and each is one signal.
+    void wakePausesToProbe(sql, client).then(
+      (woken) => {
+        if (woken > 0) options.logger.info({ msg: 'woke paused webhooks to probe', woken });
+      },
+      (error: unknown) => {
+        options.logger.error({ msg: 'waking paused webhooks to probe failed', error: String(error) });
+      },
+    );
+  }
   return {
     async stop() {
       for (const worker of workers) worker.shutdown();
@@ -144,6 +157,12 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
       mailer?.close();
     },
   };
+}
+
+/** What a pause's probing follows; null when PROBE_MAX_DAYS is 0. */
+function probePlan(config: Config): ProbePlan | null {
+  if (config.probeMaxDays === 0) return null;
+  return { intervalsMs: config.probeIntervalsMs, forMs: config.probeMaxDays * 86_400_000, deliveryTimeoutMs: config.deliveryTimeoutMs };
 }
 
 /** The HTTP API, a Temporal client. */

@@ -25,6 +25,8 @@ describe('loadConfig', () => {
       notifyFrom: 'Webhook notices <webhooks@localhost>',
       notifyMaxPerHour: 20,
       publicBaseUrl: 'http://localhost:3000',
+      probeIntervalsMs: [300_000, 900_000, 3_600_000, 10_800_000, 21_600_000],
+      probeMaxDays: 7,
       tracing: { exporting: false, traceReceivers: false, traceUrlTemplate: undefined },
     });
   });
@@ -57,6 +59,8 @@ describe('loadConfig', () => {
         NOTIFY_FROM: 'Hooks <hooks@example.com>',
         NOTIFY_MAX_PER_HOUR: '5',
         PUBLIC_BASE_URL: 'https://hooks.example.com/',
+        PROBE_INTERVALS: '30s, 2m,1h',
+        PROBE_MAX_DAYS: '0',
         OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
         TRACE_RECEIVERS: 'on',
         TRACE_URL_TEMPLATE: 'https://jaeger.example.com/trace/{traceId}',
@@ -83,6 +87,8 @@ describe('loadConfig', () => {
       notifyFrom: 'Hooks <hooks@example.com>',
       notifyMaxPerHour: 5,
       publicBaseUrl: 'https://hooks.example.com',
+      probeIntervalsMs: [30_000, 120_000, 3_600_000],
+      probeMaxDays: 0,
       tracing: { exporting: true, traceReceivers: true, traceUrlTemplate: 'https://jaeger.example.com/trace/{traceId}' },
     });
   });
@@ -120,6 +126,11 @@ describe('loadConfig', () => {
     [{ NOTIFY_FROM: 'a@example.com\r\nBcc: b@example.com' }, /^NOTIFY_FROM must be/],
     [{ NOTIFY_MAX_PER_HOUR: '-1' }, /^NOTIFY_MAX_PER_HOUR must be an integer from 0 to 100000/],
     [{ PUBLIC_BASE_URL: 'hooks.example.com' }, /^PUBLIC_BASE_URL must be an http:\/\/ or https:\/\/ URL/],
+    [{ PROBE_INTERVALS: '5m,' }, /^PROBE_INTERVALS must be a comma-separated list of durations such as 5m,15m,1h .*\(got "5m,"\)$/],
+    [{ PROBE_INTERVALS: '1d' }, /^PROBE_INTERVALS must be/],
+    [{ PROBE_INTERVALS: '0s' }, /^PROBE_INTERVALS must be/],
+    [{ PROBE_INTERVALS: '169h' }, /^PROBE_INTERVALS must be/],
+    [{ PROBE_MAX_DAYS: '366' }, /^PROBE_MAX_DAYS must be an integer from 0 to 365/],
     [{ TRACE_RECEIVERS: 'yes' }, /^TRACE_RECEIVERS must be one of on, off \(got "yes"\)$/],
     [
       { TRACE_URL_TEMPLATE: 'http://localhost:16686/trace/' },

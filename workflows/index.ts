@@ -10,3 +10,4 @@ export { deliverListWriteBatch } from './deliver-list-write-batch';
 export { pruneRecords } from './prune-records';
 export { recoverDeliveries } from './recover-deliveries';
 export { mailNotice } from './mail-notice';
+export { probePausedWebhook } from './probe-paused-webhook';

@@ -2,34 +2,51 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  getExternalWorkflowHandle,
+  ParentClosePolicy,
   patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   sleep,
+  startChild,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ActivityTypes } from '../src/contract/activities';
 import { WebhookStatusKey } from '../src/contract/search-attributes';
-import { deleteWebhookUpdate, deliveryOutcomesSignal, lifecycleStateQuery, setStatusUpdate } from '../src/contract/messages';
+import {
+  deleteWebhookUpdate,
+  deliveryOutcomesSignal,
+  lifecycleStateQuery,
+  probesEndedSignal,
+  setStatusUpdate,
+  wakeToProbeSignal,
+} from '../src/contract/messages';
 import { DEFAULT_SIGNALS_PER_RUN, MAX_CONSECUTIVE_FAILURES } from '../src/contract/rules';
+import { bulkTaskQueue, probeWorkflowId } from '../src/contract/workflows';
 import type { WebhookLifecycleInput, WebhookLifecycleState } from '../src/contract/payloads';
+import { probePausedWebhook } from './probe-paused-webhook';
 
 /** Patch id (0.2.0): continue-as-new decided in a task of its own, carrying uncounted outcomes. */
 const CONTINUE_AS_NEW_IN_OWN_TASK = 'continue-as-new-in-own-task';
+/** Patch id (0.7.0): a pause by failures is probed by a workflow of its own (probePausedWebhook). */
+const PROBE_PAUSED_WEBHOOK = 'probe-paused-webhook';
 
 const retry = { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' };
 // Stored inside the workflow task that counted the outcomes, not in a task of its own: under
 // a flood of failures this loop must keep up, and outcomes arriving meanwhile wait as one batch.
-const { storeWebhookState } = proxyLocalActivities<ActivityTypes>({ startToCloseTimeout: '10 seconds', retry });
+const { storeWebhookState, planProbes } = proxyLocalActivities<ActivityTypes>({ startToCloseTimeout: '10 seconds', retry });
 const { deleteWebhook } = proxyActivities<ActivityTypes>({ startToCloseTimeout: '10 seconds', retry });
 
 /**
  * `webhook/{id}`: lives as long as its webhook and owns its consecutive-failure count.
  * A failed delivery adds one, a delivered one resets it; at 20 the webhook is paused and
- * later outcomes change nothing until it is reactivated. PostgreSQL mirrors the state
- * (for the API and for deciding recipients); only this loop writes it, one version at a time.
+ * later outcomes change nothing until it is reactivated. A pause by failures is probed by a
+ * workflow this one starts, until a probe is answered (then the store makes the notice
+ * `webhook.reachable`), time runs out, or the owner reactivates or deletes the webhook.
+ * PostgreSQL mirrors the state (for the API and for deciding recipients); only this loop
+ * writes it, one version at a time.
  */
 export async function webhookLifecycle({
   state: initial,
@@ -43,6 +60,8 @@ export async function webhookLifecycle({
   let version = 0;
   let storedVersion = 0;
   let statusAttribute = initial.status;
+  let wokenToProbe = false;
+  let probingOff = false;
 
   const change = (next: Partial<WebhookLifecycleState>) => {
     Object.assign(state, next);
@@ -53,15 +72,52 @@ export async function webhookLifecycle({
     await condition(() => storedVersion >= awaited || deleted);
   };
 
+  const pausedByFailures = () => !deleted && state.status === 'paused' && state.pausedReason === 'auto_failures';
+  const needsProbes = () => pausedByFailures() && !state.probes && !probingOff;
+  /** Starts the pause's probing, unless PROBE_MAX_DAYS is 0 or the pause ended meanwhile. */
+  const startProbes = async () => {
+    const plan = await planProbes();
+    if (plan === null) probingOff = true;
+    if (plan === null || !needsProbes()) return;
+    const since = Date.now();
+    await startChild(probePausedWebhook, {
+      workflowId: probeWorkflowId(state.webhookId, since),
+      taskQueue: bulkTaskQueue(workflowInfo().taskQueue),
+      // It outlives this run's continue-as-new; a reactivation or a deletion cancels it.
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      args: [{ webhookId: state.webhookId, since, plan, sent: 0 }],
+    });
+    if (needsProbes()) change({ probes: 'probing', probesSince: since });
+    else cancelProbing(since);
+  };
+  /** Ends the pause's probing as the pause ends; the fields that forget it (none for a run of a release before probes). */
+  const endProbes = (): Partial<WebhookLifecycleState> => {
+    if (!state.probes) return {};
+    if (state.probes === 'probing' && state.probesSince) cancelProbing(state.probesSince);
+    return { probes: null, probesSince: null };
+  };
+  const cancelProbing = (since: number) => {
+    // Refused when the probing has just ended by itself: then there is nothing to cancel.
+    void getExternalWorkflowHandle(probeWorkflowId(state.webhookId, since))
+      .cancel()
+      .catch(() => undefined);
+  };
+
   setHandler(lifecycleStateQuery, () => state);
   setHandler(deliveryOutcomesSignal, ({ delivered }) => {
     signalsThisRun++;
     inbox.push(...delivered);
   });
+  setHandler(wakeToProbeSignal, () => {
+    wokenToProbe = true;
+  });
+  setHandler(probesEndedSignal, ({ since, outcome }) => {
+    if (state.probes === 'probing' && state.probesSince === since) change({ probes: outcome });
+  });
   setHandler(
     setStatusUpdate,
     async (status) => {
-      if (status === 'active') change({ status: 'active', pausedReason: null, consecutiveFailures: 0 });
+      if (status === 'active') change({ status: 'active', pausedReason: null, consecutiveFailures: 0, ...endProbes() });
       else if (state.status === 'active') change({ status: 'paused', pausedReason: 'manual' });
       await stored();
       return { ...state };
@@ -73,6 +129,7 @@ export async function webhookLifecycle({
     },
   );
   setHandler(deleteWebhookUpdate, async () => {
+    endProbes();
     await deleteWebhook(state.webhookId);
     deleted = true;
   });
@@ -80,7 +137,11 @@ export async function webhookLifecycle({
   const runIsLong = () => signalsThisRun >= signalsPerRun || workflowInfo().continueAsNewSuggested;
 
   while (!deleted) {
-    await condition(() => inbox.length > 0 || version > storedVersion || deleted || runIsLong());
+    // A pause by failures starts probing as it is stored; a pause made by a release before
+    // probes, once the workers wake this run (wakeToProbeSignal) or it continues-as-new.
+    if (needsProbes() && patched(PROBE_PAUSED_WEBHOOK)) await startProbes();
+    await condition(() => inbox.length > 0 || version > storedVersion || deleted || runIsLong() || wokenToProbe);
+    wokenToProbe = false;
     if (deleted) break;
     countOutcomes(state, inbox.splice(0), change);
     if (version > storedVersion) {

@@ -62,7 +62,8 @@ export const apiErrors = {
   listNotFound: () => new ApiError(404, 'LIST_NOT_FOUND', 'No such list.'),
   notFound: () => new ApiError(404, 'NOT_FOUND', 'No such route.'),
   deliveryNotFound: () => new ApiError(404, 'DELIVERY_NOT_FOUND', "No such delivery in this webhook's log."),
-  notRedeliverable: () => new ApiError(409, 'NOT_REDELIVERABLE', 'A ping or test event cannot be redelivered; send a new one instead.'),
+  notRedeliverable: () =>
+    new ApiError(409, 'NOT_REDELIVERABLE', 'A ping, test event or probe cannot be redelivered; send a new one instead.'),
   testEventListNotAllowed: (listId: string) =>
     new ApiError(400, 'INVALID_LIST_IDS', 'listId is not a list this account owns or is a member of.', { invalidListIds: [listId] }),
   recoveryNotFound: () => new ApiError(404, 'RECOVERY_NOT_FOUND', 'No such recovery of this webhook.'),

@@ -641,7 +641,7 @@ export type components = {
         /** Format: date-time */
         at: string | null;
         /** @enum {unknown} */
-        kind: 'event' | 'ping' | 'redelivery' | 'test';
+        kind: 'event' | 'ping' | 'redelivery' | 'test' | 'probe';
         /** @description The delivery a redelivery repeats; null for the others */
         redeliveryOf: string | null;
         /** @enum {unknown} */
@@ -676,7 +676,7 @@ export type components = {
       /** Format: date-time */
       at: string | null;
       /** @enum {unknown} */
-      kind: 'event' | 'ping' | 'redelivery' | 'test';
+      kind: 'event' | 'ping' | 'redelivery' | 'test' | 'probe';
       /** @description The delivery a redelivery repeats; null for the others */
       redeliveryOf: string | null;
       /** @enum {unknown} */
@@ -778,10 +778,10 @@ export type components = {
     Notice: {
       id: string;
       /**
-       * @description webhook.failing: 10 failures in a row; webhook.paused: paused after 20
+       * @description webhook.failing: 10 failures in a row; webhook.paused: paused after 20; webhook.reachable: paused by failures, it answered a probe with a 2xx (still paused)
        * @enum {string}
        */
-      type: 'webhook.failing' | 'webhook.paused';
+      type: 'webhook.failing' | 'webhook.paused' | 'webhook.reachable';
       webhookId: string;
       /** @description The webhook's URL when the notice was made */
       url: string;
@@ -806,10 +806,10 @@ export type components = {
       data: {
         id: string;
         /**
-         * @description webhook.failing: 10 failures in a row; webhook.paused: paused after 20
+         * @description webhook.failing: 10 failures in a row; webhook.paused: paused after 20; webhook.reachable: paused by failures, it answered a probe with a 2xx (still paused)
          * @enum {string}
          */
-        type: 'webhook.failing' | 'webhook.paused';
+        type: 'webhook.failing' | 'webhook.paused' | 'webhook.reachable';
         webhookId: string;
         /** @description The webhook's URL when the notice was made */
         url: string;
@@ -2590,7 +2590,7 @@ export interface operations {
         limit?: string;
         before?: string;
         outcome?: 'delivered' | 'failed' | 'skipped';
-        kind?: 'event' | 'ping' | 'redelivery' | 'test';
+        kind?: 'event' | 'ping' | 'redelivery' | 'test' | 'probe';
         event?: 'list.changed' | 'item.added' | 'item.removed' | 'item.checked' | 'list.members.changed' | 'ping';
       };
       header?: never;

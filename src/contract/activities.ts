@@ -12,6 +12,7 @@ import type {
   EventDeliveryOutcome,
   LostSendSettlement,
   NoticeMailOutcome,
+  ProbePlan,
   Pruned,
   RecoveryEnd,
   RecoverySend,
@@ -41,6 +42,11 @@ export interface ActivityTypes {
   // webhookLifecycle
   storeWebhookState: (state: WebhookLifecycleState) => Promise<void>;
   deleteWebhook: (webhookId: string) => Promise<void>;
+  /** Null: probing is off (PROBE_MAX_DAYS=0). */
+  planProbes: () => Promise<ProbePlan | null>;
+
+  // probePausedWebhook
+  probeWebhook: (webhookId: string) => Promise<DeliveryResult>;
 
   // recoverDeliveries
   awaitRecoveryRecorded: (recoveryId: string) => Promise<void>;

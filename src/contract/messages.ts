@@ -3,7 +3,7 @@
 // activities send them, the workflows handle them. Their names are kept in histories: never
 // rename one.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { DeliveryOutcomes, RecoveryState, WebhookLifecycleState, WebhookStatus } from './payloads';
+import type { DeliveryOutcomes, ProbesEnded, RecoveryState, WebhookLifecycleState, WebhookStatus } from './payloads';
 
 export const lifecycleStateQuery = defineQuery<WebhookLifecycleState>('state');
 /** Outcomes of event deliveries, in the order they happened (a worker batches those of one webhook: activities/delivery-bookkeeping.ts). */
@@ -12,6 +12,14 @@ export const deliveryOutcomesSignal = defineSignal<[DeliveryOutcomes]>('delivery
 export const setStatusUpdate = defineUpdate<WebhookLifecycleState, [WebhookStatus]>('setStatus');
 /** DELETE: removes the webhook and ends this workflow. */
 export const deleteWebhookUpdate = defineUpdate<void>('deleteWebhook');
+/**
+ * Sent by the workers as they start to each webhook paused by failures whose pause has no
+ * probes yet (one a release before probes made): it begins probing. A webhook that probes
+ * already, or is not paused by failures, ignores it.
+ */
+export const wakeToProbeSignal = defineSignal('wakeToProbe');
+/** From `probe/{webhookId}/{since}`: its probing ended by itself, answered or out of time. */
+export const probesEndedSignal = defineSignal<[ProbesEnded]>('probesEnded');
 
 /** A recovery's progress, as its workflow counts it (the API reads the same from PostgreSQL). */
 export const recoveryProgressQuery = defineQuery<RecoveryState>('progress');

@@ -58,7 +58,18 @@ export interface WebhookLifecycleState {
    * count, it lets a delivery tell whether its success still has a failure to reset.
    */
   failuresCounted: number;
+  /**
+   * Where the current pause by failures stands with its probes; null or absent when there are
+   * none: active, paused by hand, probing off, or a pause that a release before probes made
+   * and the workers have not woken yet (0.7.0).
+   */
+  probes?: ProbeState | null;
+  /** When the current pause's probing began (workflow time, ms since the epoch): its workflow's id says it. */
+  probesSince?: number | null;
 }
+
+/** A pause's probing: under way, ended by a probe answered with a 2xx, or ended by PROBE_MAX_DAYS. */
+export type ProbeState = 'probing' | 'reachable' | 'expired';
 
 /** Input of `webhook/{id}`, carried across continue-as-new. */
 export interface WebhookLifecycleInput {
@@ -67,6 +78,32 @@ export interface WebhookLifecycleInput {
   signalsPerRun?: number;
   /** Outcomes that reached the previous run after its last count; counted first. */
   uncountedOutcomes?: boolean[];
+}
+
+/** PROBE_INTERVALS and PROBE_MAX_DAYS as a pause's probes follow them, read once as the probing begins. */
+export interface ProbePlan {
+  /** The wait before each probe, after the one before it (the first: after the pause); the last repeats. */
+  intervalsMs: number[];
+  /** No probe later than this after the pause. */
+  forMs: number;
+  /** The HTTP deadline of a probe; its activity's time-out sits a little above it. */
+  deliveryTimeoutMs: number;
+}
+
+/** Input of `probe/{webhookId}/{since}`, carried across continue-as-new. */
+export interface ProbeInput {
+  webhookId: string;
+  /** When the pause's probing began (workflow time, ms since the epoch): the schedule counts from it. */
+  since: number;
+  plan: ProbePlan;
+  /** Probes sent by earlier runs. */
+  sent: number;
+}
+
+/** What `probe/{webhookId}/{since}` tells `webhook/{id}` as its probing ends by itself. */
+export interface ProbesEnded {
+  since: number;
+  outcome: Exclude<ProbeState, 'probing'>;
 }
 
 /** Outcomes of event deliveries to one webhook, in the order they happened; `internal` ones left out. */

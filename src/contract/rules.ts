@@ -1,6 +1,7 @@
 // REPLAY-SENSITIVE: what crosses into workflows (src/contract/). The rules workflows read
 // while they decide, and the failure types they tell apart: a workflow replaying its history
 // must decide as it did, so a change here goes behind patched() in the workflow that reads it.
+import type { ProbePlan } from './payloads';
 
 /** Consecutive failed deliveries that pause a webhook (`webhook/{id}`). */
 export const MAX_CONSECUTIVE_FAILURES = 20;
@@ -59,3 +60,24 @@ export const SENDS_PER_RUN = 500;
 
 /** A recovery's send lost before any attempt claimed its item (nothing was sent) is attempted at most this often. */
 export const ATTEMPTS_OF_UNCLAIMED_SEND = 3;
+
+/**
+ * A run of `probe/{webhookId}/{since}` continues-as-new after this many probes: about ten history
+ * events each (a timer, an activity, their workflow tasks), so a run stays near 1,000 events
+ * however long the pause and however short PROBE_INTERVALS.
+ */
+export const PROBES_PER_RUN = 100;
+
+/**
+ * When probe `n` (from 0) of a pause is due, in ms since the epoch, or null once that is past
+ * `plan.forMs` after `since`: the intervals add up from the pause, the last one repeating, so a
+ * probe that takes long delays none after it.
+ */
+export function probeDueAt(plan: ProbePlan, since: number, n: number): number | null {
+  const { intervalsMs, forMs } = plan;
+  const listed = Math.min(n + 1, intervalsMs.length);
+  let offset = 0;
+  for (let i = 0; i < listed; i++) offset += intervalsMs[i];
+  offset += (n + 1 - listed) * intervalsMs[intervalsMs.length - 1];
+  return offset > forMs ? null : since + offset;
+}

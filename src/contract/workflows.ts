@@ -18,6 +18,7 @@ import type {
   DeliveryResult,
   NoticeMailRequest,
   NoticeMailOutcome,
+  ProbeInput,
 } from './payloads';
 
 export const TASK_QUEUE = 'webhooks';
@@ -45,6 +46,7 @@ export interface WorkflowTypes {
   pruneRecords: (request: PruneRequest) => Promise<Pruned>;
   recoverDeliveries: (input: RecoveryInput) => Promise<RecoveryState>;
   mailNotice: (request: NoticeMailRequest) => Promise<NoticeMailOutcome>;
+  probePausedWebhook: (input: ProbeInput) => Promise<void>;
 }
 
 /** Workflow ids, as operators search for them in the Temporal Web UI. */
@@ -58,5 +60,7 @@ export const listWriteWorkflowId = (listId: string, writeId: string) => `list-wr
 export const listWriteBatchWorkflowId = (listId: string, writeId: string, batch: number) =>
   `${listWriteWorkflowId(listId, writeId)}/batch/${batch}`;
 export const noticeWorkflowId = (noticeId: string) => `notice/${noticeId}`;
+/** One pause's probes: `since` (ms since the epoch) tells a pause from the next one. */
+export const probeWorkflowId = (webhookId: string, since: number) => `probe/${webhookId}/${since}`;
 /** One pruning schedule per task queue (that is, per deployment); its workflows' ids start the same. */
 export const retentionScheduleId = (taskQueue: string) => `prune-records/${taskQueue}`;

@@ -94,8 +94,8 @@ export async function replaceWebhookSecret(sql: Db, webhookId: string, secret: s
   await sql`UPDATE webhooks SET secret = ${secret}, updated_at = now() WHERE id = ${webhookId}`;
 }
 
-/** The counting part of the per-webhook workflow's state, as the mirror held it before a store. */
-export type StoredCount = Pick<WebhookLifecycleState, 'status' | 'pausedReason' | 'consecutiveFailures' | 'failuresCounted'>;
+/** The counting part of the per-webhook workflow's state, and its probes, as the mirror held them before a store. */
+export type StoredCount = Pick<WebhookLifecycleState, 'status' | 'pausedReason' | 'consecutiveFailures' | 'failuresCounted' | 'probes'>;
 
 /** How a store decides: which notice the change calls for, and whether this worker mails notices. */
 export interface StoreRules {
@@ -124,22 +124,25 @@ export interface MirroredState {
 export function mirrorWebhookState(sql: Sql, state: WebhookLifecycleState, { noticeFor, mailNotices }: StoreRules): Promise<MirroredState> {
   return sql.begin(async (tx): Promise<MirroredState> => {
     const [before] = await tx<(StoredCount & { accountId: string; url: string; hasAddress: boolean; pendingMail: string[] })[]>`
-      SELECT w.status, w.paused_reason AS "pausedReason", ${storedFailureCount(tx)}, w.account_id AS "accountId", w.url,
+      SELECT w.status, w.paused_reason AS "pausedReason", ${storedFailureCount(tx)}, w.probe_state AS probes,
+             w.account_id AS "accountId", w.url,
              a.notification_email IS NOT NULL AS "hasAddress",
              ARRAY(SELECT id FROM notices n WHERE n.webhook_id = w.id AND n.mail = 'pending' ORDER BY n.created_at, n.id) AS "pendingMail"
       FROM webhooks w JOIN accounts a ON a.id = w.account_id
       WHERE w.id = ${state.webhookId}
       FOR UPDATE OF w`;
     if (!before) return { paused: false, notice: null, pendingMail: [] };
+    const probes = state.probes ?? null;
     const unchanged =
       before.status === state.status &&
       before.pausedReason === state.pausedReason &&
       before.consecutiveFailures === state.consecutiveFailures &&
-      before.failuresCounted === state.failuresCounted;
+      before.failuresCounted === state.failuresCounted &&
+      before.probes === probes;
     if (unchanged) return { paused: false, notice: null, pendingMail: before.pendingMail };
     await tx`
       UPDATE webhooks SET status = ${state.status}, paused_reason = ${state.pausedReason}, ${storeFailureCount(tx, state)},
-                          updated_at = now()
+                          probe_state = ${probes}, updated_at = now()
       WHERE id = ${state.webhookId}`;
     const paused = before.status === 'active' && state.status === 'paused';
     const type = noticeFor(before, state);
@@ -159,6 +162,13 @@ export function mirrorWebhookState(sql: Sql, state: WebhookLifecycleState, { not
       pendingMail: mail === 'pending' ? [...before.pendingMail, notice.id] : before.pendingMail,
     };
   });
+}
+
+/** The webhooks paused by failures whose pause has no probes: paused by a release before probes, or while probing was off. */
+export async function pausesWithoutProbes(sql: Db): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    SELECT id FROM webhooks WHERE status = 'paused' AND paused_reason = 'auto_failures' AND probe_state IS NULL ORDER BY id`;
+  return rows.map((row) => row.id);
 }
 
 export async function deleteWebhookRow(sql: Db, webhookId: string): Promise<void> {

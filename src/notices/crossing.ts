@@ -9,11 +9,13 @@ import type { NoticeType } from '../objects';
 /** Consecutive failures that make a `webhook.failing` notice, once per streak (20 pause the webhook). */
 export const FAILING_NOTICE_AT = 10;
 
-/** What a store compares: the counting part of the per-webhook workflow's state. */
-export type CountedState = Pick<WebhookLifecycleState, 'status' | 'pausedReason' | 'consecutiveFailures' | 'failuresCounted'>;
+/** What a store compares: the counting part of the per-webhook workflow's state, and its probes. */
+export type CountedState = Pick<WebhookLifecycleState, 'status' | 'pausedReason' | 'consecutiveFailures' | 'failuresCounted' | 'probes'>;
 
 /**
  * The notice a store from `before` to `after` makes, or null.
+ * - `webhook.reachable` when a probe of the pause was answered with a 2xx (the probing is
+ *   `reachable` now and was not before): once per pause, since only a reactivation forgets it.
  * - `webhook.paused` when failures paused it (`auto_failures`) and it was not so paused
  *   before; a manual pause makes none.
  * - `webhook.failing` when the streak's count reaches FAILING_NOTICE_AT while it stays active.
@@ -26,6 +28,7 @@ export type CountedState = Pick<WebhookLifecycleState, 'status' | 'pausedReason'
  * `webhook.paused`.
  */
 export function noticeCrossed(before: CountedState, after: CountedState): NoticeType | null {
+  if (after.probes === 'reachable' && before.probes !== 'reachable') return 'webhook.reachable';
   const newFailures = after.failuresCounted - before.failuresCounted;
   if (newFailures <= 0) return null;
   if (after.status === 'paused') {

@@ -1,8 +1,11 @@
 // Starting and signalling `webhook/{id}` from outside it: the registration activity starts
-// it, the delivery bookkeeping (activities/delivery-bookkeeping.ts) signals it, and so nothing under
-// activities/ needs the API's client module.
+// it, the delivery bookkeeping (activities/delivery-bookkeeping.ts) signals it, the workers
+// wake its pauses to probe as they start, and so nothing under activities/ needs the API's
+// client module.
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { deliveryOutcomesSignal } from '../contract/messages';
+import { deliveryOutcomesSignal, wakeToProbeSignal } from '../contract/messages';
+import type { Sql } from '../db/sql';
+import { pausesWithoutProbes } from '../db/webhooks';
 import { AccountIdKey, WebhookIdKey, WebhookStatusKey } from '../contract/search-attributes';
 import { lifecycleWorkflowId, type WorkflowTypes } from '../contract/workflows';
 
@@ -37,4 +40,28 @@ export async function signalDeliveryOutcomes(client: Client, webhookId: string, 
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
   }
+}
+
+/** Signals sent at once while waking pauses: enough to be quick, few enough to leave the server to live traffic. */
+const WAKES_AT_ONCE = 20;
+
+/**
+ * Wakes each webhook paused by failures whose pause has no probes yet, a pause made by a
+ * release before probes, so that its `webhook/{id}` starts probing; returns how many. Every
+ * worker calls it as it starts, and a pause woken twice ignores the second signal.
+ */
+export async function wakePausesToProbe(sql: Sql, client: Client): Promise<number> {
+  const webhookIds = await pausesWithoutProbes(sql);
+  for (let first = 0; first < webhookIds.length; first += WAKES_AT_ONCE) {
+    await Promise.all(
+      webhookIds.slice(first, first + WAKES_AT_ONCE).map(async (webhookId) => {
+        try {
+          await client.workflow.getHandle(lifecycleWorkflowId(webhookId)).signal(wakeToProbeSignal);
+        } catch (error) {
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+        }
+      }),
+    );
+  }
+  return webhookIds.length;
 }

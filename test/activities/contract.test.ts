@@ -18,6 +18,8 @@ const contractTypes: Record<keyof ActivityTypes, true> = {
   sendTestEvent: true,
   storeWebhookState: true,
   deleteWebhook: true,
+  planProbes: true,
+  probeWebhook: true,
   awaitRecoveryRecorded: true,
   sendRecoveryItem: true,
   settleLostRecoverySend: true,

@@ -298,7 +298,9 @@ describe('failed deliveries', () => {
       pausedReason: 'auto_failures',
       consecutiveFailures: 20,
     });
-    const statusChanges = (await lifecycle.fetchHistory()).events!.filter((event) => event.upsertWorkflowSearchAttributesEventAttributes);
+    const statusChanges = (await lifecycle.fetchHistory()).events!.filter(
+      (event) => event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.WebhookStatus,
+    );
     expect(statusChanges).toHaveLength(1);
     const pausedInUi = await waitFor(async () => {
       const found = [];

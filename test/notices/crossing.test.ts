@@ -8,11 +8,17 @@ const active = (consecutiveFailures: number, failuresCounted: number): CountedSt
   consecutiveFailures,
   failuresCounted,
 });
-const paused = (pausedReason: 'auto_failures' | 'manual', consecutiveFailures: number, failuresCounted: number): CountedState => ({
+const paused = (
+  pausedReason: 'auto_failures' | 'manual',
+  consecutiveFailures: number,
+  failuresCounted: number,
+  probes: CountedState['probes'] = null,
+): CountedState => ({
   status: 'paused',
   pausedReason,
   consecutiveFailures,
   failuresCounted,
+  probes,
 });
 
 describe('noticeCrossed', () => {
@@ -34,6 +40,12 @@ describe('noticeCrossed', () => {
       paused('auto_failures', 20, 24),
       'webhook.paused',
     ],
+    [
+      'a probe of the pause answered',
+      paused('auto_failures', 20, 20, 'probing'),
+      paused('auto_failures', 20, 20, 'reachable'),
+      'webhook.reachable',
+    ],
   ] as const)('%s', (_, before, after, expected) => {
     expect(noticeCrossed(before, after)).toBe(expected);
   });
@@ -50,6 +62,10 @@ describe('noticeCrossed', () => {
     // A store that counted no new failure: an older state written back (a workflow task replayed after a newer store).
     ['a state with fewer failures counted than stored', active(0, 20), paused('auto_failures', 20, 20)],
     ['a state at 12 with no new failure counted', active(0, 12), active(12, 12)],
+    ['the probing begun', paused('auto_failures', 20, 20), paused('auto_failures', 20, 20, 'probing')],
+    ['the answered probe stored again', paused('auto_failures', 20, 20, 'reachable'), paused('auto_failures', 20, 20, 'reachable')],
+    ['the probing out of time', paused('auto_failures', 20, 20, 'probing'), paused('auto_failures', 20, 20, 'expired')],
+    ['a reactivation after the answer', paused('auto_failures', 20, 20, 'reachable'), active(0, 20)],
   ] as const)('makes none for %s', (_, before, after) => {
     expect(noticeCrossed(before, after)).toBeNull();
   });

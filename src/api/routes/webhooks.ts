@@ -19,7 +19,7 @@ import { newSigningSecret } from '../../secrets';
 import type { Workflows } from '../../temporal/client';
 import { DEFAULT_TOPICS, type Topic } from '../../topics';
 import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../limits';
-import type { Webhook } from '../../objects';
+import { isRedeliverable, type Webhook } from '../../objects';
 import { UrlNotAllowedError } from '../../delivery/url-policy';
 import { metrics } from '../../metrics';
 import { ApiError, apiErrors } from '../errors';
@@ -148,7 +148,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     const webhook = await ownWebhook(ctx);
     const repeated = DELIVERY_ID.test(ctx.params.deliveryId) ? await findDelivery(sql, webhook.id, ctx.params.deliveryId) : null;
     if (!repeated) throw apiErrors.deliveryNotFound();
-    if (repeated.kind === 'ping' || repeated.kind === 'test') throw apiErrors.notRedeliverable();
+    if (!isRedeliverable(repeated.kind)) throw apiErrors.notRedeliverable();
     const deliveryId = newId('dlv');
     const result = await workflows.runRedelivery(ctx.state.accountId!, {
       webhookId: webhook.id,

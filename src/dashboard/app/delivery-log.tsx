@@ -2,7 +2,7 @@
 // and redelivery of an entry.
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
-import { deliveryLogFilters } from '../../objects';
+import { deliveryLogFilters, isRedeliverable } from '../../objects';
 import type { Api, DeliveryLogEntry, DeliveryLogFilters } from './api';
 import { DeliveryDetailPanel } from './delivery-detail';
 import { ErrorText, Loading, Status, describeResult, Time } from './feedback';
@@ -141,7 +141,7 @@ function Entry({ entry, busy, onRedeliver, expanded, onToggle }: EntryProps) {
         >
           Details
         </button>
-        {entry.kind !== 'ping' && entry.kind !== 'test' && (
+        {isRedeliverable(entry.kind) && (
           <button type="button" disabled={busy} onClick={onRedeliver} aria-label={`Redeliver ${entry.event} ${entry.id}`}>
             Redeliver
           </button>

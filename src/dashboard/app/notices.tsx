@@ -18,6 +18,13 @@ const FAILING_AT = 10;
 const NOTICE_TYPES: Record<Notice['type'], string> = {
   'webhook.failing': 'Failing',
   'webhook.paused': 'Paused',
+  'webhook.reachable': 'Answers again',
+};
+
+const NOTICE_ROW_CLASSES: Record<Notice['type'], string> = {
+  'webhook.failing': 'failing',
+  'webhook.paused': 'paused',
+  'webhook.reachable': 'reachable',
 };
 
 /** "non_2xx (HTTP 503)", from a notice's last error. */
@@ -46,17 +53,22 @@ export function WebhookNotice({ api, webhook }: { api: Api; webhook: Webhook }) 
   );
   if (!shown) return null;
   const notice = latest.data;
+  const answersAgain = pausedByFailures && notice?.type === 'webhook.reachable';
   return (
-    <section class="callout" aria-labelledby="notice-heading">
+    <section class={answersAgain ? 'callout reachable' : 'callout'} aria-labelledby="notice-heading">
       <h2 id="notice-heading">
-        {pausedByFailures
-          ? `Paused after ${webhook.consecutiveFailures} failed deliveries in a row`
-          : `Failing: ${webhook.consecutiveFailures} deliveries in a row failed`}
+        {answersAgain
+          ? `Paused after ${webhook.consecutiveFailures} failed deliveries in a row; the receiver answers again`
+          : pausedByFailures
+            ? `Paused after ${webhook.consecutiveFailures} failed deliveries in a row`
+            : `Failing: ${webhook.consecutiveFailures} deliveries in a row failed`}
       </h2>
       <p>
-        {pausedByFailures
-          ? 'Nothing is delivered to it until you reactivate it. Fix the receiver, check it with a test ping, then reactivate.'
-          : 'At 20 failures in a row it is paused. Fix the receiver: one delivery answered 2xx resets the count.'}
+        {answersAgain
+          ? 'A probe was answered with a 2xx. Nothing is delivered until you reactivate it; then recover what it missed.'
+          : pausedByFailures
+            ? 'Nothing is delivered to it until you reactivate it. The service probes it with a ping now and then (logged as probe) and tells you when it answers. Fix the receiver, then reactivate.'
+            : 'At 20 failures in a row it is paused. Fix the receiver: one delivery answered 2xx resets the count.'}
       </p>
       <ErrorText error={latest.error} />
       {notice && (
@@ -75,8 +87,8 @@ export function NoticesPage({ api, navigate }: { api: Api; navigate: (view: View
     <section>
       <PageHeading>Notices</PageHeading>
       <p>
-        The service tells you when a webhook fails {FAILING_AT} deliveries in a row, and when failures pause it (at 20): here, and by mail
-        to the notification email.
+        The service tells you when a webhook fails {FAILING_AT} deliveries in a row, when failures pause it (at 20), and when a webhook so
+        paused answers one of its probes again: here, and by mail to the notification email.
       </p>
       <NotificationEmail api={api} />
       <NoticeList api={api} navigate={navigate} />
@@ -151,7 +163,7 @@ function NoticeList({ api, navigate }: { api: Api; navigate: (view: View) => voi
           columns={['Noticed', 'Notice', 'Webhook', 'Failures in a row', 'Last error', 'Mail']}
         >
           {notices.data.data.map((notice) => (
-            <tr key={notice.id} class={notice.type === 'webhook.paused' ? 'paused' : 'failing'}>
+            <tr key={notice.id} class={NOTICE_ROW_CLASSES[notice.type]}>
               <LabelledCell label="Noticed">
                 <Time iso={notice.createdAt} />
               </LabelledCell>

@@ -288,6 +288,7 @@ describe(`recording workflow histories of release ${release}`, () => {
       metrics,
       client: stack.service.client,
       notices: { mailer: undefined, from: 'recorder@localhost', maxPerHour: 20, dashboardUrl: 'http://localhost/dashboard' },
+      probing: null,
     });
     // A worker that never finishes a delivery, as if it had died mid-POST: the activity
     // times out and the workflow records the delivery as our own failure.

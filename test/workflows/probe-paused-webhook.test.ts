@@ -1,0 +1,138 @@
+// The way back from a pause (docs/api.md, "Probes"): a webhook paused by failures is probed
+// by `probe/{webhookId}/{since}` until it answers, and its owner is told; the service never
+// reactivates it. PROBE_INTERVALS of a second keep the suite short.
+import { WorkflowFailedError } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
+import type { ProbeState } from '../../src/contract/payloads';
+import { lifecycleStateQuery } from '../../src/contract/messages';
+import { bulkTaskQueue, probeWorkflowId } from '../../src/contract/workflows';
+import { probePausedWebhook } from '../../workflows';
+import { useStackWithReceiver } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+const suite = useStackWithReceiver({ PROBE_INTERVALS: '1s' });
+
+/** A webhook at `path`, its receiver failing, paused by 20 failed deliveries. */
+async function pausedByFailures(path: string) {
+  const set = await suite.stack.setUpListWebhook(suite.receiver.urlFor(path));
+  suite.receiver.respondWith((request) => (request.path === path ? { status: 503 } : {}));
+  for (let i = 0; i < 20; i++) await suite.stack.reportWrite(set.listId, `fail-${i}`);
+  const webhook = await suite.stack.waitForFailureCount(set.owner.token, set.webhookId, 20);
+  expect(webhook).toMatchObject({ status: 'paused', pausedReason: 'auto_failures' });
+  return set;
+}
+
+/** The probes the log holds, newest first (the `kind` filter). */
+async function probesLogged(token: string, webhookId: string) {
+  const page = await suite.stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?kind=probe&limit=100`, { token });
+  expect(page.status).toBe(200);
+  return page.body.data as { kind: string; event: string; outcome: string; statusCode: number | null }[];
+}
+
+/** The lifecycle's state once its probes are `probes`. */
+function probesReach(webhookId: string, probes: ProbeState | null) {
+  return waitFor(
+    async () => {
+      const state = await suite.stack.lifecycle(webhookId).query(lifecycleStateQuery);
+      return (state.probes ?? null) === probes ? state : undefined;
+    },
+    { what: `the probes of ${webhookId} to be ${probes}` },
+  );
+}
+
+describe('probe/{webhookId}/{since}', () => {
+  it('probes a webhook paused by failures until it answers, tells its owner once, and leaves it paused', async () => {
+    const path = '/probe/comes-back';
+    const { owner, webhookId } = await pausedByFailures(path);
+    const { probesSince } = await probesReach(webhookId, 'probing');
+    expect(await stateOfProbeColumn(webhookId)).toBe('probing');
+
+    // Failing probes: logged as probes of the ping, never counted against the webhook.
+    const failed = await waitFor(async () => {
+      const probes = await probesLogged(owner.token, webhookId);
+      return probes.length >= 2 ? probes : undefined;
+    });
+    expect(failed.every((probe) => probe.kind === 'probe' && probe.event === 'ping' && probe.outcome === 'failed')).toBe(true);
+    expect(failed[0].statusCode).toBe(503);
+    const probed = await suite.receiver.waitForRequests(1);
+    const probeBody = probed
+      .filter((request) => request.path === path)
+      .at(-1)!
+      .rawBody.toString();
+    expect(JSON.parse(probeBody)).toMatchObject({ event: 'ping', webhookId });
+
+    // The receiver comes back: the next probe gets a 2xx, the owner gets one notice.
+    suite.receiver.respondWith({});
+    const notice = await waitFor(async () => {
+      const page = await suite.stack.request('GET', `/v3/account/notices?webhookId=${webhookId}`, { token: owner.token });
+      return page.body.data.find((found: { type: string }) => found.type === 'webhook.reachable');
+    });
+    expect(notice).toMatchObject({ type: 'webhook.reachable', webhookId, consecutiveFailures: 20, lastError: 'non_2xx' });
+    await suite.stack.service.client.workflow.getHandle(probeWorkflowId(webhookId, probesSince!)).result();
+    await probesReach(webhookId, 'reachable');
+
+    // Still paused, the count where the pause left it: only the owner reactivates.
+    const webhook = await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token: owner.token });
+    expect(webhook.body).toMatchObject({ status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 });
+    const probes = await probesLogged(owner.token, webhookId);
+    expect(probes[0]).toMatchObject({ outcome: 'delivered', statusCode: 200 });
+    expect(probes.filter((probe) => probe.outcome === 'delivered')).toHaveLength(1);
+    const notices = await suite.stack.request('GET', `/v3/account/notices?webhookId=${webhookId}`, { token: owner.token });
+    expect(notices.body.data.map((found: { type: string }) => found.type)).toEqual([
+      'webhook.reachable',
+      'webhook.paused',
+      'webhook.failing',
+    ]);
+
+    // Reactivated, the webhook forgets the pause's probes.
+    const reactivated = await suite.stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token: owner.token, body: { status: 'active' } });
+    expect(reactivated.body).toMatchObject({ status: 'active', consecutiveFailures: 0 });
+    await probesReach(webhookId, null);
+    expect(await stateOfProbeColumn(webhookId)).toBeNull();
+  });
+
+  it('ends the probing when the owner reactivates or deletes the webhook', async () => {
+    for (const end of ['reactivate', 'delete'] as const) {
+      const { owner, webhookId } = await pausedByFailures(`/probe/${end}`);
+      const { probesSince } = await probesReach(webhookId, 'probing');
+      const probing = suite.stack.service.client.workflow.getHandle(probeWorkflowId(webhookId, probesSince!));
+      const ended =
+        end === 'reactivate'
+          ? await suite.stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token: owner.token, body: { status: 'active' } })
+          : await suite.stack.request('DELETE', `/v3/webhooks/${webhookId}`, { token: owner.token });
+      expect(ended.status).toBeLessThan(300);
+      const outcome = await probing.result().then(
+        () => 'completed',
+        (error: unknown) => (error instanceof WorkflowFailedError ? error.cause?.name : String(error)),
+      );
+      expect(outcome, end).toBe('CancelledFailure');
+    }
+  });
+
+  it('ends by itself once PROBE_MAX_DAYS have passed, and the webhook stays paused', async () => {
+    const { owner, webhookId } = await pausedByFailures('/probe/never-back');
+    const { probesSince } = await probesReach(webhookId, 'probing');
+    const client = suite.stack.service.client;
+    // The same pause's probing with a plan a test can outlive: two more probes, half a second apart.
+    await client.workflow.getHandle(probeWorkflowId(webhookId, probesSince!)).terminate('test: a shorter plan');
+    const forMs = Date.now() - probesSince! + 1_200;
+    await client.workflow.execute(probePausedWebhook, {
+      taskQueue: bulkTaskQueue(suite.stack.taskQueue),
+      workflowId: probeWorkflowId(webhookId, probesSince!),
+      args: [{ webhookId, since: probesSince!, plan: { intervalsMs: [500], forMs, deliveryTimeoutMs: 2_000 }, sent: 0 }],
+    });
+    await probesReach(webhookId, 'expired');
+    expect(await stateOfProbeColumn(webhookId)).toBe('expired');
+    const webhook = await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token: owner.token });
+    expect(webhook.body).toMatchObject({ status: 'paused', pausedReason: 'auto_failures' });
+    const notices = await suite.stack.request('GET', `/v3/account/notices?webhookId=${webhookId}`, { token: owner.token });
+    expect(notices.body.data.map((found: { type: string }) => found.type)).not.toContain('webhook.reachable');
+  });
+});
+
+async function stateOfProbeColumn(webhookId: string): Promise<string | null> {
+  const [row] = await suite.stack.service.sql<
+    { probeState: string | null }[]
+  >`SELECT probe_state AS "probeState" FROM webhooks WHERE id = ${webhookId}`;
+  return row.probeState;
+}
