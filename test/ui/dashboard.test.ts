@@ -2,13 +2,13 @@
 // real stack and a real HTTPS receiver. Every action end to end, what the page keeps of
 // the token, hostile text, the keyboard and a 375 px screen. Saves the screenshots docs/api.md shows.
 import path from 'node:path';
-import type { Locator, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/delivery/signing';
 import type { ReceivedRequest } from '../support/receiver';
 import { connectRelay } from '../support/relay-client';
 import { SCREENSHOTS } from './support/browser';
-import { expectText, openWebhook, textOf, useDashboard } from './support/dashboard';
+import { IS_FOCUSED, expectText, openWebhook, reactivate, tabTo, textOf, useDashboard } from './support/dashboard';
 
 const suite = useDashboard();
 
@@ -21,20 +21,6 @@ const openDashboard = (token?: string, viewport?: { width: number; height: numbe
 async function accountWithWebhook(urlPath: string) {
   const setUp = await suite.stack.setUpListWebhook(suite.receiver.urlFor(urlPath), { events: ['list.changed', 'item.added'] });
   return { ...setUp, token: setUp.owner.token, url: suite.receiver.urlFor(urlPath) };
-}
-
-// What runs in the page is written as strings, or typed by hand as below: this file is
-// type-checked for Node, without the DOM's types.
-const IS_FOCUSED = (element: unknown) =>
-  element === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement;
-
-/** Presses Tab until `target` has the focus: it is reachable by keyboard. */
-async function tabTo(page: Page, target: Locator): Promise<void> {
-  for (let presses = 0; presses < 60; presses++) {
-    if (await target.evaluate(IS_FOCUSED)) return;
-    await page.keyboard.press('Tab');
-  }
-  throw new Error(`Tab never reached ${String(target)}`);
 }
 
 /** Controls with no accessible name: inputs and selects without a label, buttons without text. */
@@ -207,9 +193,8 @@ describe('the dashboard', () => {
     await page.getByRole('button', { name: 'Newer' }).click();
     await expect.poll(() => rows.count()).toBe(20);
 
-    // Reactivate: the count is 0, and the next write is delivered.
-    await page.getByRole('button', { name: 'Reactivate' }).click();
-    await expectText(page.locator('.facts .badge'), 'Active');
+    // Reactivate (a ping first, then the confirm): the count is 0, and the next write is delivered.
+    expect(await reactivate(page)).toMatch(/^Ping: Delivered: HTTP 200 in \d+ ms$/);
     await expect
       .poll(async () => (await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body)
       .toMatchObject({ status: 'active', consecutiveFailures: 0 });

@@ -10,7 +10,7 @@ import { startSmtpServer, type SmtpServer } from '../support/smtp';
 import { startTestStack, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';
 import { SCREENSHOTS, launchChromium } from './support/browser';
-import { PHONE, dashboardTabs, expectText, openWebhook } from './support/dashboard';
+import { PHONE, dashboardTabs, expectText, openWebhook, reactivate } from './support/dashboard';
 
 let smtp: SmtpServer;
 let stack: TestStack;
@@ -86,8 +86,7 @@ describe('notices in the dashboard', () => {
     // The webhook's URL leads back to it; reactivated, it no longer says it is paused.
     await rows.first().getByRole('button', { name: url }).click();
     await page.getByRole('heading', { name: url }).waitFor();
-    await page.getByRole('button', { name: 'Reactivate' }).click();
-    await expectText(page.locator('.facts .badge'), 'Active');
+    await reactivate(page);
     expect(await callout.count()).toBe(0);
     expect((await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body.consecutiveFailures).toBe(0);
   });

@@ -6,6 +6,7 @@ import { DeliveryLog } from './delivery-log';
 import { ErrorText, Loading, Status, describeResult, errorOf, Time } from './feedback';
 import { PageHeading } from './heading';
 import { WebhookNotice } from './notices';
+import { Reactivated, Reactivation } from './reactivation';
 import { RecoverMissed } from './recovery';
 import { SecretOnce } from './secret-once';
 import { SubscriptionFields, toSubscription } from './subscription-fields';
@@ -66,7 +67,7 @@ export function WebhookDetail({ api, id, navigate }: Props) {
       </dl>
       <WebhookNotice api={api} webhook={current} />
       <div class="actions">
-        {current.relay ? <RelaySession /> : <StatusControl api={api} webhook={current} onChanged={webhook.set} />}
+        {current.relay ? <RelaySession /> : <StatusControl api={api} webhook={current} onChanged={webhook.set} onLogged={logged} />}
         <Ping api={api} webhook={current} onLogged={logged} />
         <SendTestEvent api={api} webhook={current} onLogged={logged} />
         <RotateSecret api={api} webhook={current} onRotated={webhook.reload} />
@@ -84,21 +85,41 @@ interface ActionProps {
   webhook: Webhook;
 }
 
-function StatusControl({ api, webhook, onChanged }: ActionProps & { onChanged: (webhook: Webhook) => void }) {
-  const next = webhook.status === 'active' ? 'paused' : 'active';
-  const change = useAction(() => api.updateWebhook(webhook.id, { status: next }), onChanged);
+/** Pausing is one press; reactivating pings first and asks (`Reactivation`). */
+function StatusControl({
+  api,
+  webhook,
+  onChanged,
+  onLogged,
+}: ActionProps & { onChanged: (webhook: Webhook) => void; onLogged: () => void }) {
+  // Set once this control has paused or reactivated: what it shows next takes the focus of the button that went.
+  const [changedHere, setChangedHere] = useState(false);
+  const changed = (next: Webhook) => {
+    setChangedHere(true);
+    onChanged(next);
+  };
+  return webhook.status === 'active' ? (
+    <PauseDeliveries api={api} webhook={webhook} onPaused={changed} reactivated={changedHere} />
+  ) : (
+    <Reactivation api={api} webhook={webhook} onLogged={onLogged} onReactivated={changed} pausedHere={changedHere} />
+  );
+}
+
+function PauseDeliveries({
+  api,
+  webhook,
+  onPaused,
+  reactivated,
+}: ActionProps & { onPaused: (webhook: Webhook) => void; reactivated: boolean }) {
+  const pause = useAction(() => api.updateWebhook(webhook.id, { status: 'paused' }), onPaused);
   return (
     <div class="action">
       <h2>Deliveries</h2>
-      <p>
-        {webhook.status === 'active'
-          ? 'Events are delivered as lists change.'
-          : 'Nothing is delivered while paused. Reactivating resets the failure count to 0.'}
-      </p>
-      <button type="button" disabled={change.busy} onClick={() => change.run()}>
-        {webhook.status === 'active' ? 'Pause deliveries' : 'Reactivate'}
+      {reactivated ? <Reactivated /> : <p>Events are delivered as lists change.</p>}
+      <button type="button" disabled={pause.busy} onClick={() => pause.run()}>
+        Pause deliveries
       </button>
-      <ErrorText error={change.error} />
+      <ErrorText error={pause.error} />
     </div>
   );
 }

@@ -1,5 +1,5 @@
 // Driving the dashboard in a browser: tabs signed in as an account, waiting on what they show,
-// and the delivery log's rows and width.
+// the keyboard's focus, reactivation, and the delivery log's rows and width.
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { Receiver } from '../../support/receiver';
@@ -52,6 +52,37 @@ export async function signIn(page: Page, token: string): Promise<void> {
 export async function openWebhook(page: Page, url: string): Promise<void> {
   await page.getByRole('button', { name: url }).click();
   await page.getByRole('heading', { name: url }).waitFor();
+}
+
+// What runs in the page is written as strings, or typed by hand as below: the tests are
+// type-checked for Node, without the DOM's types.
+export const IS_FOCUSED = (element: unknown) =>
+  element === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement;
+
+/** Presses Tab until `target` has the focus: it is reachable by keyboard. */
+export async function tabTo(page: Page, target: Locator): Promise<void> {
+  for (let presses = 0; presses < 60; presses++) {
+    if (await target.evaluate(IS_FOCUSED)) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`Tab never reached ${String(target)}`);
+}
+
+/** The question a paused webhook's Reactivate asks once its ping has answered, with its two buttons. */
+export const reactivationQuestion = (page: Page) => page.getByRole('group', { name: /^The receiver/ });
+
+/**
+ * Reactivates the paused webhook whose page is open, as an owner does: Reactivate, the ping's
+ * answer, then Reactivate again to confirm. Returns the answer as the page showed it.
+ */
+export async function reactivate(page: Page): Promise<string | undefined> {
+  await page.getByRole('button', { name: 'Reactivate', exact: true }).click();
+  const question = reactivationQuestion(page);
+  await question.waitFor();
+  const answer = await textOf(question.locator('#reactivate-answer'));
+  await question.getByRole('button', { name: 'Reactivate', exact: true }).click();
+  await expectText(page.locator('.facts .badge'), 'Active');
+  return answer;
 }
 
 export const textOf = async (locator: Locator) => (await locator.textContent())?.trim();
