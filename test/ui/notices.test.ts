@@ -70,7 +70,10 @@ describe('notices in the dashboard', () => {
     const callout = page.locator('section.callout');
     await expectText(callout.getByRole('heading'), 'Paused after 20 failed deliveries in a row');
     await expectText(callout, new RegExp(`Notice ${paused.id}, .* UTC: last error non_2xx \\(HTTP 503\\)\\. Mailed .* UTC\\.`));
-    await expectText(callout, /Fix the receiver, check it with a test ping, then reactivate\./);
+    await expectText(
+      callout,
+      /The service probes it with a ping now and then \(logged as probe\) and tells you when it answers\. Fix the receiver, then reactivate\./,
+    );
     await page.screenshot({ path: path.join(SCREENSHOTS, 'dashboard-paused-notice.png') });
 
     await page.getByRole('button', { name: 'Notices', exact: true }).click();
