@@ -14,6 +14,7 @@ import { createSql } from '../../src/db/sql';
 import { startResettingServer, type DeadServer } from '../support/dead-server';
 import type { Receiver } from '../support/receiver';
 import { requestTo, startTestStack, type ApiResponse, type RequestOptions, type TestStack } from '../support/stack';
+import { waitFor } from '../support/wait';
 import {
   HTTP_METHODS,
   OpenApi,
@@ -196,7 +197,8 @@ function expectError(response: ApiResponse, status: number, code: string): Recor
 // ---- the stack ----
 
 beforeAll(async () => {
-  stack = await startTestStack();
+  // Probes a second after a pause, so that a paused webhook's probes and notice are seen here.
+  stack = await startTestStack({ PROBE_INTERVALS: '1s' });
   receiver = await stack.startReceiver();
   // A receiver under /unreachable answers every ping with 500, and so does a path in failingPaths; others get 200.
   receiver.respondWith(async (request) => {
@@ -793,6 +795,31 @@ describe('GET /v3/account/notices', () => {
 
     const badQuery = await call('GET', '/v3/account/notices?before=dlv_000000000000000000000000', { token });
     expect(expectError(badQuery, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/query/before', message: expect.any(String) }]);
+  });
+});
+
+describe('a webhook paused by failures, probed until it answers', () => {
+  it('logs its probes (kind=probe) and makes the notice webhook.reachable, as documented', async () => {
+    const { account, token, webhook } = await accountWithWebhook('/contract/probed');
+    await stack.putList('contract-probed', account.id);
+    failingPaths.add('/contract/probed');
+    for (let i = 0; i < 20; i++) await stack.reportWrite('contract-probed', `w${i}`);
+    await stack.waitForFailureCount(token, webhook.id, 20);
+    const failedProbe = await waitFor(
+      async () => (await call('GET', `/v3/webhooks/${webhook.id}/deliveries?kind=probe`, { token })).body.data[0],
+    );
+    expect(failedProbe).toMatchObject({ kind: 'probe', event: 'ping', outcome: 'failed', statusCode: 500, listId: null });
+    failingPaths.delete('/contract/probed');
+    const reachable = await waitFor(
+      async () =>
+        (await call('GET', `/v3/account/notices?webhookId=${webhook.id}`, { token })).body.data[0]?.type === 'webhook.reachable' ||
+        undefined,
+    );
+    expect(reachable).toBe(true);
+    expect((await call('GET', `/v3/webhooks/${webhook.id}`, { token })).body).toMatchObject({
+      status: 'paused',
+      pausedReason: 'auto_failures',
+    });
   });
 });
 
