@@ -3,49 +3,30 @@
 // the Notices page lists the account's notices and edits the notification email. Saves the
 // screenshot docs/dashboard-and-manual-tools.md shows.
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Receiver } from '../support/receiver';
-import { startSmtpServer, type SmtpServer } from '../support/smtp';
-import { startTestStack, type TestStack } from '../support/stack';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/wait';
-import { SCREENSHOTS, launchChromium } from './support/browser';
-import { PHONE, dashboardTabs, expectText, openWebhook, reactivate } from './support/dashboard';
+import { SCREENSHOTS } from './support/browser';
+import { PHONE, expectText, openWebhook, reactivate, useDashboard } from './support/dashboard';
 
-let smtp: SmtpServer;
-let stack: TestStack;
-let receiver: Receiver;
-let browser: Browser;
-let tabs: ReturnType<typeof dashboardTabs>;
+const suite = useDashboard({}, { mail: true });
 
-beforeAll(async () => {
-  smtp = await startSmtpServer();
-  stack = await startTestStack({ SMTP_URL: smtp.url });
-  receiver = await stack.startReceiver();
+beforeAll(() => {
   // Deliveries to paths under /broken answer 503; pings and everything else 200.
-  receiver.respondWith((request) => (request.path.startsWith('/broken') && request.headers['svc-event'] !== 'ping' ? { status: 503 } : {}));
-  browser = await launchChromium();
-  tabs = dashboardTabs(browser, () => `${stack.service.url}/dashboard`);
-});
-afterEach(async () => {
-  await tabs.closeAll();
-  expect(tabs.problems).toEqual([]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await stack?.stop();
-  await smtp?.stop();
+  suite.receiver.respondWith((request) =>
+    request.path.startsWith('/broken') && request.headers['svc-event'] !== 'ping' ? { status: 503 } : {},
+  );
 });
 
 let writes = 0;
 
 /** An account (mailed at `notificationEmail`) whose webhook at /broken/{name} has failed `failures` deliveries in a row. */
 async function failingWebhook(name: string, failures: number, notificationEmail: string | null = null) {
-  const url = receiver.urlFor(`/broken/${name}`);
-  const { owner, webhookId, listId } = await stack.setUpListWebhook(url);
-  await stack.request('PATCH', '/v3/account', { token: owner.token, body: { notificationEmail } });
-  for (let i = 0; i < failures; i++) await stack.reportWrite(listId, `ui-notice-${writes++}`);
-  await stack.waitForFailureCount(owner.token, webhookId, failures);
+  const url = suite.receiver.urlFor(`/broken/${name}`);
+  const { owner, webhookId, listId } = await suite.stack.setUpListWebhook(url);
+  await suite.stack.request('PATCH', '/v3/account', { token: owner.token, body: { notificationEmail } });
+  for (let i = 0; i < failures; i++) await suite.stack.reportWrite(listId, `ui-notice-${writes++}`);
+  await suite.stack.waitForFailureCount(owner.token, webhookId, failures);
   return { token: owner.token, webhookId, url };
 }
 
@@ -58,14 +39,17 @@ const unlabelledControls = (page: Page) =>
 describe('notices in the dashboard', () => {
   it('shows a paused webhook with its notice, mailed, and the same notice in the account’s list', async () => {
     const { token, webhookId, url } = await failingWebhook('paused', 20, 'owner@example.com');
-    const notices = (await stack.request('GET', '/v3/account/notices', { token })).body.data;
+    const notices = (await suite.stack.request('GET', '/v3/account/notices', { token })).body.data;
     const paused = notices[0];
     expect(paused.type).toBe('webhook.paused');
-    await waitFor(async () => ((await stack.request('GET', '/v3/account/notices', { token })).body.data[0].emailedAt ? true : undefined), {
-      what: 'the paused notice mailed',
-    });
+    await waitFor(
+      async () => ((await suite.stack.request('GET', '/v3/account/notices', { token })).body.data[0].emailedAt ? true : undefined),
+      {
+        what: 'the paused notice mailed',
+      },
+    );
 
-    const page = await tabs.open(token);
+    const page = await suite.tabs.open(token);
     await openWebhook(page, url);
     const callout = page.locator('section.callout');
     await expectText(callout.getByRole('heading'), 'Paused after 20 failed deliveries in a row');
@@ -91,19 +75,19 @@ describe('notices in the dashboard', () => {
     await page.getByRole('heading', { name: url }).waitFor();
     await reactivate(page);
     expect(await callout.count()).toBe(0);
-    expect((await stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body.consecutiveFailures).toBe(0);
+    expect((await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token })).body.consecutiveFailures).toBe(0);
   });
 
   it('says a webhook is failing from 10 failures in a row, with its notice; not before', async () => {
     const { token, url } = await failingWebhook('failing', 12);
     const quiet = await failingWebhook('quiet', 9);
-    const page = await tabs.open(token);
+    const page = await suite.tabs.open(token);
     await openWebhook(page, url);
     const callout = page.locator('section.callout');
     await expectText(callout.getByRole('heading'), 'Failing: 12 deliveries in a row failed');
     await expectText(callout, /last error non_2xx \(HTTP 503\)\. Not mailed\./);
 
-    const quietPage = await tabs.open(quiet.token);
+    const quietPage = await suite.tabs.open(quiet.token);
     await quietPage.getByRole('button', { name: quiet.url }).click();
     await quietPage.getByRole('heading', { name: quiet.url }).waitFor();
     expect(await quietPage.locator('section.callout').count()).toBe(0);
@@ -112,8 +96,8 @@ describe('notices in the dashboard', () => {
   });
 
   it("edits the notification email, with the API's error beside the field", async () => {
-    const { token } = await stack.createAccount();
-    const page = await tabs.open(token);
+    const { token } = await suite.stack.createAccount();
+    const page = await suite.tabs.open(token);
     await page.getByRole('button', { name: 'Notices', exact: true }).click();
     const field = page.getByLabel('Mail notices to');
     await expect.poll(() => field.isEnabled()).toBe(true);
@@ -121,12 +105,12 @@ describe('notices in the dashboard', () => {
     await field.fill('not an address');
     await page.getByRole('button', { name: 'Save the email' }).click();
     await expectText(page.locator('#notification-email-error'), /notificationEmail: must match pattern/);
-    expect((await stack.request('GET', '/v3/account', { token })).body.notificationEmail).toBeNull();
+    expect((await suite.stack.request('GET', '/v3/account', { token })).body.notificationEmail).toBeNull();
 
     await field.fill('owner@example.com');
     await page.getByRole('button', { name: 'Save the email' }).click();
     await expectText(page.getByRole('status'), 'Notices are mailed to owner@example.com.');
-    expect((await stack.request('GET', '/v3/account', { token })).body.notificationEmail).toBe('owner@example.com');
+    expect((await suite.stack.request('GET', '/v3/account', { token })).body.notificationEmail).toBe('owner@example.com');
     await page.reload();
     await page.getByLabel('Account API token').waitFor({ state: 'detached' });
     await page.getByRole('button', { name: 'Notices', exact: true }).click();
@@ -135,12 +119,12 @@ describe('notices in the dashboard', () => {
     await page.getByLabel('Mail notices to').fill('');
     await page.getByRole('button', { name: 'Save the email' }).click();
     await expectText(page.getByRole('status'), 'Notices are not mailed.');
-    expect((await stack.request('GET', '/v3/account', { token })).body.notificationEmail).toBeNull();
+    expect((await suite.stack.request('GET', '/v3/account', { token })).body.notificationEmail).toBeNull();
   });
 
   it('fits a 375 px wide screen', async () => {
     const { token, url } = await failingWebhook('narrow', 20);
-    const page = await tabs.open(token, PHONE);
+    const page = await suite.tabs.open(token, PHONE);
     const overflow = () => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     await page.getByRole('button', { name: url }).click();
     await page.locator('section.callout').waitFor();

@@ -4,57 +4,33 @@
 // webhook stays paused until its owner reactivates it (after a ping). PROBE_INTERVALS of a
 // second keep it short. Saves the screenshot docs/dashboard-and-manual-tools.md shows.
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Receiver } from '../support/receiver';
-import { startSmtpServer, type SmtpServer } from '../support/smtp';
-import { startTestStack, type TestStack } from '../support/stack';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/wait';
-import { launchChromium } from './support/browser';
-import { dashboardTabs, expectText, logRows, openWebhook, reactivate } from './support/dashboard';
-import type { Browser } from 'playwright-core';
+import { DOCS } from './support/browser';
+import { expectText, logRows, openWebhook, reactivate, useDashboard } from './support/dashboard';
 
-const DOCS = path.join(__dirname, '..', '..', 'docs');
-
-let smtp: SmtpServer;
-let stack: TestStack;
-let receiver: Receiver;
-let browser: Browser;
-let tabs: ReturnType<typeof dashboardTabs>;
+const suite = useDashboard({ PROBE_INTERVALS: '1s' }, { mail: true });
 /** What the receiver answers everything, pings and probes included: it breaks once registered, and is fixed later. */
 let receiverAnswers = 200;
 
-beforeAll(async () => {
-  smtp = await startSmtpServer();
-  stack = await startTestStack({ SMTP_URL: smtp.url, PROBE_INTERVALS: '1s' });
-  receiver = await stack.startReceiver();
-  receiver.respondWith(() => ({ status: receiverAnswers }));
-  browser = await launchChromium();
-  tabs = dashboardTabs(browser, () => `${stack.service.url}/dashboard`);
-});
-afterEach(async () => {
-  await tabs.closeAll();
-  expect(tabs.problems).toEqual([]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await stack?.stop();
-  await smtp?.stop();
+beforeAll(() => {
+  suite.receiver.respondWith(() => ({ status: receiverAnswers }));
 });
 
 const probesOf = async (token: string, webhookId: string) =>
-  (await stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?kind=probe`, { token })).body.data as { outcome: string }[];
+  (await suite.stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?kind=probe`, { token })).body.data as { outcome: string }[];
 
 describe('probes in the dashboard', () => {
   it('shows a paused webhook’s probes, then that it answers again, and reactivates it only when its owner says so', async () => {
-    const url = receiver.urlFor('/ui/probes/comes-back');
-    const { owner, webhookId, listId } = await stack.setUpListWebhook(url);
+    const url = suite.receiver.urlFor('/ui/probes/comes-back');
+    const { owner, webhookId, listId } = await suite.stack.setUpListWebhook(url);
     receiverAnswers = 503;
-    await stack.request('PATCH', '/v3/account', { token: owner.token, body: { notificationEmail: 'owner@example.com' } });
-    for (let i = 0; i < 20; i++) await stack.reportWrite(listId, `ui-probe-${i}`);
-    await stack.waitForFailureCount(owner.token, webhookId, 20);
+    await suite.stack.request('PATCH', '/v3/account', { token: owner.token, body: { notificationEmail: 'owner@example.com' } });
+    for (let i = 0; i < 20; i++) await suite.stack.reportWrite(listId, `ui-probe-${i}`);
+    await suite.stack.waitForFailureCount(owner.token, webhookId, 20);
     await waitFor(async () => ((await probesOf(owner.token, webhookId)).length >= 2 ? true : undefined), { what: 'two failed probes' });
 
-    const page = await tabs.open(owner.token);
+    const page = await suite.tabs.open(owner.token);
     await openWebhook(page, url);
     const callout = page.locator('section.callout');
     await expectText(callout.getByRole('heading'), 'Paused after 20 failed deliveries in a row');
@@ -69,14 +45,17 @@ describe('probes in the dashboard', () => {
     receiverAnswers = 200;
     const reachable = await waitFor(
       async () =>
-        (await stack.request('GET', '/v3/account/notices', { token: owner.token })).body.data.find(
+        (await suite.stack.request('GET', '/v3/account/notices', { token: owner.token })).body.data.find(
           (notice: { type: string }) => notice.type === 'webhook.reachable',
         ),
       { what: 'the notice webhook.reachable' },
     );
-    const mail = await waitFor(async () => smtp.mails.find((received) => received.parsed.subject === `Webhook answers again: ${url}`), {
-      what: 'the mail of webhook.reachable',
-    });
+    const mail = await waitFor(
+      async () => suite.smtp.mails.find((received) => received.parsed.subject === `Webhook answers again: ${url}`),
+      {
+        what: 'the mail of webhook.reachable',
+      },
+    );
     expect(mail.parsed.text).toContain(`answered a probe with a 2xx at ${reachable.createdAt}. It is still paused`);
     await page.reload();
     await openWebhook(page, url);
@@ -90,7 +69,7 @@ describe('probes in the dashboard', () => {
     // Still paused: the owner reactivates it, after the dashboard's ping.
     await expectText(page.locator('.facts .badge'), /^Paused/);
     expect(await reactivate(page)).toMatch(/^Ping: Delivered: HTTP 200/);
-    const webhook = (await stack.request('GET', `/v3/webhooks/${webhookId}`, { token: owner.token })).body;
+    const webhook = (await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token: owner.token })).body;
     expect(webhook).toMatchObject({ status: 'active', consecutiveFailures: 0 });
   });
 });

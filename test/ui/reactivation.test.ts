@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { DOCS } from './support/browser';
 import {
   IS_FOCUSED,
   PHONE,
@@ -19,8 +20,6 @@ import {
 } from './support/dashboard';
 
 const suite = useDashboard();
-
-const DOCS = path.join(__dirname, '..', '..', 'docs');
 
 /** An account whose webhook at `urlPath` its owner paused over the API. */
 async function pausedWebhook(urlPath: string) {

@@ -6,6 +6,8 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** Where the screenshots the docs show are written. */
 export const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
+/** The docs' own folder, for the screenshots that stand beside them. */
+export const DOCS = path.join(__dirname, '..', '..', '..', 'docs');
 
 export async function launchChromium(): Promise<Browser> {
   try {

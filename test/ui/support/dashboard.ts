@@ -3,6 +3,7 @@
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { Receiver } from '../../support/receiver';
+import { startSmtpServer, type SmtpServer } from '../../support/smtp';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { launchChromium } from './browser';
 
@@ -122,17 +123,20 @@ interface DashboardSuite {
   receiver: Receiver;
   browser: Browser;
   tabs: ReturnType<typeof dashboardTabs>;
+  /** With `{ mail: true }`: the SMTP server the stack mails notices through. */
+  smtp: SmtpServer;
 }
 
 /**
- * A test file's stack (configured by `env`), receiver, browser and dashboard tabs: started
- * before its first test and stopped after its last; after each test its tabs close and must
- * have logged no problem.
+ * A test file's stack (configured by `env`), receiver, browser and dashboard tabs, and with
+ * `mail` a real SMTP server for its notices: started before its first test and stopped after
+ * its last; after each test its tabs close and must have logged no problem.
  */
-export function useDashboard(env: Record<string, string> = {}): DashboardSuite {
+export function useDashboard(env: Record<string, string> = {}, { mail = false } = {}): DashboardSuite {
   const suite = {} as DashboardSuite;
   beforeAll(async () => {
-    suite.stack = await startTestStack(env);
+    if (mail) suite.smtp = await startSmtpServer();
+    suite.stack = await startTestStack(mail ? { SMTP_URL: suite.smtp.url, ...env } : env);
     suite.receiver = await suite.stack.startReceiver();
     suite.browser = await launchChromium();
     suite.tabs = dashboardTabs(suite.browser, () => `${suite.stack.service.url}/dashboard`);
@@ -144,6 +148,7 @@ export function useDashboard(env: Record<string, string> = {}): DashboardSuite {
   afterAll(async () => {
     await suite.browser?.close();
     await suite.stack?.stop();
+    await suite.smtp?.stop();
   });
   return suite;
 }

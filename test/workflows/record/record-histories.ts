@@ -18,7 +18,9 @@ import { createHttpSender } from '../../../src/delivery/sender';
 import { createAddressPolicy } from '../../../src/delivery/url-policy';
 import { TOPICS } from '../../../src/topics';
 import {
+  bulkTaskQueue,
   lifecycleWorkflowId,
+  probeWorkflowId,
   listWriteBatchWorkflowId,
   noticeWorkflowId,
   recoveryWorkflowId,
@@ -27,7 +29,8 @@ import {
   testEventWorkflowId,
 } from '../../../src/contract/workflows';
 import type { ListWriteDeliveries } from '../../../src/contract/payloads';
-import { deliverListWrite, mailNotice, pruneRecords, recoverDeliveries, webhookLifecycle } from '../../../workflows';
+import { deliverListWrite, mailNotice, probePausedWebhook, pruneRecords, recoverDeliveries, webhookLifecycle } from '../../../workflows';
+import { lifecycleStateQuery } from '../../../src/contract/messages';
 import { insertNotice } from '../../../src/db/notices';
 import { recordRecovery } from '../../../src/db/recoveries';
 import { newId } from '../../../src/ids';
@@ -54,7 +57,8 @@ let stack: TestStack;
 let receiver: Receiver;
 beforeAll(async () => {
   // Tracing on without an exporter: the trace context travels, and nothing is sent anywhere.
-  stack = await startTestStack(traced ? { TRACE_RECEIVERS: 'on' } : {});
+  // Probes a second apart, so that a pause's probes are recorded within the run.
+  stack = await startTestStack({ PROBE_INTERVALS: '1s', ...(traced ? { TRACE_RECEIVERS: 'on' } : {}) });
   receiver = await stack.startReceiver();
   // Paths under /fail answer 500; everything else 200.
   receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
@@ -119,6 +123,17 @@ async function pingWorkflowId(webhookId: string): Promise<string> {
 async function setWebhookStatus(token: string, webhookId: string, status: 'active' | 'paused') {
   const response = await stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token, body: { status } });
   expect(response.status).toBe(200);
+}
+
+/** When the probing of the webhook's pause began, once it has. */
+function probingOf(webhookId: string): Promise<number> {
+  return waitFor(
+    async () => {
+      const state = await stack.service.client.workflow.getHandle(lifecycleWorkflowId(webhookId)).query(lifecycleStateQuery);
+      return state.probes === 'probing' ? state.probesSince! : undefined;
+    },
+    { what: `the probes of ${webhookId}` },
+  );
 }
 
 /** Starts `deliverListWrite` directly, for branches a write through the API cannot reach on demand. */
@@ -337,6 +352,7 @@ describe(`recording workflow histories of release ${release}`, () => {
     for (let i = 0; i < 20; i++) await stack.reportWrite(listId, `pause-${i}`);
     const paused = await stack.waitForFailureCount(owner.token, webhookId, 20);
     expect(paused).toMatchObject({ status: 'paused', pausedReason: 'auto_failures' });
+    await probingOf(webhookId);
     await save('webhook-auto-paused-open', lifecycleWorkflowId(webhookId));
 
     receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
@@ -347,6 +363,61 @@ describe(`recording workflow histories of release ${release}`, () => {
     expect((await stack.request('DELETE', `/v3/webhooks/${webhookId}`, { token: owner.token })).status).toBe(204);
     await stack.service.client.workflow.getHandle(lifecycleWorkflowId(webhookId)).result();
     await save('webhook-deleted', lifecycleWorkflowId(webhookId));
+  });
+
+  it('probePausedWebhook: answered, out of time, cancelled; webhookLifecycle: told its probes were answered', async () => {
+    const client = stack.service.client;
+    // Each receiver breaks once registered (its ping answered), until it comes back.
+    const broken = new Set<string>();
+    receiver.respondWith((request) => (request.path.startsWith('/fail') || broken.has(request.path) ? { status: 500 } : {}));
+
+    // Answered: the receiver comes back after a failed probe.
+    const answered = await stack.setUpListWebhook(receiver.urlFor('/probed/answered'));
+    broken.add('/probed/answered');
+    for (let i = 0; i < 20; i++) await stack.reportWrite(answered.listId, `probed-${i}`);
+    await stack.waitForFailureCount(answered.owner.token, answered.webhookId, 20);
+    const since = await probingOf(answered.webhookId);
+    await waitFor(async () => {
+      const probes = await stack.request('GET', `/v3/webhooks/${answered.webhookId}/deliveries?kind=probe`, {
+        token: answered.owner.token,
+      });
+      return probes.body.data.length > 0 || undefined;
+    });
+    broken.delete('/probed/answered');
+    await client.workflow.getHandle(probeWorkflowId(answered.webhookId, since)).result();
+    await waitFor(async () => {
+      const state = await client.workflow.getHandle(lifecycleWorkflowId(answered.webhookId)).query(lifecycleStateQuery);
+      return state.probes === 'reachable' || undefined;
+    });
+    await save('probe-answered', probeWorkflowId(answered.webhookId, since));
+    await save('webhook-probes-answered-open', lifecycleWorkflowId(answered.webhookId));
+
+    // Cancelled: the owner reactivates the webhook while it is probed.
+    const cancelled = await stack.setUpListWebhook(receiver.urlFor('/probed/cancelled'));
+    broken.add('/probed/cancelled');
+    for (let i = 0; i < 20; i++) await stack.reportWrite(cancelled.listId, `cancelled-${i}`);
+    await stack.waitForFailureCount(cancelled.owner.token, cancelled.webhookId, 20);
+    const cancelledSince = await probingOf(cancelled.webhookId);
+    await setWebhookStatus(cancelled.owner.token, cancelled.webhookId, 'active');
+    await expect(client.workflow.getHandle(probeWorkflowId(cancelled.webhookId, cancelledSince)).result()).rejects.toThrow();
+    await save('probe-cancelled', probeWorkflowId(cancelled.webhookId, cancelledSince));
+
+    // Out of time: a plan of two probes, started directly (PROBE_MAX_DAYS is counted in days).
+    const expiredSince = Date.now();
+    await client.workflow.execute(probePausedWebhook, {
+      taskQueue: bulkTaskQueue(stack.taskQueue),
+      workflowId: probeWorkflowId(cancelled.webhookId, expiredSince),
+      args: [
+        {
+          webhookId: cancelled.webhookId,
+          since: expiredSince,
+          plan: { intervalsMs: [200], forMs: 500, deliveryTimeoutMs: 2_000 },
+          sent: 0,
+        },
+      ],
+    });
+    await save('probe-expired', probeWorkflowId(cancelled.webhookId, expiredSince));
+    receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
   });
 
   it('webhookLifecycle: continue-as-new after its signal budget', async () => {
