@@ -9,6 +9,8 @@ export const MAX_RELAY_SESSIONS_PER_ACCOUNT = 2;
 export const MAX_TOKENS_PER_ACCOUNT = 10;
 /** UTC days the fair-use meter answers with, today included. */
 export const USAGE_DAYS = 30;
+/** UTC hours a webhook's health sums and answers with, the current one included. */
+export const HEALTH_HOURS = 24;
 /** Lists one webhook may be restricted to. */
 export const MAX_LIST_IDS = 50;
 export const PUBLIC_BODY_LIMIT_BYTES = 64 * 1024;

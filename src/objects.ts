@@ -9,7 +9,7 @@
 // histories. Add optional properties to them only; never rename, remove or retype one.
 import type { FromSchema } from 'json-schema-to-ts';
 import { idPattern } from './ids';
-import { MAX_CHANGES_PER_WRITE } from './limits';
+import { HEALTH_HOURS, MAX_CHANGES_PER_WRITE } from './limits';
 import { CHANGE_TYPES, TOPICS } from './topics';
 
 /** A response object: exactly these properties, each always present. */
@@ -18,13 +18,36 @@ function responseObject<const P extends Record<string, object>>(properties: P) {
 }
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
+const count = { type: 'integer', minimum: 0 } as const;
 export const topicSchema = { type: 'string', enum: TOPICS } as const;
 export const deliveryIdSchema = { type: 'string', pattern: idPattern('dlv') } as const;
 export const deliveryKindSchema = { enum: ['event', 'ping', 'redelivery', 'test', 'probe'] } as const;
 /** What an attempt came to; `skipped`: its webhook was paused, and nothing was sent. */
 export const deliveryOutcomeSchema = { enum: ['delivered', 'failed', 'skipped'] } as const;
 
-/** REPLAY-SENSITIVE: a registration's result carries it (as RegisteredWebhook, without `relay`), and `webhook/{id}` its status and pausedReason. */
+/**
+ * A webhook's event deliveries of the last 24 hours (the current UTC hour and the 23 before it,
+ * by when each was logged) and when one was last delivered and last failed. Pings,
+ * redeliveries and test events are not counted.
+ */
+export const webhookHealthObject = responseObject({
+  delivered24h: { ...count, description: 'Event deliveries delivered in the current UTC hour and the 23 before it' },
+  failed24h: { ...count, description: 'Event deliveries failed in those hours, those lost on our side (`internal`) included' },
+  skipped24h: { ...count, description: 'Event deliveries skipped in those hours, the webhook being paused' },
+  lastDeliveredAt: {
+    type: ['string', 'null'],
+    format: 'date-time',
+    description: 'When an event delivery was last delivered (its attemptedAt), however long ago; null: never',
+  },
+  lastFailedAt: {
+    type: ['string', 'null'],
+    format: 'date-time',
+    description: 'When an event delivery last failed (its attemptedAt), however long ago; null: never',
+  },
+});
+export type WebhookHealth = FromSchema<typeof webhookHealthObject>;
+
+/** REPLAY-SENSITIVE: a registration's result carries it (as RegisteredWebhook, `relay` and `health` optional), and `webhook/{id}` its status and pausedReason. */
 export const webhookObject = responseObject({
   id: { type: 'string', pattern: idPattern('wh') },
   url: {
@@ -39,6 +62,7 @@ export const webhookObject = responseObject({
   relay: { type: 'boolean', description: 'A relay session of `svc-webhooks listen`: never paused, not counted against the webhook limit' },
   createdAt: timestamp,
   updatedAt: timestamp,
+  health: webhookHealthObject,
 });
 export type Webhook = FromSchema<typeof webhookObject>;
 export type WebhookStatus = Webhook['status'];
@@ -51,6 +75,28 @@ export const createdWebhookObject = responseObject({
 export type CreatedWebhook = FromSchema<typeof createdWebhookObject>;
 
 export const webhookList = responseObject({ data: { type: 'array', items: webhookObject } });
+
+/** One UTC hour of a webhook's event deliveries, by outcome. */
+export const healthHourObject = responseObject({
+  hour: { ...timestamp, description: "The hour's start (UTC)" },
+  delivered: count,
+  failed: count,
+  skipped: count,
+});
+export type HealthHour = FromSchema<typeof healthHourObject>;
+
+/** GET /v3/webhooks/{id}/health: the webhook's health, and the hours it sums. */
+export const webhookHealthHours = responseObject({
+  ...webhookHealthObject.properties,
+  hours: {
+    type: 'array',
+    items: healthHourObject,
+    minItems: HEALTH_HOURS,
+    maxItems: HEALTH_HOURS,
+    description: 'The current UTC hour and the 23 before it, oldest first; an hour without a delivery is there with zeros',
+  },
+});
+export type WebhookHealthHours = FromSchema<typeof webhookHealthHours>;
 
 /** Why an outbound POST (event delivery or ping) did not succeed; `internal` is our own failure, never the receiver's. REPLAY-SENSITIVE. */
 const DELIVERY_ERRORS = [
@@ -310,7 +356,6 @@ export type NoticePage = FromSchema<typeof noticePage>;
 /** REPLAY-SENSITIVE: a recovery's workflow carries its status and stopped reason. */
 export const recoveryStatusSchema = { enum: ['running', 'completed', 'stopped', 'cancelled'] } as const;
 export const recoveryStoppedReasonSchema = { enum: ['receiver_failing', 'webhook_paused', 'webhook_deleted', null] } as const;
-const count = { type: 'integer', minimum: 0 } as const;
 
 /** A recovery: the failed and skipped event deliveries of a window, sent again (POST /v3/webhooks/{id}/recoveries). */
 export const recoveryObject = responseObject({

@@ -5,6 +5,7 @@ import { version } from '../../package.json';
 import { DELIVERY_LOG_KEPT } from '../db/deliveries';
 import {
   byteSize,
+  HEALTH_HOURS,
   INTERNAL_BODY_LIMIT_BYTES,
   MAX_RELAY_SESSIONS_PER_ACCOUNT,
   MAX_TOKENS_PER_ACCOUNT,
@@ -26,6 +27,7 @@ const components = {
   Webhook: objects.webhookObject,
   CreatedWebhook: objects.createdWebhookObject,
   WebhookList: objects.webhookList,
+  WebhookHealthHours: objects.webhookHealthHours,
   PingResult: objects.deliveryResultObject,
   CreatedAccount: objects.createdAccount,
   List: objects.listObject,
@@ -278,6 +280,20 @@ export function buildOpenApiDocument() {
             ...actionOnWebhook(ok('What the test event got', ref('TestEventResult'))),
             400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'INVALID_LIST_IDS']),
           },
+        },
+      },
+      '/v3/webhooks/{id}/health': {
+        parameters: [webhookId],
+        get: {
+          operationId: 'getWebhookHealth',
+          summary: `The webhook's event deliveries of the last ${HEALTH_HOURS} hours, hour by hour`,
+          description:
+            `The webhook's health (as its \`health\`) and its ${HEALTH_HOURS} UTC hours, the current one and the ` +
+            `${HEALTH_HOURS - 1} before it, oldest first, each with its event deliveries delivered, failed and skipped, ` +
+            'counted in the hour each was logged (its attemptedAt); the totals are the sums of these hours. Pings, ' +
+            'redeliveries and test events are not counted.',
+          security: account,
+          responses: withToken({ 200: ok('The health and its hours', ref('WebhookHealthHours')), ...webhookNotFound }),
         },
       },
       '/v3/webhooks/{id}/deliveries': {

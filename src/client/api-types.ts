@@ -85,6 +85,29 @@ export type paths = {
     patch?: never;
     trace?: never;
   };
+  '/v3/webhooks/{id}/health': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Webhook id (wh_...) */
+        id: string;
+      };
+      cookie?: never;
+    };
+    /**
+     * The webhook's event deliveries of the last 24 hours, hour by hour
+     * @description The webhook's health (as its `health`) and its 24 UTC hours, the current one and the 23 before it, oldest first, each with its event deliveries delivered, failed and skipped, counted in the hour each was logged (its attemptedAt); the totals are the sums of these hours. Pings, redeliveries and test events are not counted.
+     */
+    get: operations['getWebhookHealth'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v3/webhooks/{id}/deliveries': {
     parameters: {
       query?: never;
@@ -516,6 +539,24 @@ export type components = {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      health: {
+        /** @description Event deliveries delivered in the current UTC hour and the 23 before it */
+        delivered24h: number;
+        /** @description Event deliveries failed in those hours, those lost on our side (`internal`) included */
+        failed24h: number;
+        /** @description Event deliveries skipped in those hours, the webhook being paused */
+        skipped24h: number;
+        /**
+         * Format: date-time
+         * @description When an event delivery was last delivered (its attemptedAt), however long ago; null: never
+         */
+        lastDeliveredAt: string | null;
+        /**
+         * Format: date-time
+         * @description When an event delivery last failed (its attemptedAt), however long ago; null: never
+         */
+        lastFailedAt: string | null;
+      };
     };
     CreatedWebhook: {
       id: string;
@@ -534,6 +575,24 @@ export type components = {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      health: {
+        /** @description Event deliveries delivered in the current UTC hour and the 23 before it */
+        delivered24h: number;
+        /** @description Event deliveries failed in those hours, those lost on our side (`internal`) included */
+        failed24h: number;
+        /** @description Event deliveries skipped in those hours, the webhook being paused */
+        skipped24h: number;
+        /**
+         * Format: date-time
+         * @description When an event delivery was last delivered (its attemptedAt), however long ago; null: never
+         */
+        lastDeliveredAt: string | null;
+        /**
+         * Format: date-time
+         * @description When an event delivery last failed (its attemptedAt), however long ago; null: never
+         */
+        lastFailedAt: string | null;
+      };
       /** @description The signing secret; shown in this response only */
       secret: string;
     };
@@ -555,6 +614,53 @@ export type components = {
         createdAt: string;
         /** Format: date-time */
         updatedAt: string;
+        health: {
+          /** @description Event deliveries delivered in the current UTC hour and the 23 before it */
+          delivered24h: number;
+          /** @description Event deliveries failed in those hours, those lost on our side (`internal`) included */
+          failed24h: number;
+          /** @description Event deliveries skipped in those hours, the webhook being paused */
+          skipped24h: number;
+          /**
+           * Format: date-time
+           * @description When an event delivery was last delivered (its attemptedAt), however long ago; null: never
+           */
+          lastDeliveredAt: string | null;
+          /**
+           * Format: date-time
+           * @description When an event delivery last failed (its attemptedAt), however long ago; null: never
+           */
+          lastFailedAt: string | null;
+        };
+      }[];
+    };
+    WebhookHealthHours: {
+      /** @description Event deliveries delivered in the current UTC hour and the 23 before it */
+      delivered24h: number;
+      /** @description Event deliveries failed in those hours, those lost on our side (`internal`) included */
+      failed24h: number;
+      /** @description Event deliveries skipped in those hours, the webhook being paused */
+      skipped24h: number;
+      /**
+       * Format: date-time
+       * @description When an event delivery was last delivered (its attemptedAt), however long ago; null: never
+       */
+      lastDeliveredAt: string | null;
+      /**
+       * Format: date-time
+       * @description When an event delivery last failed (its attemptedAt), however long ago; null: never
+       */
+      lastFailedAt: string | null;
+      /** @description The current UTC hour and the 23 before it, oldest first; an hour without a delivery is there with zeros */
+      hours: {
+        /**
+         * Format: date-time
+         * @description The hour's start (UTC)
+         */
+        hour: string;
+        delivered: number;
+        failed: number;
+        skipped: number;
       }[];
     };
     PingResult: {
@@ -2488,6 +2594,176 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'UNSUPPORTED_MEDIA_TYPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description Over the account's rate limit, or the client address's without a valid token; nothing was done: RATE_LIMITED */
+      429: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'RATE_LIMITED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description PostgreSQL or Temporal unreachable; see Retry-After: UNAVAILABLE */
+      503: {
+        headers: {
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAVAILABLE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description Unexpected error: INTERNAL */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INTERNAL';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  getWebhookHealth: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Webhook id (wh_...) */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The health and its hours */
+      200: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookHealthHours'];
+        };
+      };
+      /** @description Missing, malformed or unknown token: UNAUTHORIZED */
+      401: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAUTHORIZED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+            };
+          };
+        };
+      };
+      /** @description Unknown webhook, or another account's: WEBHOOK_NOT_FOUND */
+      404: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'WEBHOOK_NOT_FOUND';
               message: string;
               details?: {
                 path: string;

@@ -37,8 +37,11 @@ export interface RegistrationPing {
   url: string;
 }
 
-/** The webhook a registration stored. `relay` came later (a registration never makes a relay session): results recorded before lack it. */
-export type RegisteredWebhook = Omit<Webhook, 'relay'> & { relay?: boolean };
+/**
+ * The webhook a registration stored. `relay` and `health` came later (a registration never
+ * makes a relay session; its health is as it was when stored): results recorded before lack them.
+ */
+export type RegisteredWebhook = Omit<Webhook, 'relay' | 'health'> & { relay?: boolean; health?: Webhook['health'] };
 
 export type RegistrationResult =
   | { outcome: 'created' | 'updated'; webhook: RegisteredWebhook }
@@ -221,6 +224,8 @@ export interface Pruned {
   recoveries?: number;
   /** Days of the fair-use meter, one row per account and UTC day (absent before the meter was pruned). */
   accountUsage?: number;
+  /** Hours of the webhooks' health, one row per webhook and UTC hour (absent before webhooks had health). */
+  webhookHealthHours?: number;
 }
 
 /** Input of `notice/{noticeId}`: the notice to mail, by id alone (its address is read when it is sent). */

@@ -14,6 +14,7 @@ import type {
 } from '../objects';
 import { addReportedFailures, failuresToReset, reportsFailure } from './failure-count';
 import type { Db } from './sql';
+import { hourOf } from './webhook-health';
 
 // ---- where a delivery goes, and the claim of its one attempt ----
 
@@ -116,8 +117,9 @@ const JSON_OID = 114;
 
 /**
  * Logs attempts with what each sent and got back, in one statement however many (nothing
- * for a webhook that is gone), counts those sent on their accounts' fair-use meter, and now
- * and then prunes a webhook's log. A failed event
+ * for a webhook that is gone), counts those sent on their accounts' fair-use meter and the
+ * event deliveries in their webhooks' health (webhook-health.ts), and now and then prunes a
+ * webhook's log. A failed event
  * delivery is also reported against its webhook, in the same statement, before its workflow
  * hears of it; a skipped one is logged and neither reported nor counted. `failuresToReset`,
  * for each attempt: whether, once the statement has counted the attempts, a success of its
@@ -152,18 +154,37 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
     ), locked AS (
       -- In the order of their ids, so that two calls counting the same webhooks cannot deadlock.
       SELECT w.id, p.attempts, p.failures FROM webhooks w JOIN per_webhook p ON p.webhook_id = w.id ORDER BY w.id FOR UPDATE OF w
-    ), counted AS (
-      UPDATE webhooks w SET deliveries_logged = w.deliveries_logged + p.attempts, ${addReportedFailures(sql, sql`p.failures`)}
-      FROM locked p WHERE w.id = p.id
-      RETURNING w.id, w.account_id, w.deliveries_logged, p.attempts, ${failuresToReset(sql)} AS failures_to_reset
     ), inserted AS (
+      -- Only for the webhooks locked: a webhook deleted before gets nothing, one deleted after waits.
       INSERT INTO deliveries (id, webhook_id, kind, event, list_id, cursor, at, redelivery_of, outcome, status_code, error, duration_ms,
                               request, response, trace_id)
       SELECT a.id, a.webhook_id, a.kind, a.event, a.list_id, a.cursor, a.at, a.redelivery_of, a.outcome, a.status_code, a.error, a.duration_ms,
              a.request, a.response, a.trace_id
-      FROM attempt a JOIN counted c ON c.id = a.webhook_id
+      FROM attempt a JOIN locked l ON l.id = a.webhook_id
       ON CONFLICT (id) DO NOTHING
-      RETURNING webhook_id, outcome
+      RETURNING webhook_id, kind, outcome, attempted_at
+    ), event_logged AS (
+      -- The health counts event deliveries newly logged: a row logged again (its id taken) is not.
+      SELECT webhook_id, ${hourOf(sql, sql`attempted_at`)} AS hour, outcome, attempted_at FROM inserted WHERE kind = 'event'
+    ), last_times AS (
+      SELECT webhook_id, max(attempted_at) FILTER (WHERE outcome = 'delivered') AS delivered_at,
+             max(attempted_at) FILTER (WHERE outcome = 'failed') AS failed_at
+      FROM event_logged GROUP BY webhook_id
+    ), counted AS (
+      -- The one UPDATE of each webhook (a statement may change a row once), its last times with it.
+      UPDATE webhooks w SET deliveries_logged = w.deliveries_logged + p.attempts, ${addReportedFailures(sql, sql`p.failures`)},
+                            last_delivered_at = greatest(w.last_delivered_at, t.delivered_at),
+                            last_failed_at = greatest(w.last_failed_at, t.failed_at)
+      FROM locked p LEFT JOIN last_times t ON t.webhook_id = p.id WHERE w.id = p.id
+      RETURNING w.id, w.account_id, w.deliveries_logged, p.attempts, ${failuresToReset(sql)} AS failures_to_reset
+    ), hourly AS (
+      -- Each webhook's hour once a call, in the order of the webhooks' ids, as they are locked.
+      INSERT INTO webhook_health_hours AS h (webhook_id, hour, delivered, failed, skipped)
+      SELECT webhook_id, hour, count(*) FILTER (WHERE outcome = 'delivered'), count(*) FILTER (WHERE outcome = 'failed'),
+             count(*) FILTER (WHERE outcome = 'skipped')
+      FROM event_logged GROUP BY webhook_id, hour ORDER BY webhook_id, hour
+      ON CONFLICT (webhook_id, hour) DO UPDATE
+        SET delivered = h.delivered + EXCLUDED.delivered, failed = h.failed + EXCLUDED.failed, skipped = h.skipped + EXCLUDED.skipped
     ), metered AS (
       -- The fair-use meter, here rather than a statement per delivery: what was sent, not
       -- what was skipped. Accounts in id order, so that two calls counting the same accounts

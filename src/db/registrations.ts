@@ -6,7 +6,7 @@ import { MAX_WEBHOOKS_PER_ACCOUNT } from '../limits';
 import type { RegistrationInput, RegistrationResult } from '../contract/payloads';
 import { findListIdsNotOwned } from './lists';
 import type { Db, Sql } from './sql';
-import { WEBHOOK_COLUMNS, countWebhooks, findWebhook, findWebhookByUrl, toWebhook, type WebhookRow } from './webhooks';
+import { countWebhooks, findWebhook, findWebhookByUrl, toWebhook, webhookColumns, type WebhookRow } from './webhooks';
 
 /**
  * Records a registration in flight with the id and secret the webhook will have: the
@@ -84,12 +84,12 @@ export async function storeRegisteredWebhook(sql: Sql, input: RegistrationInput)
       ? await tx<WebhookRow[]>`
           UPDATE webhooks SET events = ${input.events}, list_ids = ${input.listIds}, updated_at = now()
           WHERE id = ${existing.id}
-          RETURNING ${tx(WEBHOOK_COLUMNS)}`
+          RETURNING ${webhookColumns(tx)}`
       : await tx<WebhookRow[]>`
           INSERT INTO webhooks (id, account_id, url, secret, events, list_ids)
           VALUES (${registration.webhookId}, ${input.accountId}, ${input.url}, ${registration.secret},
                   ${input.events}, ${input.listIds})
-          RETURNING ${tx(WEBHOOK_COLUMNS)}`;
+          RETURNING ${webhookColumns(tx)}`;
     const outcome = existing ? 'updated' : 'created';
     await tx`
       UPDATE registrations SET secret = NULL, outcome = ${outcome}, webhook_id = ${row.id}

@@ -10,7 +10,7 @@ import { newId } from '../ids';
 import { hashToken, newSigningSecret } from '../secrets';
 import type { Topic } from '../topics';
 import type { Db, Sql } from './sql';
-import { WEBHOOK_COLUMNS, toWebhook, type WebhookRow } from './webhooks';
+import { toWebhook, webhookColumns, type WebhookRow } from './webhooks';
 
 /** How long a connection ticket may wait to be redeemed. */
 const TICKET_SECONDS = 30;
@@ -45,7 +45,7 @@ export async function createRelaySession(
     const [row] = await tx<WebhookRow[]>`
       INSERT INTO webhooks (id, account_id, url, secret, events, list_ids, relay, relay_closed_at)
       VALUES (${id}, ${input.accountId}, ${relaySessionUrl(id)}, ${secret}, ${input.events}, ${input.listIds}, true, now())
-      RETURNING ${tx(WEBHOOK_COLUMNS)}`;
+      RETURNING ${webhookColumns(tx)}`;
     return { ...toWebhook(row), secret };
   });
 }

@@ -1,7 +1,8 @@
 import type { PendingQuery, Row } from 'postgres';
 import type { Pruned } from '../contract/payloads';
 import { USAGE_DAYS } from '../limits';
-import type { Sql } from './sql';
+import type { Db } from './sql';
+import { healthWindowStart } from './webhook-health';
 
 /** Rows deleted per statement: short transactions, so writes and registrations never wait long. */
 const BATCH = 1000;
@@ -12,7 +13,7 @@ type Fragment = PendingQuery<Row[]>;
 interface PrunedTable {
   table: string;
   key: string[];
-  expired: (sql: Sql, retentionDays: number) => Fragment;
+  expired: (sql: Db, retentionDays: number) => Fragment;
 }
 
 /** Rows whose `column` (when the row was made, or finished) is more than `retentionDays` ago. */
@@ -34,12 +35,19 @@ const PRUNED_TABLES: Record<keyof Pruned, PrunedTable> = {
     key: ['account_id', 'day'],
     expired: (sql, retentionDays) => sql`day < (now() AT TIME ZONE 'UTC')::date - ${Math.max(retentionDays, USAGE_DAYS) - 1}::int`,
   },
+  // UTC hours of the webhooks' health: those before the window the API sums, whatever the retention.
+  webhookHealthHours: {
+    table: 'webhook_health_hours',
+    key: ['webhook_id', 'hour'],
+    expired: (sql) => sql`hour < ${healthWindowStart(sql)}`,
+  },
 };
 
 /**
  * Deletes the writes, registrations, notices and finished recoveries recorded (or finished)
- * more than `retentionDays` ago, and the fair-use meter's days older than both that and what
- * GET /v3/account/usage shows. A write's row only makes a repeat of its writeId idempotent:
+ * more than `retentionDays` ago, the fair-use meter's days older than both that and what
+ * GET /v3/account/usage shows, and the hours of the webhooks' health before those the API
+ * sums. A write's row only makes a repeat of its writeId idempotent:
  * once pruned, the same writeId is a new write. A registration's row answers retries of its
  * workflow, which ends within minutes. A delivery's claim answers a re-run of its attempt,
  * which comes while its write's workflow runs: within minutes, unless no worker runs for days.
@@ -47,8 +55,10 @@ const PRUNED_TABLES: Record<keyof Pruned, PrunedTable> = {
  * well within the window. A finished recovery's row only tells its owner what it came to; an
  * unfinished one has no finish time, and stays. A day of the meter is read only by the usage
  * route (which the dashboard's chart draws): the last USAGE_DAYS UTC days, today included.
+ * An hour of a webhook's health is read only while it is among the last HEALTH_HOURS UTC
+ * hours, the current one included (webhook-health.ts): the hours before those go.
  */
-export async function deleteRecordsOlderThan(sql: Sql, retentionDays: number): Promise<Pruned> {
+export async function deleteRecordsOlderThan(sql: Db, retentionDays: number): Promise<Pruned> {
   const pruned: Partial<Pruned> = {};
   for (const [name, { table, key, expired }] of Object.entries(PRUNED_TABLES) as [keyof Pruned, PrunedTable][]) {
     const past = expired(sql, retentionDays);

@@ -1,11 +1,15 @@
+import type { PendingQuery, Row } from 'postgres';
 import type { Topic } from '../topics';
 import type { Notice, NoticeType, Webhook } from '../objects';
 import type { WebhookLifecycleState } from '../contract/payloads';
 import { storedFailureCount, storeFailureCount } from './failure-count';
 import { insertNotice, type NoticeMailState } from './notices';
 import type { Db, Sql } from './sql';
+import { healthColumns, toHealth, type HealthRow } from './webhook-health';
 
-export interface WebhookRow {
+type Fragment = PendingQuery<Row[]>;
+
+export interface WebhookRow extends HealthRow {
   id: string;
   url: string;
   events: Topic[];
@@ -19,7 +23,7 @@ export interface WebhookRow {
 }
 
 // Every column but the secret, which only getWebhookSecret and the registration reply read.
-export const WEBHOOK_COLUMNS = [
+const STORED_COLUMNS = [
   'id',
   'url',
   'events',
@@ -31,6 +35,11 @@ export const WEBHOOK_COLUMNS = [
   'created_at',
   'updated_at',
 ];
+
+/** What toWebhook reads, in a SELECT from `webhooks` or the RETURNING of a write to it: the columns and the health. */
+export function webhookColumns(sql: Db): Fragment {
+  return sql`${sql(STORED_COLUMNS)}, ${healthColumns(sql)}`;
+}
 
 export function toWebhook(row: WebhookRow): Webhook {
   return {
@@ -44,25 +53,26 @@ export function toWebhook(row: WebhookRow): Webhook {
     relay: row.relay,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
+    health: toHealth(row),
   };
 }
 
 /** An account's webhook; another account's id gives null, as an unknown one does. */
 export async function findWebhook(sql: Db, accountId: string, webhookId: string): Promise<Webhook | null> {
   const [row] = await sql<WebhookRow[]>`
-    SELECT ${sql(WEBHOOK_COLUMNS)} FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId}`;
+    SELECT ${webhookColumns(sql)} FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId}`;
   return row ? toWebhook(row) : null;
 }
 
 export async function listWebhooks(sql: Db, accountId: string): Promise<Webhook[]> {
   const rows = await sql<WebhookRow[]>`
-    SELECT ${sql(WEBHOOK_COLUMNS)} FROM webhooks WHERE account_id = ${accountId} ORDER BY created_at, id`;
+    SELECT ${webhookColumns(sql)} FROM webhooks WHERE account_id = ${accountId} ORDER BY created_at, id`;
   return rows.map(toWebhook);
 }
 
 export async function findWebhookByUrl(sql: Db, accountId: string, url: string): Promise<Webhook | null> {
   const [row] = await sql<WebhookRow[]>`
-    SELECT ${sql(WEBHOOK_COLUMNS)} FROM webhooks WHERE account_id = ${accountId} AND url = ${url}`;
+    SELECT ${webhookColumns(sql)} FROM webhooks WHERE account_id = ${accountId} AND url = ${url}`;
   return row ? toWebhook(row) : null;
 }
 

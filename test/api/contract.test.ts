@@ -591,6 +591,20 @@ describe('GET /v3/webhooks/{id}/deliveries', () => {
   });
 });
 
+describe('GET /v3/webhooks/{id}/health', () => {
+  it("answers 200 with the health and its 24 hours, and 404 for another account's webhook", async () => {
+    const { account, token, webhook } = await accountWithWebhook('/contract/health');
+    await stack.putList('contract-health', account.id);
+    await stack.reportWrite('contract-health', 'w1');
+    const health = await call('GET', `/v3/webhooks/${webhook.id}/health`, { token });
+    expect(health).toMatchObject({ status: 200, body: { delivered24h: 1, failed24h: 0, skipped24h: 0, lastFailedAt: null } });
+    expect(health.body.hours).toHaveLength(24);
+    expect((await call('GET', `/v3/webhooks/${webhook.id}`, { token })).body.health).toMatchObject({ delivered24h: 1 });
+    const stranger = await stack.createAccount();
+    expectError(await call('GET', `/v3/webhooks/${webhook.id}/health`, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
+  });
+});
+
 describe('GET /v3/webhooks/{id}/deliveries/{deliveryId}', () => {
   it('answers 200 with the entry, what was sent and what came back; 404 DELIVERY_NOT_FOUND and WEBHOOK_NOT_FOUND', async () => {
     const { account, token, webhook } = await accountWithWebhook('/contract/detail');

@@ -61,6 +61,7 @@ describe('tenant isolation', () => {
       ['PATCH', '', { status: 'paused' }],
       ['DELETE', '', undefined],
       ['POST', '/pings', undefined],
+      ['GET', '/health', undefined],
     ];
     for (const [method, suffix, body] of routes) {
       const foreign = await suite.stack.request(method, `/v3/webhooks/${webhook.id}${suffix}`, { token: intruder.token, body });

@@ -38,6 +38,7 @@ const tables = (): Record<string, string> => ({
   lists: 'lists',
   list_members: 'list_members',
   webhooks: 'webhooks',
+  webhook_health_hours: 'webhook_health_hours',
   list_writes: 'list_writes',
   deliveries: `(SELECT * FROM deliveries WHERE webhook_id IN ('${hookA}', '${hookB}'))`,
   deliveries_count: '(SELECT count(*) FROM deliveries)',

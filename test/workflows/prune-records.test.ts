@@ -1,6 +1,7 @@
 // Retention, on the whole stack: the schedule the worker creates prunes writes, registrations,
-// notices, finished recoveries (and delivery claims) past RETENTION_DAYS, and the fair-use
-// meter's days past both that and what GET /v3/account/usage shows; a writeId repeated after
+// notices, finished recoveries (and delivery claims) past RETENTION_DAYS, the fair-use
+// meter's days past both that and what GET /v3/account/usage shows, and the hours of the
+// webhooks' health past the last 24; a writeId repeated after
 // that is a new write.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { insertNotice } from '../../src/db/notices';
@@ -43,7 +44,7 @@ const usageDaysKept = async (accountId: string) =>
       SELECT (now() AT TIME ZONE 'UTC')::date - day AS ago FROM account_usage WHERE account_id = ${accountId} ORDER BY day`
   ).map((row) => row.ago);
 
-it('prunes writes, registrations, delivery claims, notices, finished recoveries and days of the meter older than the window when its schedule runs, and keeps the rest', async () => {
+it('prunes writes, registrations, delivery claims, notices, finished recoveries, days of the meter and hours of health older than their windows when its schedule runs, and keeps the rest', async () => {
   const { owner, listId, webhookId } = await stack.setUpListWebhook(receiver.urlFor('/retention'));
   const keptAccount = await stack.createAccount();
   await stack.registerWebhook(keptAccount.token, receiver.urlFor('/kept'));
@@ -75,6 +76,12 @@ it('prunes writes, registrations, delivery claims, notices, finished recoveries 
   await stack.service.sql`UPDATE notices SET created_at = now() - interval '31 days' WHERE id = ${oldNotice.id}`;
   // The window (30 days) is what the usage route shows: today and the 29 days before it.
   await insertUsageDays(owner.id, [30, 29, 0]);
+  // Hours of the webhook's health: kept while in the last 24 (22 hours ago stays in them even
+  // if the hour turns meanwhile), pruned before, whatever the retention.
+  await stack.service.sql`
+    INSERT INTO webhook_health_hours (webhook_id, hour, delivered)
+    SELECT ${webhookId}, date_trunc('hour', now(), 'UTC') - make_interval(hours => ago), 1 FROM unnest(${[25, 48, 22]}::int[]) AS ago
+    ON CONFLICT DO NOTHING`;
 
   await stack.service.client.schedule.getHandle(retentionScheduleId(stack.taskQueue)).trigger();
   // Notices, finished recoveries and the meter's days are pruned last, in this order.
@@ -92,6 +99,17 @@ it('prunes writes, registrations, delivery claims, notices, finished recoveries 
     timeoutMs: 30_000,
   });
   expect(await usageDaysKept(owner.id)).toEqual([29, 0]);
+  const healthHours = async () =>
+    (
+      await stack.service.sql<{ ago: number }[]>`
+        SELECT (extract(epoch FROM date_trunc('hour', now(), 'UTC') - hour) / 3600)::int AS ago
+        FROM webhook_health_hours WHERE webhook_id = ${webhookId} ORDER BY hour`
+    ).map((row) => row.ago);
+  await waitFor(async () => ((await healthHours()).some((ago) => ago >= 24) ? undefined : true), {
+    what: "the health's old hours pruned",
+    timeoutMs: 30_000,
+  });
+  expect((await healthHours()).filter((ago) => ago === 22 || ago === 23)).toHaveLength(1);
   expect(await stack.service.sql`SELECT id FROM recoveries WHERE webhook_id = ${webhookId} ORDER BY id`).toEqual([
     { id: 'rcv_new_finished' },
     { id: 'rcv_old_running' },

@@ -4,6 +4,7 @@ import { findDelivery, findDeliveryDetail, listDeliveries } from '../../db/deliv
 import { findListIdsNotOwned, isListOfAccount } from '../../db/lists';
 import type { Sql } from '../../db/sql';
 import { beginRegistration } from '../../db/registrations';
+import { findWebhookHealthHours, NO_HEALTH } from '../../db/webhook-health';
 import {
   countWebhooks,
   deleteWebhookRow,
@@ -16,6 +17,7 @@ import {
 } from '../../db/webhooks';
 import { idPattern, newId } from '../../ids';
 import { newSigningSecret } from '../../secrets';
+import type { RegisteredWebhook } from '../../contract/payloads';
 import type { Workflows } from '../../temporal/client';
 import { DEFAULT_TOPICS, type Topic } from '../../topics';
 import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../limits';
@@ -42,6 +44,16 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
   const router = new Router<ApiState>();
 
   const ownWebhook = (ctx: PathContext) => findOwnWebhook(sql, ctx);
+
+  /**
+   * The webhook a registration stored, as the API answers it. Results recorded before relay
+   * sessions lack `relay` (a registration never makes one), and those recorded before health,
+   * `health`: it is read now.
+   */
+  async function answered(accountId: string, webhook: RegisteredWebhook): Promise<Webhook> {
+    const health = webhook.health ?? (await findWebhook(sql, accountId, webhook.id))?.health ?? NO_HEALTH;
+    return { relay: false, ...webhook, health };
+  }
 
   async function assertListsOwned(accountId: string, listIds: string[]): Promise<void> {
     const invalidListIds = await findListIdsNotOwned(sql, accountId, listIds);
@@ -80,12 +92,11 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
         const secret = await getWebhookSecret(sql, result.webhook.id);
         ctx.status = 201;
         ctx.set('Location', `/v3/webhooks/${result.webhook.id}`);
-        // Results recorded before relay sessions lack `relay`: a registration never makes one.
-        ctx.body = { relay: false, ...result.webhook, secret };
+        ctx.body = { ...(await answered(accountId, result.webhook)), secret };
         return;
       }
       case 'updated':
-        ctx.body = { relay: false, ...result.webhook };
+        ctx.body = await answered(accountId, result.webhook);
         return;
       case 'unreachable':
         throw apiErrors.webhookUnreachable(result.ping.error ?? 'non_2xx', result.ping.statusCode);
@@ -126,6 +137,14 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     if (ctx.request.body !== undefined) validate(validators.emptyBody, ctx.request.body);
     const webhook = await ownWebhook(ctx);
     ctx.body = await workflows.runPing(ctx.state.accountId!, webhook.id);
+  });
+
+  // The last 24 hours of event deliveries, hour by hour, for the dashboard's bars.
+  router.get('/webhooks/:id/health', async (ctx) => {
+    const webhook = await ownWebhook(ctx);
+    const health = await findWebhookHealthHours(sql, webhook.id);
+    if (!health) throw apiErrors.webhookNotFound();
+    ctx.body = health;
   });
 
   router.get('/webhooks/:id/deliveries', async (ctx) => {

@@ -8,6 +8,9 @@ import type { Topic } from '../../topics';
 export type Webhook = ApiSchemas['Webhook'];
 export type WebhookStatus = Webhook['status'];
 export type CreatedWebhook = ApiSchemas['CreatedWebhook'];
+export type WebhookHealth = Webhook['health'];
+export type WebhookHealthHours = ApiSchemas['WebhookHealthHours'];
+export type HealthHour = WebhookHealthHours['hours'][number];
 export type DeliveryResult = ApiSchemas['PingResult'];
 export type TestEventResult = ApiSchemas['TestEventResult'];
 export type RedeliveryResult = ApiSchemas['RedeliveryResult'];
@@ -102,6 +105,7 @@ export function createApi(token: string, onUnauthorized: () => void) {
     registerWebhook: (body: Subscription & { url: string }) => request<Webhook | CreatedWebhook>('POST', '/webhooks', body),
     updateWebhook: (id: string, body: Partial<Subscription> & { status?: WebhookStatus }) => request<Webhook>('PATCH', webhook(id), body),
     deleteWebhook: (id: string) => request<undefined>('DELETE', webhook(id)),
+    getWebhookHealth: (id: string) => request<WebhookHealthHours>('GET', `${webhook(id)}/health`),
     ping: (id: string) => request<DeliveryResult>('POST', `${webhook(id)}/pings`),
     sendTestEvent: (id: string, event: Topic) => request<TestEventResult>('POST', `${webhook(id)}/test-events`, { event }),
     rotateSecret: (id: string, secret?: string) =>

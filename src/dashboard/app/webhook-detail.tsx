@@ -5,6 +5,7 @@ import type { Api, Webhook } from './api';
 import { DeliveryLog } from './delivery-log';
 import { ErrorText, Loading, Status, describeResult, errorOf, Time } from './feedback';
 import { PageHeading } from './heading';
+import { WebhookHealthSection } from './health';
 import { WebhookNotice } from './notices';
 import { Reactivated, Reactivation } from './reactivation';
 import { RecoverMissed } from './recovery';
@@ -66,6 +67,7 @@ export function WebhookDetail({ api, id, navigate }: Props) {
         <dd class="mono">{current.id}</dd>
       </dl>
       <WebhookNotice api={api} webhook={current} />
+      <WebhookHealthSection api={api} webhook={current} />
       <div class="actions">
         {current.relay ? <RelaySession /> : <StatusControl api={api} webhook={current} onChanged={webhook.set} onLogged={logged} />}
         <Ping api={api} webhook={current} onLogged={logged} />

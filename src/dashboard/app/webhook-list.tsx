@@ -1,7 +1,8 @@
-// The account's webhooks, each with its topics, list filter, status and failure count.
+// The account's webhooks, each with its topics, list filter, status, failure count and last 24 hours.
 import type { Api, Webhook } from './api';
 import { LoadState, Status, Time } from './feedback';
 import { PageHeading } from './heading';
+import { HealthBars } from './health';
 import { LabelledCell } from './labelled-cell';
 import { useLoad } from './use-load';
 import type { View } from './view';
@@ -29,6 +30,7 @@ export function WebhookList({ api, notice, navigate }: { api: Api; notice?: stri
               <th scope="col">Lists</th>
               <th scope="col">Status</th>
               <th scope="col">Consecutive failures</th>
+              <th scope="col">Last 24 hours</th>
               <th scope="col">Created</th>
             </tr>
           </thead>
@@ -46,6 +48,9 @@ export function WebhookList({ api, notice, navigate }: { api: Api; notice?: stri
                   <StatusBadge webhook={webhook} />
                 </LabelledCell>
                 <LabelledCell label="Consecutive failures">{webhook.consecutiveFailures}</LabelledCell>
+                <LabelledCell label="Last 24 hours" class="health-cell">
+                  <HealthBars api={api} webhook={webhook} />
+                </LabelledCell>
                 <LabelledCell label="Created">
                   <Time iso={webhook.createdAt} />
                 </LabelledCell>
