@@ -23,6 +23,13 @@ export interface ApiState {
 
 export type ApiContext = ParameterizedContext<ApiState>;
 
+/**
+ * Every router's options: a path matches only in its own letter case. @koa/router matches a
+ * route in any case but a prefix's middleware in its own, so /V3/webhooks once reached its
+ * route past the token check of /v3; now it reaches nothing (404).
+ */
+export const ROUTER_OPTIONS = { sensitive: true } as const;
+
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** Gives each request an id (kept from X-Request-Id when sane); logs and counts it when it ends. */

@@ -717,7 +717,25 @@ describe('bad input, generated from the OpenAPI document', () => {
         });
       }
     }
-    // (Paths are matched case-insensitively by the router: /V3/webhooks is /v3/webhooks, so not here.)
+    // A path matches in its own letters only: in others it is no route, token or not (it once
+    // reached its route past the token check, and created an account without one).
+    for (const [path, token] of [
+      ['/V3/webhooks', null],
+      [`/v3/Webhooks/${hookA}`, a.token],
+      ['/V3/account/tokens', a.token],
+      ['/INTERNAL/v3/accounts', null],
+      [`/internal/V3/lists/${listA}`, stack.internalApiToken],
+    ] as const) {
+      for (const method of ['GET', 'POST', 'PUT'])
+        probes.push({
+          label: `${method} ${path}`,
+          method,
+          path,
+          token,
+          body: '{"name":"fuzz"}',
+          expect: { status: 404, code: 'NOT_FOUND' },
+        });
+    }
     for (const path of [
       '/',
       '/v3',

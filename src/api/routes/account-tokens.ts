@@ -6,7 +6,7 @@ import { idPattern } from '../../ids';
 import { MAX_TOKENS_PER_ACCOUNT } from '../../limits';
 import type { AccountAccess } from '../account-access';
 import { apiErrors } from '../errors';
-import type { ApiState } from '../middleware';
+import { ROUTER_OPTIONS, type ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
 
 export interface AccountTokenRoutesDeps {
@@ -20,7 +20,7 @@ const TOKEN_ID = new RegExp(idPattern('tkn'));
 
 /** The caller's API tokens under /v3/account/tokens; the caller has authenticated the account. */
 export function accountTokenRoutes({ sql, access, body: jsonBody }: AccountTokenRoutesDeps): Router<ApiState> {
-  const router = new Router<ApiState>();
+  const router = new Router<ApiState>(ROUTER_OPTIONS);
 
   router.get('/account/tokens', async (ctx) => {
     await access.flushUsage(); // this process's lastUsedAt, this request's included
