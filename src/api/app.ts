@@ -10,6 +10,7 @@ import { INTERNAL_BODY_LIMIT_BYTES, PUBLIC_BODY_LIMIT_BYTES } from '../limits';
 import { buildOpenApiDocument } from './openapi';
 import type { AccountAccess } from './account-access';
 import { ROUTER_OPTIONS, authenticateInternal, errorEnvelope, jsonBody, requestLog, type ApiState } from './middleware';
+import { requireRouteScopes } from './route-scopes';
 import { accountRoutes } from './routes/account';
 import { accountTokenRoutes } from './routes/account-tokens';
 import { accountUsageRoutes } from './routes/account-usage';
@@ -52,9 +53,9 @@ export function createRouters(deps: AppDependencies): Router<ApiState>[] {
     ctx.body = { status: 'ready' };
   });
 
-  // Auth comes first, before a route reads its body (only routes that take one do).
+  // Auth comes first, then the token's scopes, before a route reads its body (only routes that take one do).
   const publicApi = new Router<ApiState>({ ...ROUTER_OPTIONS, prefix: '/v3' });
-  publicApi.use(deps.access.authenticate);
+  publicApi.use(deps.access.authenticate, requireRouteScopes);
   const publicBody = jsonBody(PUBLIC_BODY_LIMIT_BYTES);
   for (const routes of [
     webhookRoutes({ ...deps, body: publicBody }),

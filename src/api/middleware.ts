@@ -6,6 +6,7 @@ import type { Logger } from '../logger';
 import { metrics } from '../metrics';
 import { nameRequestSpan } from '../tracing/spans';
 import type { ErrorEnvelope } from '../objects';
+import type { Scope } from '../scopes';
 import { ApiError, apiErrors } from './errors';
 import { BackingServiceError } from '../errors';
 
@@ -18,7 +19,10 @@ declare module 'koa' {
 
 export interface ApiState {
   requestId: string;
+  /** The public API's caller, once its token is checked (account-access.ts): its account, and the token's id and scopes. */
   accountId?: string;
+  tokenId?: string;
+  scopes?: readonly Scope[];
 }
 
 export type ApiContext = ParameterizedContext<ApiState>;

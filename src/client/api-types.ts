@@ -8,12 +8,15 @@ export type paths = {
       path?: never;
       cookie?: never;
     };
-    /** The caller's webhooks */
+    /**
+     * The caller's webhooks
+     * @description Needs the token scope webhooks:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     get: operations['listWebhooks'];
     put?: never;
     /**
      * Register a webhook, or update the one with the same URL
-     * @description Checks run in this order: auth, body schema, URL policy, webhook count, listIds ownership, then a signed ping to the URL, which must answer 2xx.
+     * @description Checks run in this order: auth, body schema, URL policy, webhook count, listIds ownership, then a signed ping to the URL, which must answer 2xx. Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['registerWebhook'];
     delete?: never;
@@ -32,13 +35,18 @@ export type paths = {
       };
       cookie?: never;
     };
+    /** @description Needs the token scope webhooks:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE. */
     get: operations['getWebhook'];
     put?: never;
     post?: never;
+    /** @description Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE. */
     delete: operations['deleteWebhook'];
     options?: never;
     head?: never;
-    /** Reactivate or pause; change events or listIds */
+    /**
+     * Reactivate or pause; change events or listIds
+     * @description Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     patch: operations['updateWebhook'];
     trace?: never;
   };
@@ -54,7 +62,10 @@ export type paths = {
     };
     get?: never;
     put?: never;
-    /** Send a signed ping now (also to a paused webhook); never counted as a failure */
+    /**
+     * Send a signed ping now (also to a paused webhook); never counted as a failure
+     * @description Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     post: operations['pingWebhook'];
     delete?: never;
     options?: never;
@@ -76,7 +87,7 @@ export type paths = {
     put?: never;
     /**
      * Send a signed delivery of a chosen topic now, as a test (also to a paused webhook); never counted as a failure
-     * @description The body is an event's, {"event","listId","cursor","at"}: listId as given (a list the account owns or is a member of), else "test"; cursor 0, which no write has; at now. The headers are any delivery's plus SVC-Test: 1. Logged with kind "test"; it cannot be redelivered.
+     * @description The body is an event's, {"event","listId","cursor","at"}: listId as given (a list the account owns or is a member of), else "test"; cursor 0, which no write has; at now. The headers are any delivery's plus SVC-Test: 1. Logged with kind "test"; it cannot be redelivered. Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['sendTestEvent'];
     delete?: never;
@@ -97,7 +108,7 @@ export type paths = {
     };
     /**
      * The delivery log: events, pings, redeliveries and test events, newest first (at least the last 1000 are kept)
-     * @description The filters outcome, kind and event are each optional and combine with each other and with paging.
+     * @description The filters outcome, kind and event are each optional and combine with each other and with paging. Needs the token scope deliveries:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     get: operations['listDeliveries'];
     put?: never;
@@ -122,7 +133,7 @@ export type paths = {
     };
     /**
      * One entry of the delivery log, with what was sent and what came back
-     * @description The log entry plus request (url, headers as sent, the exact body; never the secret) and response (status, headers kept to 4 KiB, the first 4 KiB of the body as UTF-8 text). The receiver's text is data: show it as text, never as markup.
+     * @description The log entry plus request (url, headers as sent, the exact body; never the secret) and response (status, headers kept to 4 KiB, the first 4 KiB of the body as UTF-8 text). The receiver's text is data: show it as text, never as markup. Needs the token scope deliveries:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     get: operations['getDelivery'];
     put?: never;
@@ -149,7 +160,7 @@ export type paths = {
     put?: never;
     /**
      * Send a logged event again, now, once (also to a paused webhook); never counted as a failure
-     * @description The same body byte for byte and the same SVC-Event, signed with the current secret, under a new SVC-Delivery id. Logged with kind "redelivery" and redeliveryOf the id it repeats.
+     * @description The same body byte for byte and the same SVC-Event, signed with the current secret, under a new SVC-Delivery id. Logged with kind "redelivery" and redeliveryOf the id it repeats. Needs the token scope deliveries:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['redeliverDelivery'];
     delete?: never;
@@ -172,7 +183,7 @@ export type paths = {
     put?: never;
     /**
      * Replace the signing secret: a random one, or your own
-     * @description Every delivery, redelivery and ping that starts after the answer is signed with the new secret; the old one is discarded. A delivery already under way keeps the secret it started with.
+     * @description Every delivery, redelivery and ping that starts after the answer is signed with the new secret; the old one is discarded. A delivery already under way keeps the secret it started with. Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['rotateSecret'];
     delete?: never;
@@ -192,7 +203,7 @@ export type paths = {
     put?: never;
     /**
      * Open a relay session (svc-webhooks listen): a webhook whose deliveries go over a connection the caller opens
-     * @description The session is a webhook with relay: true and url relay://{id}, signed and logged as any other, that never pauses and does not count against the 5 webhooks; an account has at most 2. Its deliveries go to the WebSocket opened with a ticket of POST /v3/webhooks/{id}/relay-connections; while none is open each fails at once with relay_disconnected. A session without a connection for RELAY_GRACE_SECONDS (60) is deleted.
+     * @description The session is a webhook with relay: true and url relay://{id}, signed and logged as any other, that never pauses and does not count against the 5 webhooks; an account has at most 2. Its deliveries go to the WebSocket opened with a ticket of POST /v3/webhooks/{id}/relay-connections; while none is open each fails at once with relay_disconnected. A session without a connection for RELAY_GRACE_SECONDS (60) is deleted. Needs the token scopes webhooks:write and deliveries:read: a token lacking either is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['createRelaySession'];
     delete?: never;
@@ -215,7 +226,7 @@ export type paths = {
     put?: never;
     /**
      * A single-use ticket to open the relay session's connection, valid for 30 seconds
-     * @description GET /v3/relay-connections/{ticket} with a WebSocket upgrade opens the connection; the newest connection of a session receives its deliveries. The messages are described in docs/receiving.md.
+     * @description GET /v3/relay-connections/{ticket} with a WebSocket upgrade opens the connection; the newest connection of a session receives its deliveries. The messages are described in docs/receiving.md. Needs the token scopes webhooks:write and deliveries:read: a token lacking either is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['createRelayConnection'];
     delete?: never;
@@ -234,12 +245,15 @@ export type paths = {
       };
       cookie?: never;
     };
-    /** The webhook's recoveries, newest first (at most the 100 newest) */
+    /**
+     * The webhook's recoveries, newest first (at most the 100 newest)
+     * @description Needs the token scope deliveries:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     get: operations['listRecoveries'];
     put?: never;
     /**
      * Send again every event delivery of a window that failed or was skipped, as a background task
-     * @description Every event delivery of the webhook logged in [since, until) whose outcome is failed (internal included) or skipped, unless a redelivery of the same event was delivered since: fixed when it starts (total), sent oldest first as redeliveries (the same body byte for byte, the current secret, a new SVC-Delivery id, one attempt, never counted against the webhook), at most RECOVERY_RATE_PER_SECOND a second. It stops after 5 failed sends in a row (receiver_failing), or when the webhook is paused or deleted. One at a time per webhook.
+     * @description Every event delivery of the webhook logged in [since, until) whose outcome is failed (internal included) or skipped, unless a redelivery of the same event was delivered since: fixed when it starts (total), sent oldest first as redeliveries (the same body byte for byte, the current secret, a new SVC-Delivery id, one attempt, never counted against the webhook), at most RECOVERY_RATE_PER_SECOND a second. It stops after 5 failed sends in a row (receiver_failing), or when the webhook is paused or deleted. One at a time per webhook. Needs the token scope deliveries:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['createRecovery'];
     delete?: never;
@@ -260,13 +274,16 @@ export type paths = {
       };
       cookie?: never;
     };
-    /** A recovery and its progress */
+    /**
+     * A recovery and its progress
+     * @description Needs the token scope deliveries:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     get: operations['getRecovery'];
     put?: never;
     post?: never;
     /**
      * Cancel a recovery: no further send starts
-     * @description Answers the recovery: cancelled, or as it ended if it had already ended. Sends under way finish and are counted.
+     * @description Answers the recovery: cancelled, or as it ended if it had already ended. Sends under way finish and are counted. Needs the token scope deliveries:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     delete: operations['cancelRecovery'];
     options?: never;
@@ -281,14 +298,20 @@ export type paths = {
       path?: never;
       cookie?: never;
     };
-    /** The caller's account */
+    /**
+     * The caller's account
+     * @description Needs the token scope account:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     get: operations['getAccount'];
     put?: never;
     post?: never;
     delete?: never;
     options?: never;
     head?: never;
-    /** Set or clear where the account's notices are mailed */
+    /**
+     * Set or clear where the account's notices are mailed
+     * @description Needs the token scope account:admin: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     patch: operations['updateAccount'];
     trace?: never;
   };
@@ -301,9 +324,29 @@ export type paths = {
     };
     /**
      * The account's notices, newest first (kept RETENTION_DAYS)
-     * @description webhook.failing when a webhook fails 10 deliveries in a row, webhook.paused when 20 pause it; once per streak of failures. Paged like the delivery log; webhookId narrows it to one webhook.
+     * @description webhook.failing when a webhook fails 10 deliveries in a row, webhook.paused when 20 pause it; once per streak of failures. Paged like the delivery log; webhookId narrows it to one webhook. Needs the token scope account:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     get: operations['listNotices'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/account/token': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The token the request is made with: its name, prefix, times and scopes
+     * @description What the token may do, which any token may ask: the dashboard reads it to offer only what the token may do. Needs a valid token of any scopes.
+     */
+    get: operations['getCurrentToken'];
     put?: never;
     post?: never;
     delete?: never;
@@ -319,10 +362,16 @@ export type paths = {
       path?: never;
       cookie?: never;
     };
-    /** The account's API tokens, oldest first */
+    /**
+     * The account's API tokens, oldest first
+     * @description Needs the token scope account:admin: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     get: operations['listTokens'];
     put?: never;
-    /** Make an API token (at most 10 per account) */
+    /**
+     * Make an API token (at most 10 per account)
+     * @description The new token holds the scopes asked for (default: all of the calling token's), which the calling token must hold: a token never grants a scope it lacks. Checks run in this order: auth and scope, body schema, expiresAt, the scopes asked for, the token count. Needs the token scope account:admin: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     post: operations['createToken'];
     delete?: never;
     options?: never;
@@ -345,7 +394,7 @@ export type paths = {
     post?: never;
     /**
      * Revoke a token: every API process refuses it from the answer on
-     * @description Any of the account's tokens, the one the request is made with included (the account then needs another).
+     * @description Any of the account's tokens, the one the request is made with included (the account then needs another). Needs the token scope account:admin: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     delete: operations['revokeToken'];
     options?: never;
@@ -362,7 +411,7 @@ export type paths = {
     };
     /**
      * The fair-use meter: API requests and deliveries per UTC day, the last 30 days
-     * @description apiRequests counts the requests made with any of the account's tokens (a second or so behind, per API process); deliveries counts the POSTs the service made to its webhooks. Polling costs a request per look; a webhook costs a delivery per change.
+     * @description apiRequests counts the requests made with any of the account's tokens (a second or so behind, per API process); deliveries counts the POSTs the service made to its webhooks. Polling costs a request per look; a webhook costs a delivery per change. Needs the token scope account:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     get: operations['getUsage'];
     put?: never;
@@ -850,6 +899,8 @@ export type components = {
        * @description From then on the token is refused; null: never
        */
       expiresAt: string | null;
+      /** @description What the token may do, in the order of the six; fixed when it is made. Tokens made before scopes hold all six */
+      scopes: ('webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin')[];
     };
     ApiTokenList: {
       data: {
@@ -869,6 +920,8 @@ export type components = {
          * @description From then on the token is refused; null: never
          */
         expiresAt: string | null;
+        /** @description What the token may do, in the order of the six; fixed when it is made. Tokens made before scopes hold all six */
+        scopes: ('webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin')[];
       }[];
     };
     CreatedApiToken: {
@@ -888,6 +941,8 @@ export type components = {
        * @description From then on the token is refused; null: never
        */
       expiresAt: string | null;
+      /** @description What the token may do, in the order of the six; fixed when it is made. Tokens made before scopes hold all six */
+      scopes: ('webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin')[];
       /** @description The token itself; shown in this response only */
       token: string;
     };
@@ -896,6 +951,8 @@ export type components = {
       name: string;
       /** @description ISO 8601 time, in the future, from which the token is refused; omitted: never */
       expiresAt?: string;
+      /** @description What the new token may do: some of the scopes of the token that makes it; omitted: all of them */
+      scopes?: ('webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin')[];
     };
     Usage: {
       /** @description One entry per UTC day, oldest first, today last */
@@ -1031,6 +1088,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1062,6 +1161,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1087,6 +1192,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1111,6 +1222,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1187,6 +1304,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1218,6 +1341,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1248,6 +1413,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1278,6 +1449,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1308,6 +1485,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1338,6 +1521,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1369,6 +1558,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1394,6 +1589,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1418,6 +1619,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1478,6 +1685,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1508,6 +1757,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1539,6 +1794,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1564,6 +1825,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1588,6 +1855,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1646,6 +1919,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1676,6 +1991,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1707,6 +2028,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1732,6 +2059,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1756,6 +2089,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1819,6 +2158,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1850,6 +2195,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1880,6 +2267,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1910,6 +2303,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1940,6 +2339,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1970,6 +2375,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2001,6 +2412,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2026,6 +2443,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2050,6 +2473,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2113,6 +2542,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2144,6 +2579,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2174,6 +2651,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2204,6 +2687,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2234,6 +2723,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2265,6 +2760,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2290,6 +2791,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2314,6 +2821,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2377,6 +2890,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2408,6 +2927,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2438,6 +2999,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2468,6 +3035,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2498,6 +3071,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2529,6 +3108,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2554,6 +3139,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2578,6 +3169,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2643,6 +3240,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2674,6 +3277,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2704,6 +3349,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2735,6 +3386,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2760,6 +3417,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2784,6 +3447,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2846,6 +3515,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2876,6 +3587,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2907,6 +3624,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2932,6 +3655,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2956,6 +3685,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3021,6 +3756,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3052,6 +3793,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3082,6 +3865,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3112,6 +3901,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3142,6 +3937,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3172,6 +3973,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3203,6 +4010,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3228,6 +4041,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3252,6 +4071,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3315,6 +4140,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3346,6 +4177,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3376,6 +4249,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3406,6 +4285,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3436,6 +4321,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3467,6 +4358,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3492,6 +4389,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3516,6 +4419,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3577,6 +4486,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3608,6 +4523,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write or deliveries:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3638,6 +4595,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3668,6 +4631,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3698,6 +4667,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3729,6 +4704,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3754,6 +4735,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3778,6 +4765,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3841,6 +4834,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3872,6 +4871,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write or deliveries:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3902,6 +4943,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3932,6 +4979,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3962,6 +5015,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3992,6 +5051,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4023,6 +5088,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4048,6 +5119,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4072,6 +5149,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4132,6 +5215,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4162,6 +5287,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4193,6 +5324,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4218,6 +5355,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4242,6 +5385,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4306,6 +5455,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4337,6 +5492,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4367,6 +5564,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4397,6 +5600,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4427,6 +5636,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4457,6 +5672,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4488,6 +5709,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4513,6 +5740,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4537,6 +5770,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4599,6 +5838,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4629,6 +5910,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4660,6 +5947,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4685,6 +5978,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4709,6 +6008,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4771,6 +6076,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4801,6 +6148,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4832,6 +6185,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4857,6 +6216,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4881,6 +6246,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4938,6 +6309,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4969,6 +6382,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4994,6 +6413,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5018,6 +6443,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5078,6 +6509,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5109,6 +6546,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:admin (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5139,6 +6618,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5169,6 +6654,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5200,6 +6691,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5225,6 +6722,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5249,6 +6752,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5309,6 +6818,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5340,6 +6855,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5371,6 +6928,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5396,6 +6959,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5420,6 +6989,173 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+    };
+  };
+  getCurrentToken: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The token; never the token itself */
+      200: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiToken'];
+        };
+      };
+      /** @description Missing, malformed or unknown token: UNAUTHORIZED */
+      401: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAUTHORIZED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description Over the account's rate limit, or the client address's without a valid token; nothing was done: RATE_LIMITED */
+      429: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'RATE_LIMITED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description PostgreSQL or Temporal unreachable; see Retry-After: UNAVAILABLE */
+      503: {
+        headers: {
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAVAILABLE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error: INTERNAL */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INTERNAL';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5477,6 +7213,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:admin (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5508,6 +7286,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5533,6 +7317,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5557,6 +7347,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5617,6 +7413,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5648,6 +7450,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:admin, or a scope it asks to grant (requiredScope names it); nothing was made: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5678,6 +7522,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5708,6 +7558,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5738,6 +7594,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5769,6 +7631,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5794,6 +7662,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5818,6 +7692,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5876,6 +7756,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:admin (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5906,6 +7828,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5937,6 +7865,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5962,6 +7896,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5986,6 +7926,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6043,6 +7989,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6074,6 +8062,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6099,6 +8093,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6123,6 +8123,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6167,6 +8173,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6211,6 +8223,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6255,6 +8273,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6300,6 +8324,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6324,6 +8354,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6372,6 +8408,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6397,6 +8439,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6421,6 +8469,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6445,6 +8499,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6470,6 +8530,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6494,6 +8560,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6553,6 +8625,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6578,6 +8656,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6602,6 +8686,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6626,6 +8716,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6651,6 +8747,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6675,6 +8777,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6719,6 +8827,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6744,6 +8858,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6768,6 +8888,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6793,6 +8919,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6817,6 +8949,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6867,6 +9005,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6892,6 +9036,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6916,6 +9066,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6940,6 +9096,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6964,6 +9126,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6988,6 +9156,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -7013,6 +9187,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -7037,6 +9217,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };

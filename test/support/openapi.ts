@@ -12,7 +12,10 @@ export interface DocumentedResponse {
 
 export interface Operation {
   operationId: string;
+  description?: string;
   security?: Record<string, string[]>[];
+  /** The scopes of an account's token the operation needs (every one of them). */
+  'x-required-scopes'?: string[];
   parameters?: { name: string; in: string }[];
   requestBody?: { required?: boolean; content: Record<string, { schema: Schema }> };
   responses: Record<string, DocumentedResponse>;
