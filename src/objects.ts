@@ -10,6 +10,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { idPattern } from './ids';
 import { HEALTH_HOURS, MAX_CHANGES_PER_WRITE } from './limits';
+import { SCOPES } from './scopes';
 import { CHANGE_TYPES, TOPICS } from './topics';
 
 /** A response object: exactly these properties, each always present. */
@@ -20,6 +21,7 @@ function responseObject<const P extends Record<string, object>>(properties: P) {
 const timestamp = { type: 'string', format: 'date-time' } as const;
 const count = { type: 'integer', minimum: 0 } as const;
 export const topicSchema = { type: 'string', enum: TOPICS } as const;
+export const scopeSchema = { type: 'string', enum: SCOPES } as const;
 export const deliveryIdSchema = { type: 'string', pattern: idPattern('dlv') } as const;
 export const deliveryKindSchema = { enum: ['event', 'ping', 'redelivery', 'test', 'probe'] } as const;
 /** What an attempt came to; `skipped`: its webhook was paused, and nothing was sent. */
@@ -159,6 +161,12 @@ export const apiTokenObject = responseObject({
   createdAt: timestamp,
   lastUsedAt: { type: ['string', 'null'], format: 'date-time', description: 'Moves at most once a minute; null: never used' },
   expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'From then on the token is refused; null: never' },
+  scopes: {
+    type: 'array',
+    minItems: 1,
+    items: scopeSchema,
+    description: 'What the token may do, in the order of the six; fixed when it is made. Tokens made before scopes hold all six',
+  },
 });
 export type ApiToken = FromSchema<typeof apiTokenObject>;
 
@@ -400,6 +408,7 @@ export const errorEnvelope = {
         reason: { type: 'string' },
         statusCode: { type: 'integer' },
         recoveryId: { type: 'string', description: 'RECOVERY_IN_PROGRESS: the recovery under way' },
+        requiredScope: { ...scopeSchema, description: 'INSUFFICIENT_SCOPE: the scope the token lacks' },
       },
     },
   },

@@ -16,7 +16,7 @@ import { createTokenCache } from './token-cache';
 import { createUsageMeter } from './usage-meter';
 
 export interface AccountAccess {
-  /** Public API: the Bearer token of an account, then its rate limit; sets ctx.state.accountId. */
+  /** Public API: the Bearer token of an account, then its rate limit; sets ctx.state.accountId, tokenId and scopes. */
   authenticate: Middleware<ApiState>;
   /** Writes this process's counts so far (requests, lastUsedAt), for a route that reads them. */
   flushUsage(): Promise<void>;
@@ -48,6 +48,8 @@ export function createAccountAccess(sql: Sql, limits: RateLimits): AccountAccess
     }
     if (!valid || tokens.revokedSince(token!)) throw apiErrors.unauthorized();
     ctx.state.accountId = valid.accountId;
+    ctx.state.tokenId = valid.tokenId;
+    ctx.state.scopes = valid.scopes;
     meter.count(valid, tokenPrefix(token!), now);
   };
 

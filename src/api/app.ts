@@ -9,7 +9,8 @@ import { apiErrors } from './errors';
 import { INTERNAL_BODY_LIMIT_BYTES, PUBLIC_BODY_LIMIT_BYTES } from '../limits';
 import { buildOpenApiDocument } from './openapi';
 import type { AccountAccess } from './account-access';
-import { authenticateInternal, errorEnvelope, jsonBody, requestLog, type ApiState } from './middleware';
+import { ROUTER_OPTIONS, authenticateInternal, errorEnvelope, jsonBody, requestLog, type ApiState } from './middleware';
+import { requireRouteScopes } from './route-scopes';
 import { accountRoutes } from './routes/account';
 import { accountTokenRoutes } from './routes/account-tokens';
 import { accountUsageRoutes } from './routes/account-usage';
@@ -52,9 +53,9 @@ export function createRouters(deps: AppDependencies): Router<ApiState>[] {
     ctx.body = { status: 'ready' };
   });
 
-  // Auth comes first, before a route reads its body (only routes that take one do).
-  const publicApi = new Router<ApiState>({ prefix: '/v3' });
-  publicApi.use(deps.access.authenticate);
+  // Auth comes first, then the token's scopes, before a route reads its body (only routes that take one do).
+  const publicApi = new Router<ApiState>({ ...ROUTER_OPTIONS, prefix: '/v3' });
+  publicApi.use(deps.access.authenticate, requireRouteScopes);
   const publicBody = jsonBody(PUBLIC_BODY_LIMIT_BYTES);
   for (const routes of [
     webhookRoutes({ ...deps, body: publicBody }),
@@ -67,7 +68,7 @@ export function createRouters(deps: AppDependencies): Router<ApiState>[] {
     publicApi.use(routes.routes(), routes.allowedMethods());
   }
 
-  const internalApi = new Router<ApiState>({ prefix: '/internal/v3' });
+  const internalApi = new Router<ApiState>({ ...ROUTER_OPTIONS, prefix: '/internal/v3' });
   internalApi.use(authenticateInternal(deps.internalApiToken));
   const internal = internalRoutes({ ...deps, body: jsonBody(INTERNAL_BODY_LIMIT_BYTES) });
   internalApi.use(internal.routes(), internal.allowedMethods());
@@ -77,7 +78,7 @@ export function createRouters(deps: AppDependencies): Router<ApiState>[] {
 
 /** What every process answers: liveness and its metrics. */
 function probeRoutes(deps: Pick<AppDependencies, 'sdkMetricsUrl'>): Router<ApiState> {
-  const router = new Router<ApiState>();
+  const router = new Router<ApiState>(ROUTER_OPTIONS);
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });

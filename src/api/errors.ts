@@ -1,6 +1,7 @@
 // Typed API errors. The error middleware turns each into the contract's envelope
 // (src/objects.ts): { "error": { "code", "message", ...details } }.
 import type { ErrorEnvelope, ValidationIssue } from '../objects';
+import type { Scope } from '../scopes';
 
 export type ErrorCode =
   | 'MALFORMED_JSON'
@@ -8,6 +9,7 @@ export type ErrorCode =
   | 'INVALID_LIST_IDS'
   | 'URL_NOT_ALLOWED'
   | 'UNAUTHORIZED'
+  | 'INSUFFICIENT_SCOPE'
   | 'WEBHOOK_NOT_FOUND'
   | 'LIST_NOT_FOUND'
   | 'NOT_FOUND'
@@ -58,6 +60,10 @@ export const apiErrors = {
     }),
   urlNotAllowed: (reason: string, message: string) => new ApiError(400, 'URL_NOT_ALLOWED', message, { reason }),
   unauthorized: () => new ApiError(401, 'UNAUTHORIZED', 'A valid Bearer token is required.', {}, { 'WWW-Authenticate': 'Bearer' }),
+  insufficientScope: (requiredScope: Scope) =>
+    new ApiError(403, 'INSUFFICIENT_SCOPE', `This token lacks the scope ${requiredScope}, which this route needs.`, { requiredScope }),
+  scopeNotGrantable: (requiredScope: Scope) =>
+    new ApiError(403, 'INSUFFICIENT_SCOPE', `A token can only grant scopes it holds: this one lacks ${requiredScope}.`, { requiredScope }),
   webhookNotFound: () => new ApiError(404, 'WEBHOOK_NOT_FOUND', 'No such webhook.'),
   listNotFound: () => new ApiError(404, 'LIST_NOT_FOUND', 'No such list.'),
   notFound: () => new ApiError(404, 'NOT_FOUND', 'No such route.'),

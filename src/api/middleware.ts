@@ -6,6 +6,7 @@ import type { Logger } from '../logger';
 import { metrics } from '../metrics';
 import { nameRequestSpan } from '../tracing/spans';
 import type { ErrorEnvelope } from '../objects';
+import type { Scope } from '../scopes';
 import { ApiError, apiErrors } from './errors';
 import { BackingServiceError } from '../errors';
 
@@ -18,10 +19,20 @@ declare module 'koa' {
 
 export interface ApiState {
   requestId: string;
+  /** The public API's caller, once its token is checked (account-access.ts): its account, and the token's id and scopes. */
   accountId?: string;
+  tokenId?: string;
+  scopes?: readonly Scope[];
 }
 
 export type ApiContext = ParameterizedContext<ApiState>;
+
+/**
+ * Every router's options: a path matches only in its own letter case. @koa/router matches a
+ * route in any case but a prefix's middleware in its own, so /V3/webhooks once reached its
+ * route past the token check of /v3; now it reaches nothing (404).
+ */
+export const ROUTER_OPTIONS = { sensitive: true } as const;
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 

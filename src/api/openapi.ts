@@ -15,6 +15,7 @@ import {
   USAGE_DAYS,
 } from '../limits';
 import * as objects from '../objects';
+import { SCOPES, scopesOf, type Scope } from '../scopes';
 import type { ErrorCode } from './errors';
 import * as schemas from './schemas';
 
@@ -132,7 +133,7 @@ const rateLimited = {
     headers: { 'Retry-After': { required: true, schema: { type: 'integer', minimum: 1 } } },
   },
 };
-type Responses = Record<string, { headers?: Record<string, unknown> }>;
+type Responses = Record<string, { description: string; headers?: Record<string, unknown> }>;
 /** An account-token operation's responses, rate-limited: 429 added, the RateLimit-* headers on each but 503 and 500. */
 function withRateLimit(responses: Responses): Responses {
   return Object.fromEntries(
@@ -143,17 +144,42 @@ function withRateLimit(responses: Responses): Responses {
   );
 }
 type Paths = Record<string, Record<string, unknown>>;
-/** The paths, each operation that takes an account's token rate-limited. */
-function rateLimitingAccounts(paths: Paths): Paths {
+
+/** What an operation says of the scopes it needs. */
+const needs = (scopes: readonly Scope[]) =>
+  scopes.length === 0
+    ? 'Needs a valid token of any scopes.'
+    : `Needs the token scope${scopes.length === 1 ? '' : 's'} ${scopes.join(' and ')}: a token lacking ${scopes.length === 1 ? 'it' : 'either'} is answered 403 INSUFFICIENT_SCOPE.`;
+const insufficientScope = (scopes: readonly Scope[]) => ({
+  403: errors(`The token lacks ${scopes.join(' or ')} (requiredScope names it); nothing was read or done`, ['INSUFFICIENT_SCOPE']),
+});
+
+/**
+ * Each operation that takes an account's token: the scopes it needs (ROUTE_SCOPES,
+ * src/scopes.ts) in its security requirement, in `x-required-scopes` and in its description,
+ * with the 403 of a token without them; and its rate limit (429, the RateLimit-* headers).
+ */
+function accountOperations(paths: Paths): Paths {
   return Object.fromEntries(
     Object.entries(paths).map(([path, item]) => [
       path,
       Object.fromEntries(
-        Object.entries(item).map(([key, operation]) => {
-          const limited = (operation as { security?: unknown }).security === account;
+        Object.entries(item).map(([key, value]) => {
+          const operation = value as { security?: unknown; description?: string; responses: Responses };
+          if (operation.security !== account) return [key, operation];
+          const route = `${key.toUpperCase()} ${path}`;
+          const scopes = scopesOf(route);
+          if (!scopes) throw new Error(`${route} has no entry in ROUTE_SCOPES (src/scopes.ts)`);
+          const responses = scopes.length === 0 ? operation.responses : { ...insufficientScope(scopes), ...operation.responses };
           return [
             key,
-            limited ? { ...(operation as object), responses: withRateLimit((operation as { responses: Responses }).responses) } : operation,
+            {
+              ...operation,
+              description: [operation.description, needs(scopes)].filter(Boolean).join(' '),
+              security: [{ accountToken: [...scopes] }],
+              'x-required-scopes': [...scopes],
+              responses: withRateLimit(responses),
+            },
           ];
         }),
       ),
@@ -189,17 +215,26 @@ export function buildOpenApiDocument() {
         '{"error": {"code", "message", ...details}}. An unknown route answers 404 NOT_FOUND; a known route with another ' +
         'method answers 405 METHOD_NOT_ALLOWED with an Allow header. The routes an account token reaches are rate-limited ' +
         'per account, and per client address for requests without a valid token: their answers carry RateLimit-Limit, ' +
-        'RateLimit-Remaining and RateLimit-Reset, and one over the limit is 429 RATE_LIMITED with Retry-After.',
+        'RateLimit-Remaining and RateLimit-Reset, and one over the limit is 429 RATE_LIMITED with Retry-After. An account ' +
+        `token holds some of the scopes ${SCOPES.join(', ')}; each operation names those it needs in its security ` +
+        'requirement and in x-required-scopes, and a token without one is answered 403 INSUFFICIENT_SCOPE with ' +
+        'requiredScope, before anything is read or done.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     components: {
       schemas: components,
       securitySchemes: {
-        accountToken: { type: 'http', scheme: 'bearer', description: "An account's API token (tok_...)" },
+        accountToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            `An account's API token (tok_...), holding some of the scopes ${SCOPES.join(', ')} (fixed when it is made). ` +
+            "An operation's security requirement lists the scopes it needs.",
+        },
         internalToken: { type: 'http', scheme: 'bearer', description: 'INTERNAL_API_TOKEN' },
       },
     },
-    paths: rateLimitingAccounts({
+    paths: accountOperations({
       '/v3/webhooks': {
         get: {
           operationId: 'listWebhooks',
@@ -475,6 +510,15 @@ export function buildOpenApiDocument() {
           }),
         },
       },
+      '/v3/account/token': {
+        get: {
+          operationId: 'getCurrentToken',
+          summary: 'The token the request is made with: its name, prefix, times and scopes',
+          description: 'What the token may do, which any token may ask: the dashboard reads it to offer only what the token may do.',
+          security: account,
+          responses: withToken({ 200: ok('The token; never the token itself', ref('ApiToken')) }),
+        },
+      },
       '/v3/account/tokens': {
         get: {
           operationId: 'listTokens',
@@ -485,12 +529,19 @@ export function buildOpenApiDocument() {
         post: {
           operationId: 'createToken',
           summary: `Make an API token (at most ${MAX_TOKENS_PER_ACCOUNT} per account)`,
+          description:
+            "The new token holds the scopes asked for (default: all of the calling token's), which the calling token must " +
+            'hold: a token never grants a scope it lacks. Checks run in this order: auth and scope, body schema, expiresAt, ' +
+            'the scopes asked for, the token count.',
           security: account,
           requestBody: body('CreateTokenBody'),
           responses: withToken(
             {
               201: ok('Created; the only response that holds the token', ref('CreatedApiToken')),
               400: errors('Invalid request, or expiresAt not in the future', ['MALFORMED_JSON', 'VALIDATION_FAILED']),
+              403: errors('The token lacks account:admin, or a scope it asks to grant (requiredScope names it); nothing was made', [
+                'INSUFFICIENT_SCOPE',
+              ]),
               409: errors(`The account has ${MAX_TOKENS_PER_ACCOUNT} tokens`, ['TOKEN_LIMIT_EXCEEDED']),
             },
             PUBLIC_BODY_LIMIT_BYTES,

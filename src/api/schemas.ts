@@ -11,12 +11,14 @@ import {
   deliveryLogFilters,
   isoTimeSchema as isoTime,
   listWriteBody,
+  scopeSchema,
   topicSchema,
   upstreamIdSchema as id,
   type ListWriteBody,
   type ValidationIssue,
 } from '../objects';
 import { relayAnswerMessage, type RelayAnswerMessage } from '../relay/protocol';
+import { SCOPES } from '../scopes';
 import { TOPICS } from '../topics';
 import { apiErrors } from './errors';
 
@@ -142,6 +144,14 @@ export const createTokenBody = {
   properties: {
     name: { ...nameText, maxLength: 100 },
     expiresAt: { ...isoTime, description: 'ISO 8601 time, in the future, from which the token is refused; omitted: never' },
+    scopes: {
+      type: 'array',
+      minItems: 1,
+      maxItems: SCOPES.length,
+      uniqueItems: true,
+      items: scopeSchema,
+      description: 'What the new token may do: some of the scopes of the token that makes it; omitted: all of them',
+    },
   },
 } as const;
 export type CreateTokenBody = FromSchema<typeof createTokenBody>;

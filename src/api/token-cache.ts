@@ -1,5 +1,8 @@
 // The tokens this API process has checked, kept in memory so that a request with a known
-// token costs no lookup. Revocation is still at once for every process: deleting a token's
+// token costs no lookup: its account, expiry and scopes, read from its row. None of them
+// changes while the row exists (a token's scopes are fixed when it is made: migration 021
+// refuses a change), so what is kept is the row's until the row goes, and the route table is
+// checked with no statement. Revocation is still at once for every process: deleting a token's
 // row notifies every process (LISTEN/NOTIFY, migration 013), and the notification reaches a
 // process ahead of the answer to any statement it sends on its listening connection after
 // the revocation's commit. The rate limiter's statement of each request goes there

@@ -12,6 +12,7 @@ function print(ctx: CommandContext, object: unknown, human: () => string): void 
 
 type Webhook = ApiSchemas['Webhook'];
 type Topic = Webhook['events'][number];
+type Scope = ApiSchemas['ApiToken']['scopes'][number];
 type LogEntry = ApiSchemas['DeliveryPage']['data'][number];
 type LogQuery = NonNullable<operations['listDeliveries']['parameters']['query']>;
 
@@ -200,6 +201,7 @@ export const COMMANDS: Record<string, { usage: string; run: (ctx: CommandContext
           ['ID', (token) => token.id],
           ['NAME', (token) => token.name],
           ['PREFIX', (token) => token.prefix],
+          ['SCOPES', (token) => token.scopes],
           ['EXPIRES', (token) => token.expiresAt],
           ['LAST USED', (token) => token.lastUsedAt],
         ]),
@@ -207,9 +209,13 @@ export const COMMANDS: Record<string, { usage: string; run: (ctx: CommandContext
     },
   },
   'tokens create': {
-    usage: 'tokens create <name> [--expires-at <ISO time>]',
+    usage: 'tokens create <name> [--expires-at <ISO time>] [--scopes webhooks:read,deliveries:read,...]',
     async run(ctx) {
-      const body = { name: arg(ctx, 0, 'name'), expiresAt: flag(ctx, 'expires-at') };
+      const body = {
+        name: arg(ctx, 0, 'name'),
+        expiresAt: flag(ctx, 'expires-at'),
+        scopes: list(flag(ctx, 'scopes')) as Scope[] | undefined,
+      };
       const created = must(await ctx.client.POST('/v3/account/tokens', { body }));
       print(ctx, created, () => `${fields(created)}\nThe token is shown this once: store it now.`);
     },

@@ -26,6 +26,7 @@ const OPTIONS = {
   since: { type: 'string' },
   until: { type: 'string' },
   'expires-at': { type: 'string' },
+  scopes: { type: 'string' },
   'forward-to': { type: 'string' },
 } as const;
 
@@ -52,9 +53,10 @@ async function login(flags: { 'api-url'?: string; token?: string }): Promise<voi
     prompt.close();
   }
   const client = createApiClient({ apiUrl, token, fetch: rateLimitedFetch(say) });
-  const account = must(await client.GET('/v3/account'));
+  // The token's own row, which any token may read whatever its scopes.
+  const own = must(await client.GET('/v3/account/token'));
   const file = saveSettings({ apiUrl, token });
-  out(`Logged in to ${apiUrl} as ${account.name} (${account.id}); saved in ${file}.`);
+  out(`Logged in to ${apiUrl} with the token ${own.name} (${own.scopes.join(', ')}); saved in ${file}.`);
 }
 
 async function main(argv: string[]): Promise<number> {

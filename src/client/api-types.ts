@@ -8,12 +8,15 @@ export type paths = {
       path?: never;
       cookie?: never;
     };
-    /** The caller's webhooks */
+    /**
+     * The caller's webhooks
+     * @description Needs the token scope webhooks:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     get: operations['listWebhooks'];
     put?: never;
     /**
      * Register a webhook, or update the one with the same URL
-     * @description Checks run in this order: auth, body schema, URL policy, webhook count, listIds ownership, then a signed ping to the URL, which must answer 2xx.
+     * @description Checks run in this order: auth, body schema, URL policy, webhook count, listIds ownership, then a signed ping to the URL, which must answer 2xx. Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['registerWebhook'];
     delete?: never;
@@ -32,13 +35,18 @@ export type paths = {
       };
       cookie?: never;
     };
+    /** @description Needs the token scope webhooks:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE. */
     get: operations['getWebhook'];
     put?: never;
     post?: never;
+    /** @description Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE. */
     delete: operations['deleteWebhook'];
     options?: never;
     head?: never;
-    /** Reactivate or pause; change events or listIds */
+    /**
+     * Reactivate or pause; change events or listIds
+     * @description Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     patch: operations['updateWebhook'];
     trace?: never;
   };
@@ -54,7 +62,10 @@ export type paths = {
     };
     get?: never;
     put?: never;
-    /** Send a signed ping now (also to a paused webhook); never counted as a failure */
+    /**
+     * Send a signed ping now (also to a paused webhook); never counted as a failure
+     * @description Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     post: operations['pingWebhook'];
     delete?: never;
     options?: never;
@@ -76,7 +87,7 @@ export type paths = {
     put?: never;
     /**
      * Send a signed delivery of a chosen topic now, as a test (also to a paused webhook); never counted as a failure
-     * @description The body is an event's, {"event","listId","cursor","at"}: listId as given (a list the account owns or is a member of), else "test"; cursor 0, which no write has; at now. The headers are any delivery's plus SVC-Test: 1. Logged with kind "test"; it cannot be redelivered.
+     * @description The body is an event's, {"event","listId","cursor","at"}: listId as given (a list the account owns or is a member of), else "test"; cursor 0, which no write has; at now. The headers are any delivery's plus SVC-Test: 1. Logged with kind "test"; it cannot be redelivered. Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['sendTestEvent'];
     delete?: never;
@@ -97,7 +108,7 @@ export type paths = {
     };
     /**
      * The webhook's event deliveries of the last 24 hours, hour by hour
-     * @description The webhook's health (as its `health`) and its 24 UTC hours, the current one and the 23 before it, oldest first, each with its event deliveries delivered, failed and skipped, counted in the hour each was logged (its attemptedAt); the totals are the sums of these hours. Pings, redeliveries and test events are not counted.
+     * @description The webhook's health (as its `health`) and its 24 UTC hours, the current one and the 23 before it, oldest first, each with its event deliveries delivered, failed and skipped, counted in the hour each was logged (its attemptedAt); the totals are the sums of these hours. Pings, redeliveries and test events are not counted. Needs the token scope webhooks:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     get: operations['getWebhookHealth'];
     put?: never;
@@ -120,7 +131,7 @@ export type paths = {
     };
     /**
      * The delivery log: events, pings, redeliveries and test events, newest first (at least the last 1000 are kept)
-     * @description The filters outcome, kind and event are each optional and combine with each other and with paging.
+     * @description The filters outcome, kind and event are each optional and combine with each other and with paging. Needs the token scope deliveries:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     get: operations['listDeliveries'];
     put?: never;
@@ -145,7 +156,7 @@ export type paths = {
     };
     /**
      * One entry of the delivery log, with what was sent and what came back
-     * @description The log entry plus request (url, headers as sent, the exact body; never the secret) and response (status, headers kept to 4 KiB, the first 4 KiB of the body as UTF-8 text). The receiver's text is data: show it as text, never as markup.
+     * @description The log entry plus request (url, headers as sent, the exact body; never the secret) and response (status, headers kept to 4 KiB, the first 4 KiB of the body as UTF-8 text). The receiver's text is data: show it as text, never as markup. Needs the token scope deliveries:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     get: operations['getDelivery'];
     put?: never;
@@ -172,7 +183,7 @@ export type paths = {
     put?: never;
     /**
      * Send a logged event again, now, once (also to a paused webhook); never counted as a failure
-     * @description The same body byte for byte and the same SVC-Event, signed with the current secret, under a new SVC-Delivery id. Logged with kind "redelivery" and redeliveryOf the id it repeats.
+     * @description The same body byte for byte and the same SVC-Event, signed with the current secret, under a new SVC-Delivery id. Logged with kind "redelivery" and redeliveryOf the id it repeats. Needs the token scope deliveries:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['redeliverDelivery'];
     delete?: never;
@@ -195,7 +206,7 @@ export type paths = {
     put?: never;
     /**
      * Replace the signing secret: a random one, or your own
-     * @description Every delivery, redelivery and ping that starts after the answer is signed with the new secret; the old one is discarded. A delivery already under way keeps the secret it started with.
+     * @description Every delivery, redelivery and ping that starts after the answer is signed with the new secret; the old one is discarded. A delivery already under way keeps the secret it started with. Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['rotateSecret'];
     delete?: never;
@@ -215,7 +226,7 @@ export type paths = {
     put?: never;
     /**
      * Open a relay session (svc-webhooks listen): a webhook whose deliveries go over a connection the caller opens
-     * @description The session is a webhook with relay: true and url relay://{id}, signed and logged as any other, that never pauses and does not count against the 5 webhooks; an account has at most 2. Its deliveries go to the WebSocket opened with a ticket of POST /v3/webhooks/{id}/relay-connections; while none is open each fails at once with relay_disconnected. A session without a connection for RELAY_GRACE_SECONDS (60) is deleted.
+     * @description The session is a webhook with relay: true and url relay://{id}, signed and logged as any other, that never pauses and does not count against the 5 webhooks; an account has at most 2. Its deliveries go to the WebSocket opened with a ticket of POST /v3/webhooks/{id}/relay-connections; while none is open each fails at once with relay_disconnected. A session without a connection for RELAY_GRACE_SECONDS (60) is deleted. Needs the token scopes webhooks:write and deliveries:read: a token lacking either is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['createRelaySession'];
     delete?: never;
@@ -238,7 +249,7 @@ export type paths = {
     put?: never;
     /**
      * A single-use ticket to open the relay session's connection, valid for 30 seconds
-     * @description GET /v3/relay-connections/{ticket} with a WebSocket upgrade opens the connection; the newest connection of a session receives its deliveries. The messages are described in docs/receiving.md.
+     * @description GET /v3/relay-connections/{ticket} with a WebSocket upgrade opens the connection; the newest connection of a session receives its deliveries. The messages are described in docs/receiving.md. Needs the token scopes webhooks:write and deliveries:read: a token lacking either is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['createRelayConnection'];
     delete?: never;
@@ -257,12 +268,15 @@ export type paths = {
       };
       cookie?: never;
     };
-    /** The webhook's recoveries, newest first (at most the 100 newest) */
+    /**
+     * The webhook's recoveries, newest first (at most the 100 newest)
+     * @description Needs the token scope deliveries:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     get: operations['listRecoveries'];
     put?: never;
     /**
      * Send again every event delivery of a window that failed or was skipped, as a background task
-     * @description Every event delivery of the webhook logged in [since, until) whose outcome is failed (internal included) or skipped, unless a redelivery of the same event was delivered since: fixed when it starts (total), sent oldest first as redeliveries (the same body byte for byte, the current secret, a new SVC-Delivery id, one attempt, never counted against the webhook), at most RECOVERY_RATE_PER_SECOND a second. It stops after 5 failed sends in a row (receiver_failing), or when the webhook is paused or deleted. One at a time per webhook.
+     * @description Every event delivery of the webhook logged in [since, until) whose outcome is failed (internal included) or skipped, unless a redelivery of the same event was delivered since: fixed when it starts (total), sent oldest first as redeliveries (the same body byte for byte, the current secret, a new SVC-Delivery id, one attempt, never counted against the webhook), at most RECOVERY_RATE_PER_SECOND a second. It stops after 5 failed sends in a row (receiver_failing), or when the webhook is paused or deleted. One at a time per webhook. Needs the token scope deliveries:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['createRecovery'];
     delete?: never;
@@ -283,13 +297,16 @@ export type paths = {
       };
       cookie?: never;
     };
-    /** A recovery and its progress */
+    /**
+     * A recovery and its progress
+     * @description Needs the token scope deliveries:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     get: operations['getRecovery'];
     put?: never;
     post?: never;
     /**
      * Cancel a recovery: no further send starts
-     * @description Answers the recovery: cancelled, or as it ended if it had already ended. Sends under way finish and are counted.
+     * @description Answers the recovery: cancelled, or as it ended if it had already ended. Sends under way finish and are counted. Needs the token scope deliveries:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     delete: operations['cancelRecovery'];
     options?: never;
@@ -304,14 +321,20 @@ export type paths = {
       path?: never;
       cookie?: never;
     };
-    /** The caller's account */
+    /**
+     * The caller's account
+     * @description Needs the token scope account:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     get: operations['getAccount'];
     put?: never;
     post?: never;
     delete?: never;
     options?: never;
     head?: never;
-    /** Set or clear where the account's notices are mailed */
+    /**
+     * Set or clear where the account's notices are mailed
+     * @description Needs the token scope account:admin: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     patch: operations['updateAccount'];
     trace?: never;
   };
@@ -324,9 +347,29 @@ export type paths = {
     };
     /**
      * The account's notices, newest first (kept RETENTION_DAYS)
-     * @description webhook.failing when a webhook fails 10 deliveries in a row, webhook.paused when 20 pause it; once per streak of failures. Paged like the delivery log; webhookId narrows it to one webhook.
+     * @description webhook.failing when a webhook fails 10 deliveries in a row, webhook.paused when 20 pause it; once per streak of failures. Paged like the delivery log; webhookId narrows it to one webhook. Needs the token scope account:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     get: operations['listNotices'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/account/token': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The token the request is made with: its name, prefix, times and scopes
+     * @description What the token may do, which any token may ask: the dashboard reads it to offer only what the token may do. Needs a valid token of any scopes.
+     */
+    get: operations['getCurrentToken'];
     put?: never;
     post?: never;
     delete?: never;
@@ -342,10 +385,16 @@ export type paths = {
       path?: never;
       cookie?: never;
     };
-    /** The account's API tokens, oldest first */
+    /**
+     * The account's API tokens, oldest first
+     * @description Needs the token scope account:admin: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     get: operations['listTokens'];
     put?: never;
-    /** Make an API token (at most 10 per account) */
+    /**
+     * Make an API token (at most 10 per account)
+     * @description The new token holds the scopes asked for (default: all of the calling token's), which the calling token must hold: a token never grants a scope it lacks. Checks run in this order: auth and scope, body schema, expiresAt, the scopes asked for, the token count. Needs the token scope account:admin: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
     post: operations['createToken'];
     delete?: never;
     options?: never;
@@ -368,7 +417,7 @@ export type paths = {
     post?: never;
     /**
      * Revoke a token: every API process refuses it from the answer on
-     * @description Any of the account's tokens, the one the request is made with included (the account then needs another).
+     * @description Any of the account's tokens, the one the request is made with included (the account then needs another). Needs the token scope account:admin: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     delete: operations['revokeToken'];
     options?: never;
@@ -385,7 +434,7 @@ export type paths = {
     };
     /**
      * The fair-use meter: API requests and deliveries per UTC day, the last 30 days
-     * @description apiRequests counts the requests made with any of the account's tokens (a second or so behind, per API process); deliveries counts the POSTs the service made to its webhooks. Polling costs a request per look; a webhook costs a delivery per change.
+     * @description apiRequests counts the requests made with any of the account's tokens (a second or so behind, per API process); deliveries counts the POSTs the service made to its webhooks. Polling costs a request per look; a webhook costs a delivery per change. Needs the token scope account:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     get: operations['getUsage'];
     put?: never;
@@ -956,6 +1005,8 @@ export type components = {
        * @description From then on the token is refused; null: never
        */
       expiresAt: string | null;
+      /** @description What the token may do, in the order of the six; fixed when it is made. Tokens made before scopes hold all six */
+      scopes: ('webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin')[];
     };
     ApiTokenList: {
       data: {
@@ -975,6 +1026,8 @@ export type components = {
          * @description From then on the token is refused; null: never
          */
         expiresAt: string | null;
+        /** @description What the token may do, in the order of the six; fixed when it is made. Tokens made before scopes hold all six */
+        scopes: ('webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin')[];
       }[];
     };
     CreatedApiToken: {
@@ -994,6 +1047,8 @@ export type components = {
        * @description From then on the token is refused; null: never
        */
       expiresAt: string | null;
+      /** @description What the token may do, in the order of the six; fixed when it is made. Tokens made before scopes hold all six */
+      scopes: ('webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin')[];
       /** @description The token itself; shown in this response only */
       token: string;
     };
@@ -1002,6 +1057,8 @@ export type components = {
       name: string;
       /** @description ISO 8601 time, in the future, from which the token is refused; omitted: never */
       expiresAt?: string;
+      /** @description What the new token may do: some of the scopes of the token that makes it; omitted: all of them */
+      scopes?: ('webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin')[];
     };
     Usage: {
       /** @description One entry per UTC day, oldest first, today last */
@@ -1137,6 +1194,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1168,6 +1267,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1193,6 +1298,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1217,6 +1328,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1293,6 +1410,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1324,6 +1447,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1354,6 +1519,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1384,6 +1555,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1414,6 +1591,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1444,6 +1627,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1475,6 +1664,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1500,6 +1695,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1524,6 +1725,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1584,6 +1791,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1614,6 +1863,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1645,6 +1900,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1670,6 +1931,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1694,6 +1961,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1752,6 +2025,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1782,6 +2097,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1813,6 +2134,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1838,6 +2165,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1862,6 +2195,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1925,6 +2264,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1956,6 +2301,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -1986,6 +2373,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2016,6 +2409,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2046,6 +2445,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2076,6 +2481,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2107,6 +2518,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2132,6 +2549,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2156,6 +2579,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2219,6 +2648,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2250,6 +2685,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2280,6 +2757,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2310,6 +2793,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2340,6 +2829,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2371,6 +2866,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2396,6 +2897,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2420,6 +2927,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2483,6 +2996,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2514,6 +3033,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2544,6 +3105,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2574,6 +3141,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2604,6 +3177,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2635,6 +3214,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2660,6 +3245,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2684,6 +3275,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2744,6 +3341,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2774,6 +3413,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2805,6 +3450,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2830,6 +3481,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2854,6 +3511,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2919,6 +3582,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2950,6 +3619,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -2980,6 +3691,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3011,6 +3728,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3036,6 +3759,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3060,6 +3789,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3122,6 +3857,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3152,6 +3929,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3183,6 +3966,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3208,6 +3997,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3232,6 +4027,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3297,6 +4098,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3328,6 +4135,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3358,6 +4207,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3388,6 +4243,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3418,6 +4279,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3448,6 +4315,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3479,6 +4352,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3504,6 +4383,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3528,6 +4413,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3591,6 +4482,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3622,6 +4519,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3652,6 +4591,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3682,6 +4627,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3712,6 +4663,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3743,6 +4700,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3768,6 +4731,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3792,6 +4761,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3853,6 +4828,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3884,6 +4865,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write or deliveries:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3914,6 +4937,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3944,6 +4973,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -3974,6 +5009,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4005,6 +5046,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4030,6 +5077,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4054,6 +5107,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4117,6 +5176,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4148,6 +5213,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks webhooks:write or deliveries:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4178,6 +5285,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4208,6 +5321,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4238,6 +5357,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4268,6 +5393,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4299,6 +5430,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4324,6 +5461,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4348,6 +5491,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4408,6 +5557,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4438,6 +5629,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4469,6 +5666,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4494,6 +5697,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4518,6 +5727,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4582,6 +5797,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4613,6 +5834,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4643,6 +5906,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4673,6 +5942,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4703,6 +5978,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4733,6 +6014,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4764,6 +6051,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4789,6 +6082,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4813,6 +6112,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4875,6 +6180,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4905,6 +6252,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4936,6 +6289,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4961,6 +6320,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -4985,6 +6350,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5047,6 +6418,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:write (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5077,6 +6490,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5108,6 +6527,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5133,6 +6558,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5157,6 +6588,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5214,6 +6651,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5245,6 +6724,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5270,6 +6755,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5294,6 +6785,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5354,6 +6851,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5385,6 +6888,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:admin (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5415,6 +6960,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5445,6 +6996,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5476,6 +7033,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5501,6 +7064,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5525,6 +7094,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5585,6 +7160,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5616,6 +7197,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5647,6 +7270,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5672,6 +7301,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5696,6 +7331,173 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+    };
+  };
+  getCurrentToken: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The token; never the token itself */
+      200: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiToken'];
+        };
+      };
+      /** @description Missing, malformed or unknown token: UNAUTHORIZED */
+      401: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAUTHORIZED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description Over the account's rate limit, or the client address's without a valid token; nothing was done: RATE_LIMITED */
+      429: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'RATE_LIMITED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description PostgreSQL or Temporal unreachable; see Retry-After: UNAVAILABLE */
+      503: {
+        headers: {
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAVAILABLE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error: INTERNAL */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INTERNAL';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5753,6 +7555,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:admin (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5784,6 +7628,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5809,6 +7659,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5833,6 +7689,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5893,6 +7755,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5924,6 +7792,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:admin, or a scope it asks to grant (requiredScope names it); nothing was made: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5954,6 +7864,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -5984,6 +7900,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6014,6 +7936,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6045,6 +7973,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6070,6 +8004,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6094,6 +8034,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6152,6 +8098,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:admin (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6182,6 +8170,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6213,6 +8207,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6238,6 +8238,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6262,6 +8268,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6319,6 +8331,48 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6350,6 +8404,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6375,6 +8435,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6399,6 +8465,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6443,6 +8515,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6487,6 +8565,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6531,6 +8615,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6576,6 +8666,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6600,6 +8696,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6648,6 +8750,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6673,6 +8781,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6697,6 +8811,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6721,6 +8841,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6746,6 +8872,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6770,6 +8902,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6829,6 +8967,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6854,6 +8998,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6878,6 +9028,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6902,6 +9058,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6927,6 +9089,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6951,6 +9119,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -6995,6 +9169,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -7020,6 +9200,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -7044,6 +9230,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -7069,6 +9261,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -7093,6 +9291,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -7143,6 +9347,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -7168,6 +9378,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -7192,6 +9408,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -7216,6 +9438,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -7240,6 +9468,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -7264,6 +9498,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -7289,6 +9529,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };
@@ -7313,6 +9559,12 @@ export interface operations {
               statusCode?: number;
               /** @description RECOVERY_IN_PROGRESS: the recovery under way */
               recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
             };
           };
         };

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import Router from '@koa/router';
-import type { ApiState } from '../api/middleware';
+import { ROUTER_OPTIONS, type ApiState } from '../api/middleware';
 import type { DashboardSettings } from './settings';
 
 // TypeScript mirrors the sources under dist/: this module runs as src/dashboard (the tests)
@@ -32,7 +32,7 @@ const DASHBOARD_HEADERS = {
 };
 
 export function dashboardRoutes(settings: DashboardSettings): Router<ApiState> {
-  const router = new Router<ApiState>();
+  const router = new Router<ApiState>(ROUTER_OPTIONS);
   router.get('/dashboard/settings.json', (ctx) => {
     ctx.set(DASHBOARD_HEADERS);
     ctx.body = settings;

@@ -1,10 +1,12 @@
 // An account's API tokens: stored only as SHA-256 hashes, with a name, the token's first
-// characters, an optional expiry and when each was last used. Deleting a row (revoking the
-// token, or deleting its account) notifies every API process on `TOKEN_REVOKED_CHANNEL`.
+// characters, its scopes (fixed when it is made, migration 021), an optional expiry and when
+// each was last used. Deleting a row (revoking the token, or deleting its account) notifies
+// every API process on `TOKEN_REVOKED_CHANNEL`.
 import postgres from 'postgres';
 import { MAX_TOKENS_PER_ACCOUNT } from '../limits';
 import { newId } from '../ids';
 import type { ApiToken } from '../objects';
+import { SCOPES, type Scope } from '../scopes';
 import { hashToken, newToken } from '../secrets';
 import type { Db, Sql } from './sql';
 
@@ -23,7 +25,11 @@ interface TokenRow {
   created_at: Date;
   last_used_at: Date | null;
   expires_at: Date | null;
+  scopes: Scope[];
 }
+
+/** The columns of TokenRow, for the statements that answer one. */
+const TOKEN_COLUMNS = 'id, name, prefix, created_at, last_used_at, expires_at, scopes';
 
 const toApiToken = (row: TokenRow): ApiToken => ({
   id: row.id,
@@ -32,19 +38,27 @@ const toApiToken = (row: TokenRow): ApiToken => ({
   createdAt: row.created_at.toISOString(),
   lastUsedAt: row.last_used_at?.toISOString() ?? null,
   expiresAt: row.expires_at?.toISOString() ?? null,
+  scopes: row.scopes,
 });
+
+/** What a new token is: its name, expiry and scopes (in the order of SCOPES; default all six, as an account's first token has). */
+export interface NewToken {
+  name: string;
+  expiresAt?: Date | null;
+  scopes?: readonly Scope[];
+}
 
 /** Makes a token for the account and stores its hash; the token itself is returned once, here. */
 export async function insertToken(
   sql: Db,
   accountId: string,
-  { name, expiresAt = null }: { name: string; expiresAt?: Date | null },
+  { name, expiresAt = null, scopes = SCOPES }: NewToken,
 ): Promise<ApiToken & { token: string }> {
   const token = newToken();
   const [row] = await sql<TokenRow[]>`
-    INSERT INTO account_tokens (token_hash, account_id, id, name, prefix, expires_at)
-    VALUES (${hashToken(token)}, ${accountId}, ${newId('tkn')}, ${name}, ${tokenPrefix(token)}, ${expiresAt})
-    RETURNING id, name, prefix, created_at, last_used_at, expires_at`;
+    INSERT INTO account_tokens (token_hash, account_id, id, name, prefix, expires_at, scopes)
+    VALUES (${hashToken(token)}, ${accountId}, ${newId('tkn')}, ${name}, ${tokenPrefix(token)}, ${expiresAt}, ${[...scopes]}::text[])
+    RETURNING ${sql.unsafe(TOKEN_COLUMNS)}`;
   return { ...toApiToken(row), token };
 }
 
@@ -52,11 +66,7 @@ export async function insertToken(
  * A new token for the account, or null when it has MAX_TOKENS_PER_ACCOUNT already. The
  * account's row lock makes two creations at once count one after the other.
  */
-export async function createToken(
-  sql: Sql,
-  accountId: string,
-  options: { name: string; expiresAt: Date | null },
-): Promise<(ApiToken & { token: string }) | null> {
+export async function createToken(sql: Sql, accountId: string, options: NewToken): Promise<(ApiToken & { token: string }) | null> {
   return sql.begin(async (tx) => {
     await tx`SELECT 1 FROM accounts WHERE id = ${accountId} FOR UPDATE`;
     const [{ count }] = await tx<{ count: number }[]>`SELECT count(*)::int AS count FROM account_tokens WHERE account_id = ${accountId}`;
@@ -67,9 +77,15 @@ export async function createToken(
 /** The account's tokens, oldest first. */
 export async function listTokens(sql: Db, accountId: string): Promise<ApiToken[]> {
   const rows = await sql<TokenRow[]>`
-    SELECT id, name, prefix, created_at, last_used_at, expires_at FROM account_tokens
-    WHERE account_id = ${accountId} ORDER BY created_at, id`;
+    SELECT ${sql.unsafe(TOKEN_COLUMNS)} FROM account_tokens WHERE account_id = ${accountId} ORDER BY created_at, id`;
   return rows.map(toApiToken);
+}
+
+/** The account's token with this id, or null. */
+export async function findToken(sql: Db, accountId: string, tokenId: string): Promise<ApiToken | null> {
+  const [row] = await sql<TokenRow[]>`
+    SELECT ${sql.unsafe(TOKEN_COLUMNS)} FROM account_tokens WHERE id = ${tokenId} AND account_id = ${accountId}`;
+  return row ? toApiToken(row) : null;
 }
 
 /** Deletes the account's token; its hash, or null when the account has no such token. */
@@ -85,12 +101,13 @@ export interface TokenGrant {
   accountId: string;
   expiresAt: Date | null;
   lastUsedAt: Date | null;
+  scopes: Scope[];
 }
 
 /** The token whose hash this is, expired or not, or null. */
 export async function findTokenByHash(sql: Db, tokenHash: Buffer): Promise<TokenGrant | null> {
   const [row] = await sql<TokenGrant[]>`
-    SELECT id AS "tokenId", account_id AS "accountId", expires_at AS "expiresAt", last_used_at AS "lastUsedAt"
+    SELECT id AS "tokenId", account_id AS "accountId", expires_at AS "expiresAt", last_used_at AS "lastUsedAt", scopes
     FROM account_tokens WHERE token_hash = ${tokenHash}`;
   return row ?? null;
 }

@@ -1,14 +1,15 @@
 // API tokens over HTTP (/v3/account/tokens): the initial token listed, a new one shown
 // once, revocation refused at once (also for a token this process has cached), expiry,
-// lastUsedAt, and the limit of 10.
+// lastUsedAt, and the limit of 10. Their scopes: test/api/scopes.test.ts.
 import { describe, expect, it } from 'vitest';
 import { idPattern } from '../../src/ids';
+import { SCOPES } from '../../src/scopes';
 import { useStackWithReceiver } from '../support/stack';
 import { waitFor } from '../support/wait';
 
 const suite = useStackWithReceiver();
 
-const TOKEN_FIELDS = ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix'];
+const TOKEN_FIELDS = ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'scopes'];
 
 describe('GET /v3/account/tokens', () => {
   it('lists the token made with the account as initial, with its prefix and when it was last used, never the token', async () => {
@@ -19,7 +20,7 @@ describe('GET /v3/account/tokens', () => {
     expect(listed.body.data).toHaveLength(1);
     const [initial] = listed.body.data;
     expect(Object.keys(initial).sort()).toEqual(TOKEN_FIELDS);
-    expect(initial).toMatchObject({ name: 'initial', prefix: account.token.slice(0, 8), expiresAt: null });
+    expect(initial).toMatchObject({ name: 'initial', prefix: account.token.slice(0, 8), expiresAt: null, scopes: [...SCOPES] });
     expect(initial.id).toMatch(new RegExp(idPattern('tkn')));
     // The listing request itself used the token.
     expect(Date.parse(initial.lastUsedAt)).toBeGreaterThanOrEqual(before - 1000);
@@ -42,7 +43,14 @@ describe('POST /v3/account/tokens', () => {
     const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
     const created = await suite.stack.request('POST', '/v3/account/tokens', { token: account.token, body: { name: 'CI', expiresAt } });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'CI', expiresAt, lastUsedAt: null, prefix: created.body.token.slice(0, 8) });
+    // Without scopes asked for, those of the token that makes it: all six.
+    expect(created.body).toMatchObject({
+      name: 'CI',
+      expiresAt,
+      lastUsedAt: null,
+      prefix: created.body.token.slice(0, 8),
+      scopes: [...SCOPES],
+    });
     expect(created.body.token).toMatch(/^tok_[A-Za-z0-9_-]{43}$/);
     expect(created.body.token).not.toBe(account.token);
 

@@ -10,6 +10,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountAccess } from '../../src/api/account-access';
 import { errorEnvelope } from '../../src/objects';
+import { SCOPES } from '../../src/scopes';
 import { createSql } from '../../src/db/sql';
 import { startResettingServer, type DeadServer } from '../support/dead-server';
 import type { Receiver } from '../support/receiver';
@@ -837,11 +838,12 @@ describe('a webhook paused by failures, probed until it answers', () => {
   });
 });
 
-describe('GET and POST /v3/account/tokens, DELETE /v3/account/tokens/{tokenId}', () => {
+describe('GET and POST /v3/account/tokens, DELETE /v3/account/tokens/{tokenId}, GET /v3/account/token', () => {
   it('lists the tokens (200), makes one (201), revokes it (204), then answers 404 TOKEN_NOT_FOUND', async () => {
     const account = await stack.createAccount();
     const listed = await call('GET', '/v3/account/tokens', { token: account.token });
     expect(listed).toMatchObject({ status: 200, body: { data: [{ name: 'initial', prefix: account.token.slice(0, 8) }] } });
+    expect(await call('GET', '/v3/account/token', { token: account.token })).toMatchObject({ status: 200, body: listed.body.data[0] });
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
     const created = await call('POST', '/v3/account/tokens', { token: account.token, body: { name: 'contract', expiresAt } });
     expect(created).toMatchObject({ status: 201, body: { name: 'contract', expiresAt, token: expect.stringMatching(/^tok_/) } });
@@ -861,6 +863,17 @@ describe('GET and POST /v3/account/tokens, DELETE /v3/account/tokens/{tokenId}',
     expectError(malformed, 400, 'MALFORMED_JSON');
     for (let i = 2; i <= 10; i++) expect((await call('POST', '/v3/account/tokens', { token, body: { name: `t${i}` } })).status).toBe(201);
     expectError(await call('POST', '/v3/account/tokens', { token, body: { name: 't11' } }), 409, 'TOKEN_LIMIT_EXCEEDED');
+  });
+
+  it('answers 403 INSUFFICIENT_SCOPE to a token asking for a scope it lacks, and makes a token of the scopes it holds', async () => {
+    const { token } = await stack.createAccount();
+    const narrow = await call('POST', '/v3/account/tokens', { token, body: { name: 'narrow', scopes: ['account:admin'] } });
+    expect(narrow).toMatchObject({ status: 201, body: { scopes: ['account:admin'] } });
+    const broader = await call('POST', '/v3/account/tokens', {
+      token: narrow.body.token,
+      body: { name: 'broader', scopes: ['account:admin', 'webhooks:read'] },
+    });
+    expect(expectError(broader, 403, 'INSUFFICIENT_SCOPE').requiredScope).toBe('webhooks:read');
   });
 });
 
@@ -897,6 +910,36 @@ describe('every operation that needs a token', () => {
         const response = await call(method, path, options);
         expectError(response, 401, 'UNAUTHORIZED');
         expect(response.headers.get('www-authenticate')).toBe('Bearer');
+      }
+    }
+  });
+});
+
+describe('every operation that needs a scope', () => {
+  it('answers 403 INSUFFICIENT_SCOPE with requiredScope to a token of every scope but the one it needs, whatever the body', async () => {
+    const scoped = documenting('403');
+    expect(scoped.length).toBeGreaterThan(0);
+    const account = await stack.createAccount();
+    const lacking = new Map<string, string>();
+    for (const scope of SCOPES) {
+      const made = await call('POST', '/v3/account/tokens', {
+        token: account.token,
+        body: { name: `all but ${scope}`, scopes: SCOPES.filter((held) => held !== scope) },
+      });
+      lacking.set(scope, made.body.token);
+    }
+    for (const found of scoped) {
+      const needed = found.operation['x-required-scopes']!;
+      const method = found.method.toUpperCase();
+      const path = samplePath(found.template);
+      for (const scope of needed) {
+        const token = lacking.get(scope)!;
+        const body = found.operation.requestBody ? validBody(found) : undefined;
+        expect(expectError(await call(method, path, { token, body }), 403, 'INSUFFICIENT_SCOPE').requiredScope).toBe(scope);
+        if (!found.operation.requestBody) continue;
+        // The scope comes before the body is read.
+        const malformed = await call(method, path, { token, rawBody: '{', headers: { 'content-type': 'application/json' } });
+        expect(expectError(malformed, 403, 'INSUFFICIENT_SCOPE').requiredScope).toBe(scope);
       }
     }
   });

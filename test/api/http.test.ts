@@ -27,6 +27,24 @@ describe('HTTP foundations', () => {
     expect(wrongMethod.body.error.code).toBe('METHOD_NOT_ALLOWED');
   });
 
+  it('answers a route written in other letters 404 NOT_FOUND, token or not: it reaches no route, which it once did past the token check', async () => {
+    const { token } = await stack.createAccount();
+    const name = `other letters ${Date.now()}`;
+    for (const [method, path, options] of [
+      ['POST', '/INTERNAL/v3/accounts', { body: { name } }],
+      ['POST', '/internal/V3/accounts', { token: stack.internalApiToken, body: { name } }],
+      ['GET', '/V3/webhooks', {}],
+      ['GET', '/v3/Webhooks', { token }],
+      ['GET', '/V3/account/tokens', { token }],
+      ['GET', '/V3/openapi.json', {}],
+    ] as const) {
+      const response = await stack.request(method, path, options);
+      expect(response.status, `${method} ${path}`).toBe(404);
+      expect(response.body.error.code).toBe('NOT_FOUND');
+    }
+    expect(await stack.service.sql`SELECT id FROM accounts WHERE name = ${name}`).toHaveLength(0);
+  });
+
   it('gives every response a request id, keeping a sane one the client sent', async () => {
     const generated = await stack.request('GET', '/healthz');
     expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);

@@ -13,6 +13,7 @@ import { createApp, createRouters, type AppDependencies } from '../../src/api/ap
 import { ApiError, apiErrors } from '../../src/api/errors';
 import { buildOpenApiDocument } from '../../src/api/openapi';
 import type { Sql } from '../../src/db/sql';
+import { ROUTE_SCOPES } from '../../src/scopes';
 import { createLogger } from '../../src/logger';
 import type { Workflows } from '../../src/temporal/client';
 import { API_TYPES_FILE, renderApiTypes } from '../../scripts/api-types';
@@ -129,6 +130,25 @@ describe('the document and the routers', () => {
       served.filter((route) => !documented.includes(route)),
       'served but not documented',
     ).toEqual([]);
+  });
+
+  it("names every public route in the route table (ROUTE_SCOPES), and documents each operation's scopes as the table has them", () => {
+    const publicRoutes = servedRoutes().filter((route) => / \/v3\//.test(route) && route !== 'GET /v3/openapi.json');
+    expect(Object.keys(ROUTE_SCOPES).sort()).toEqual(publicRoutes);
+    for (const { template, method, operation } of openApi.operations) {
+      const route = label(template, method);
+      const scopes = (ROUTE_SCOPES as Record<string, readonly string[]>)[route];
+      if (!publicRoutes.includes(route)) {
+        expect(operation, `${route} names no scopes`).not.toHaveProperty('x-required-scopes');
+        continue;
+      }
+      expect(operation, route).toHaveProperty('x-required-scopes', scopes);
+      expect(operation.security, route).toEqual([{ accountToken: scopes }]);
+      expect(operation.description, route).toContain(scopes.length === 0 ? 'any scopes' : `Needs the token scope`);
+      // 403 exactly where a token can lack a scope, and only INSUFFICIENT_SCOPE.
+      expect('403' in operation.responses, `${route} documents 403 iff it needs a scope`).toBe(scopes.length > 0);
+      if (scopes.length > 0) expect(envelopeCodes(operation.responses['403'], `${route} 403`)).toEqual(['INSUFFICIENT_SCOPE']);
+    }
   });
 
   it('gives every operation a unique operationId and declares every path parameter', () => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebhookReceiver, type Verdict } from '../../receivers/typescript/index';
+import { SCOPES } from '../../src/scopes';
 import { useStackWithReceiver } from '../support/stack';
 import { writeTerminalPicture } from '../support/terminal-picture';
 import { waitFor } from '../support/wait';
@@ -73,7 +74,7 @@ describe('svc-webhooks', () => {
 
     const loggedIn = await run(['login', '--api-url', suite.stack.service.url, '--token', token]);
     expect(loggedIn.code, loggedIn.stderr).toBe(0);
-    expect(loggedIn.stdout).toContain(`as test account (${account.id})`);
+    expect(loggedIn.stdout).toContain(`with the token initial (${SCOPES.join(', ')})`);
     const file = path.join(home, 'config', 'svc-webhooks', 'config.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ apiUrl: suite.stack.service.url, token });
@@ -235,5 +236,19 @@ describe('svc-webhooks', () => {
     const other = await suite.stack.createAccount();
     const listed = await run(['webhooks', 'list', '--json'], environment({ SVC_WEBHOOKS_TOKEN: other.token }));
     expect(JSON.parse(listed.stdout)).toEqual([]);
+  });
+
+  it('makes a token of the scopes asked for, lists each token with its scopes, and logs in with it, which needs no scope', async () => {
+    const created = await run(['tokens', 'create', 'cli reader', '--scopes', 'deliveries:read,webhooks:read', '--json']);
+    expect(created.code, created.stderr).toBe(0);
+    const made = JSON.parse(created.stdout);
+    expect(made.scopes).toEqual(['webhooks:read', 'deliveries:read']);
+    const listed = (await run(['tokens', 'list'])).stdout.trimEnd().split('\n');
+    expect(listed[0].split(/\s+/).slice(0, 4)).toEqual(['ID', 'NAME', 'PREFIX', 'SCOPES']);
+    expect(listed.find((row) => row.includes('cli reader'))).toContain('webhooks:read,deliveries:read');
+    const loggedIn = await run(['login', '--api-url', suite.stack.service.url, '--token', made.token]);
+    expect(loggedIn.stdout).toContain('with the token cli reader (webhooks:read, deliveries:read)');
+    const refused = await run(['tokens', 'list']);
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/^Error INSUFFICIENT_SCOPE \(HTTP 403\): /) });
   });
 });

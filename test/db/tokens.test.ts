@@ -1,40 +1,25 @@
 // The account tokens' table against PostgreSQL alone: migration 013 on a database of the
-// release before it (the token each account has keeps working, named `initial`), the limit
+// release before it (the token each account has keeps working, named `initial`), migration 021
+// likewise (every token made before it holds all six scopes, which no statement changes), the limit
 // of 10 under concurrent creations, lastUsedAt's minute, the revocation notification, and
 // the delivery counts the log statement adds to the fair-use meter.
-import { randomBytes } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/db/accounts';
 import { recordDeliveries, type DeliveryRecord } from '../../src/db/deliveries';
 import { migrate } from '../../src/db/migrate';
-import { createSql } from '../../src/db/sql';
 import { createToken, deleteToken, findTokenByHash, listTokens, markTokensUsed, openRevocationChannel } from '../../src/db/tokens';
 import { findUsage } from '../../src/db/usage';
 import { idPattern, newId } from '../../src/ids';
 import { MAX_TOKENS_PER_ACCOUNT } from '../../src/limits';
+import { SCOPES } from '../../src/scopes';
 import { hashToken, newToken } from '../../src/secrets';
-import { useMigratedDatabase } from '../support/database';
+import { useMigratedDatabase, withSchemaBefore } from '../support/database';
 
 const database = useMigratedDatabase({ connections: 6 });
-const MIGRATIONS = path.resolve(__dirname, '../../src/db/migrations');
 
 describe('migration 013', () => {
   it("keeps each account's token working, named initial, its prefix filled at its first use", async () => {
-    const admin = createSql(inject('databaseUrl'), { max: 1 });
-    const name = `tokens_upgrade_${randomBytes(4).toString('hex')}`;
-    await admin.unsafe(`CREATE DATABASE ${name}`);
-    const url = new URL(inject('databaseUrl'));
-    url.pathname = `/${name}`;
-    const sql = createSql(url.href, { max: 1 });
-    try {
-      // The schema of the release before: every migration before 013, recorded as migrate() records them.
-      await sql`CREATE TABLE schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
-      for (const file of (await readdir(MIGRATIONS)).filter((file) => file.endsWith('.sql') && file < '013').sort()) {
-        await sql.unsafe(await readFile(path.join(MIGRATIONS, file), 'utf8'));
-        await sql`INSERT INTO schema_migrations (version) VALUES (${file.replace(/\.sql$/, '')})`;
-      }
+    await withSchemaBefore('013', async (sql) => {
       const token = newToken();
       await sql`INSERT INTO accounts (id, name) VALUES ('acc_before', 'before 013')`;
       await sql`INSERT INTO account_tokens (token_hash, account_id) VALUES (${hashToken(token)}, 'acc_before')`;
@@ -51,17 +36,45 @@ describe('migration 013', () => {
         createdAt: expect.any(String),
         lastUsedAt: null,
         expiresAt: null,
+        scopes: [...SCOPES],
       });
       expect(listed.id).toMatch(new RegExp(idPattern('tkn')));
 
       const usedAt = new Date();
       await markTokensUsed(sql, [{ tokenId: listed.id, at: usedAt, prefix: token.slice(0, 8) }]);
       expect(await listTokens(sql, 'acc_before')).toEqual([{ ...listed, prefix: token.slice(0, 8), lastUsedAt: usedAt.toISOString() }]);
-    } finally {
-      await sql.end();
-      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    }
+    });
+  });
+});
+
+describe('migration 021', () => {
+  it('gives every token made before it all six scopes, and a token of an earlier release made after it too', async () => {
+    await withSchemaBefore('021', async (sql) => {
+      // An account and its token as the release before makes them.
+      const [id, token] = ['acc_before', newToken()];
+      await sql`INSERT INTO accounts (id, name) VALUES (${id}, 'before 021')`;
+      await sql`INSERT INTO account_tokens (token_hash, account_id, id, name) VALUES (${hashToken(token)}, ${id}, 'tkn_initial', 'initial')`;
+      expect(await migrate(sql)).toContain('021_token_scopes');
+      expect((await findTokenByHash(sql, hashToken(token)))?.scopes).toEqual([...SCOPES]);
+      // What an API process of the release before inserts during a rolling upgrade: no scopes named.
+      await sql`INSERT INTO account_tokens (token_hash, account_id, id, name) VALUES (${hashToken(newToken())}, ${id}, 'tkn_old', 'old release')`;
+      expect((await listTokens(sql, id)).map((token) => token.scopes)).toEqual([[...SCOPES], [...SCOPES]]);
+    });
+  });
+
+  it("refuses a row's scopes that are none, or not of the six, and any change of a token's scopes", async () => {
+    const { id } = await createAccount(database.sql, 'scopes fixed');
+    const made = (await createToken(database.sql, id, { name: 'reader', scopes: ['deliveries:read'] }))!;
+    expect(made.scopes).toEqual(['deliveries:read']);
+    await expect(createToken(database.sql, id, { name: 'none', scopes: [] })).rejects.toThrow(/account_tokens_scopes_check/);
+    await expect(
+      database.sql`INSERT INTO account_tokens (token_hash, account_id, id, name, scopes)
+        VALUES (${hashToken(newToken())}, ${id}, 'tkn_bad', 'bad', '{webhooks:delete}')`,
+    ).rejects.toThrow(/account_tokens_scopes_check/);
+    await expect(database.sql`UPDATE account_tokens SET scopes = '{webhooks:read}' WHERE id = ${made.id}`).rejects.toThrow(
+      /scopes are fixed/,
+    );
+    expect((await findTokenByHash(database.sql, hashToken(made.token)))?.scopes).toEqual(['deliveries:read']);
   });
 });
 

@@ -3,7 +3,8 @@
 // missing and extra fields, huge and deeply nested values, unicode and lone surrogates,
 // `__proto__` and `constructor` keys, too many items, over-long URLs, duplicate keys,
 // malformed JSON, wrong content types and encodings, over-size bodies, bad and missing
-// tokens, bad path and query values, and other tenants' ids. For every answer: no 5xx; an
+// tokens, tokens without the scope a route needs, bad path and query values, and other
+// tenants' ids. For every answer: no 5xx; an
 // error is the envelope with a status and code the operation documents (404 NOT_FOUND /
 // 405 METHOD_NOT_ALLOWED off the document); a rejected request changes nothing in the
 // database. This file has a stack of its own and sends one request at a time, so the
@@ -18,6 +19,7 @@ import { buildOpenApiDocument } from '../../src/api/openapi';
 import { errorEnvelope } from '../../src/objects';
 import type { Resolver } from '../../src/delivery/url-policy';
 import { listWriteWorkflowId, recoveryWorkflowId } from '../../src/contract/workflows';
+import { SCOPES, lackingScope, type Scope } from '../../src/scopes';
 import { OpenApi, type DocumentedOperation, type Schema } from '../support/openapi';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -34,7 +36,7 @@ const INTERNAL_BODY_LIMIT = 1024 * 1024;
  */
 const tables = (): Record<string, string> => ({
   accounts: 'accounts',
-  account_tokens: '(SELECT token_hash, account_id, id, name, prefix, expires_at, created_at FROM account_tokens)',
+  account_tokens: '(SELECT token_hash, account_id, id, name, prefix, expires_at, created_at, scopes FROM account_tokens)',
   lists: 'lists',
   list_members: 'list_members',
   webhooks: 'webhooks',
@@ -72,6 +74,8 @@ let recoveryB: string;
 const SINCE = new Date().toISOString();
 /** The token of b's, for the revocation route. */
 let tokenB: string;
+/** Tokens of a's that hold one scope each, one per scope. */
+const singleScoped: { scope: Scope; token: string }[] = [];
 const listA = `fuzz-a-${randomBytes(4).toString('hex')}`;
 const listB = `fuzz-b-${randomBytes(4).toString('hex')}`;
 const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
@@ -103,6 +107,11 @@ beforeAll(async () => {
   };
   [recoveryA, recoveryB] = [await endedRecovery(a.token, hookA), await endedRecovery(b.token, hookB)];
   tokenB = (await stack.request('GET', '/v3/account/tokens', { token: b.token })).body.data[0].id;
+  for (const scope of SCOPES) {
+    const made = await stack.request('POST', '/v3/account/tokens', { token: a.token, body: { name: `fuzz ${scope}`, scopes: [scope] } });
+    expect(made.status).toBe(201);
+    singleScoped.push({ scope, token: made.body.token });
+  }
   const document = await stack.request('GET', '/v3/openapi.json');
   expect(document.status).toBe(200);
   served = new OpenApi(document.body);
@@ -141,7 +150,7 @@ interface Probe {
   /** Sent chunked, without Content-Length. */
   chunked?: boolean;
   /** What this request must get, on top of the checks every request gets. */
-  expect?: { status: number; code?: string };
+  expect?: { status: number; code?: string; requiredScope?: string };
 }
 
 interface Tally {
@@ -188,8 +197,14 @@ async function judge(probe: Probe, tally: Tally): Promise<void> {
     tally.fiveXx += 1;
     problem(`a 5xx: ${response.text.slice(0, 200)}`);
   }
-  if (probe.expect && (response.status !== probe.expect.status || (probe.expect.code !== undefined && code !== probe.expect.code))) {
-    problem(`expected ${probe.expect.status} ${probe.expect.code ?? ''}, got ${response.text.slice(0, 200)}`);
+  const { status, code: expectedCode, requiredScope } = probe.expect ?? {};
+  if (
+    probe.expect &&
+    (response.status !== status ||
+      (expectedCode !== undefined && code !== expectedCode) ||
+      (requiredScope !== undefined && response.body?.error?.requiredScope !== requiredScope))
+  ) {
+    problem(`expected ${status} ${expectedCode ?? ''} ${requiredScope ?? ''}, got ${response.text.slice(0, 200)}`);
   }
 
   const found = served.find(probe.method, probe.path);
@@ -484,7 +499,21 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
       yield { ...base, label: `Authorization: ${short(authorization)}`, authorization, expect: unauthorized };
     }
     yield { ...base, label: 'no token, malformed body', token: null, body: '{', expect: unauthorized };
-  } else {
+  }
+
+  // Scopes: each single-scope token of a's. One without a scope the operation needs is refused
+  // before anything is read or done, whatever its body; one with them gets the route's answer.
+  if (schemes.includes('accountToken')) {
+    const required = (found.operation['x-required-scopes'] ?? []) as Scope[];
+    for (const { scope, token: scoped } of singleScoped) {
+      const lacking = lackingScope([scope], required);
+      const refused = lacking ? { status: 403, code: 'INSUFFICIENT_SCOPE', requiredScope: lacking } : undefined;
+      yield { ...base, label: `a ${scope} token`, token: scoped, expect: refused };
+      if (refused && validText !== undefined)
+        yield { ...base, label: `a ${scope} token, malformed body`, token: scoped, body: '{', expect: refused };
+    }
+  }
+  if (schemes.length === 0) {
     yield { ...base, label: 'a token where none is needed', authorization: 'Bearer tok_unknown' };
   }
 
@@ -718,7 +747,25 @@ describe('bad input, generated from the OpenAPI document', () => {
         });
       }
     }
-    // (Paths are matched case-insensitively by the router: /V3/webhooks is /v3/webhooks, so not here.)
+    // A path matches in its own letters only: in others it is no route, token or not (it once
+    // reached its route past the token check, and created an account without one).
+    for (const [path, token] of [
+      ['/V3/webhooks', null],
+      [`/v3/Webhooks/${hookA}`, a.token],
+      ['/V3/account/tokens', a.token],
+      ['/INTERNAL/v3/accounts', null],
+      [`/internal/V3/lists/${listA}`, stack.internalApiToken],
+    ] as const) {
+      for (const method of ['GET', 'POST', 'PUT'])
+        probes.push({
+          label: `${method} ${path}`,
+          method,
+          path,
+          token,
+          body: '{"name":"fuzz"}',
+          expect: { status: 404, code: 'NOT_FOUND' },
+        });
+    }
     for (const path of [
       '/',
       '/v3',

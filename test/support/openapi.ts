@@ -12,7 +12,10 @@ export interface DocumentedResponse {
 
 export interface Operation {
   operationId: string;
+  description?: string;
   security?: Record<string, string[]>[];
+  /** The scopes of an account's token the operation needs (every one of them). */
+  'x-required-scopes'?: string[];
   parameters?: { name: string; in: string }[];
   requestBody?: { required?: boolean; content: Record<string, { schema: Schema }> };
   responses: Record<string, DocumentedResponse>;
@@ -54,8 +57,8 @@ export class OpenApi {
 
   constructor(readonly document: OpenApiDocument) {
     for (const [template, item] of Object.entries(document.paths)) {
-      // Like the service's router (@koa/router matches paths case-insensitively: /V3/webhooks is /v3/webhooks).
-      const pattern = templatePattern(template, 'i');
+      // Like the service's routers, which match a path in its own letter case only (/V3/webhooks is no route).
+      const pattern = templatePattern(template);
       for (const method of HTTP_METHODS) {
         const operation = item[method] as Operation | undefined;
         if (operation)

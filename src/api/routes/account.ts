@@ -5,7 +5,7 @@ import { listNotices } from '../../db/notices';
 import type { Sql } from '../../db/sql';
 import type { Account } from '../../objects';
 import { apiErrors } from '../errors';
-import type { ApiState } from '../middleware';
+import { ROUTER_OPTIONS, type ApiState } from '../middleware';
 import { pageOf } from '../paging';
 import { validate, validators } from '../schemas';
 
@@ -17,7 +17,7 @@ export interface AccountRoutesDeps {
 
 /** The caller's own account under /v3: where its notices go, and the notices. */
 export function accountRoutes({ sql, body: jsonBody }: AccountRoutesDeps): Router<ApiState> {
-  const router = new Router<ApiState>();
+  const router = new Router<ApiState>(ROUTER_OPTIONS);
 
   // The token was just found, so the account exists; one deleted since is as unknown as a bad token.
   const orUnauthorized = (account: Account | null): Account => {

@@ -9,7 +9,7 @@ import type { Logger } from '../../logger';
 import { metrics } from '../../metrics';
 import { annotateSpan } from '../../tracing/spans';
 import { apiErrors } from '../errors';
-import type { ApiState } from '../middleware';
+import { ROUTER_OPTIONS, type ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
 
 /** The internal API under /internal/v3, for upstream services; the caller holds INTERNAL_API_TOKEN. */
@@ -22,7 +22,7 @@ export interface InternalRoutesDeps {
 }
 
 export function internalRoutes({ sql, workflows, logger, body: jsonBody }: InternalRoutesDeps): Router<ApiState> {
-  const router = new Router<ApiState>();
+  const router = new Router<ApiState>(ROUTER_OPTIONS);
 
   router.post('/accounts', jsonBody, async (ctx) => {
     const { name, notificationEmail } = validate(validators.createAccountBody, ctx.request.body);

@@ -18,7 +18,7 @@ import { RECOVERIES_LISTED } from '../../limits';
 import type { Recovery } from '../../objects';
 import type { Workflows } from '../../temporal/client';
 import { apiErrors, type ApiError } from '../errors';
-import type { ApiState } from '../middleware';
+import { ROUTER_OPTIONS, type ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
 import { findOwnWebhook, type PathContext } from './webhooks';
 
@@ -34,7 +34,7 @@ const RECOVERY_ID = new RegExp(idPattern('rcv'));
 
 /** The public recovery routes under /v3; the caller has authenticated the account. */
 export function recoveryRoutes({ sql, workflows, logger, body: jsonBody }: RecoveryRoutesDeps): Router<ApiState> {
-  const router = new Router<ApiState>();
+  const router = new Router<ApiState>(ROUTER_OPTIONS);
 
   /** The caller's webhook's recovery named in the path. */
   async function ownRecovery(ctx: PathContext): Promise<Recovery> {

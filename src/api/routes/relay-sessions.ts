@@ -6,7 +6,7 @@ import type { Sql } from '../../db/sql';
 import { MAX_RELAY_SESSIONS_PER_ACCOUNT } from '../../limits';
 import { TOPICS } from '../../topics';
 import { apiErrors } from '../errors';
-import type { ApiState } from '../middleware';
+import { ROUTER_OPTIONS, type ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
 import { findOwnWebhook } from './webhooks';
 
@@ -22,7 +22,7 @@ export interface RelaySessionRoutesDeps {
  * that src/relay/hub.ts answers, outside these routes.
  */
 export function relaySessionRoutes({ sql, body: jsonBody }: RelaySessionRoutesDeps): Router<ApiState> {
-  const router = new Router<ApiState>();
+  const router = new Router<ApiState>(ROUTER_OPTIONS);
 
   // A webhook of the account with relay: true, closed until its first connection.
   router.post('/relay-sessions', jsonBody, async (ctx) => {

@@ -26,7 +26,7 @@ import { UrlNotAllowedError } from '../../delivery/url-policy';
 import { metrics } from '../../metrics';
 import { ApiError, apiErrors } from '../errors';
 import { pageOf } from '../paging';
-import type { ApiContext, ApiState } from '../middleware';
+import { ROUTER_OPTIONS, type ApiContext, type ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
 
 export interface WebhookRoutesDeps {
@@ -41,7 +41,7 @@ export interface WebhookRoutesDeps {
 
 /** The public webhook routes under /v3; the caller has authenticated the account. */
 export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, body: jsonBody }: WebhookRoutesDeps): Router<ApiState> {
-  const router = new Router<ApiState>();
+  const router = new Router<ApiState>(ROUTER_OPTIONS);
 
   const ownWebhook = (ctx: PathContext) => findOwnWebhook(sql, ctx);
 

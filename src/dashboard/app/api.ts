@@ -1,6 +1,7 @@
 // The dashboard's one way out: the public /v3 API, with the signed-in account's token.
 // The token lives in sessionStorage only: never in a URL, a cookie or localStorage.
 import type { ApiSchemas, operations } from '../../client';
+import type { Scope } from '../../scopes';
 import type { Topic } from '../../topics';
 
 // The API's objects, as the typed client has them: the types generated from the OpenAPI
@@ -28,7 +29,7 @@ export type Recovery = ApiSchemas['Recovery'];
 /** Every error the API answers: its envelope, as a 400 of any route documents it. */
 type ErrorEnvelope = operations['registerWebhook']['responses'][400]['content']['application/json'];
 type ValidationIssue = NonNullable<ErrorEnvelope['error']['details']>[number];
-export type { Topic };
+export type { Scope, Topic };
 export interface Subscription {
   events: Topic[];
   listIds: string[];
@@ -120,8 +121,10 @@ export function createApi(token: string, onUnauthorized: () => void) {
     setNotificationEmail: (notificationEmail: string | null) => request<Account>('PATCH', '/account', { notificationEmail }),
     listNotices: (page: { webhookId?: string; before?: string | null; limit?: number }) =>
       request<NoticePage>('GET', `/account/notices?${queryOf(page)}`),
+    /** The token the tab is signed in with: what it may do. */
+    currentToken: () => request<ApiToken>('GET', '/account/token'),
     listTokens: async () => (await request<{ data: ApiToken[] }>('GET', '/account/tokens')).data,
-    createToken: (body: { name: string; expiresAt?: string }) => request<CreatedApiToken>('POST', '/account/tokens', body),
+    createToken: (body: { name: string; expiresAt?: string; scopes: Scope[] }) => request<CreatedApiToken>('POST', '/account/tokens', body),
     revokeToken: (id: string) => request<undefined>('DELETE', `/account/tokens/${encodeURIComponent(id)}`),
     usage: async () => (await request<{ data: UsageDay[] }>('GET', '/account/usage')).data,
     listRecoveries: async (id: string) => (await request<{ data: Recovery[] }>('GET', `${webhook(id)}/recoveries`)).data,

@@ -1,5 +1,5 @@
 // A webhook's delivery log, newest first: filters, paging, an entry's request and response,
-// and redelivery of an entry.
+// and redelivery of an entry; for a token that may read it, and redeliver.
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { deliveryLogFilters, isRedeliverable } from '../../objects';
@@ -8,6 +8,7 @@ import { DeliveryDetailPanel } from './delivery-detail';
 import { ErrorText, Loading, Status, describeResult, Time } from './feedback';
 import { LabelledCell, RecordTable } from './labelled-cell';
 import { PageButtons, usePages } from './paging';
+import { NotAllowed, useLacking } from './scopes';
 import { TraceId } from './trace-id';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
@@ -20,7 +21,20 @@ const FILTERS: { name: keyof DeliveryLogFilters; label: string; options: readonl
   { name: 'event', label: 'Event', options: properties.event.enum },
 ];
 
-export function DeliveryLog({ api, webhookId, version, onLogged }: { api: Api; webhookId: string; version: number; onLogged: () => void }) {
+interface Props {
+  api: Api;
+  webhookId: string;
+  version: number;
+  onLogged: () => void;
+}
+
+export function DeliveryLog(props: Props) {
+  const cannotRead = useLacking('GET /v3/webhooks/{id}/deliveries', 'GET /v3/webhooks/{id}/deliveries/{deliveryId}');
+  return cannotRead ? <NotAllowed scope={cannotRead} what="read the delivery log" /> : <Log {...props} />;
+}
+
+function Log({ api, webhookId, version, onLogged }: Props) {
+  const cannotRedeliver = useLacking('POST /v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries');
   const [filters, setFilters] = useState<DeliveryLogFilters>({});
   const pages = usePages();
   const { before } = pages;
@@ -66,6 +80,7 @@ export function DeliveryLog({ api, webhookId, version, onLogged }: { api: Api; w
         </Status>
       )}
       <ErrorText error={redeliver.error} />
+      {cannotRedeliver && <NotAllowed scope={cannotRedeliver} what="redeliver an entry" />}
       {log.loading && <Loading what="the delivery log" />}
       <ErrorText error={log.error} />
       {log.data?.data.length === 0 && (
@@ -78,7 +93,7 @@ export function DeliveryLog({ api, webhookId, version, onLogged }: { api: Api; w
               <Entry
                 entry={entry}
                 busy={redeliver.busy}
-                onRedeliver={() => redeliver.run(entry.id)}
+                onRedeliver={cannotRedeliver ? null : () => redeliver.run(entry.id)}
                 expanded={selected === entry.id}
                 onToggle={() => setSelected(selected === entry.id ? null : entry.id)}
               />
@@ -103,7 +118,8 @@ const COLUMNS = ['Attempted', 'Kind', 'Event', 'List and cursor', 'Outcome', 'St
 interface EntryProps {
   entry: DeliveryLogEntry;
   busy: boolean;
-  onRedeliver: () => void;
+  /** Null for a token that may not redeliver. */
+  onRedeliver: (() => void) | null;
   /** Whether its request and response are shown. */
   expanded: boolean;
   onToggle: () => void;
@@ -141,7 +157,7 @@ function Entry({ entry, busy, onRedeliver, expanded, onToggle }: EntryProps) {
         >
           Details
         </button>
-        {isRedeliverable(entry.kind) && (
+        {onRedeliver && isRedeliverable(entry.kind) && (
           <button type="button" disabled={busy} onClick={onRedeliver} aria-label={`Redeliver ${entry.event} ${entry.id}`}>
             Redeliver
           </button>

@@ -7,6 +7,7 @@ import { ErrorText, Loading, Status, Time } from './feedback';
 import { PageHeading } from './heading';
 import { LabelledCell, RecordTable } from './labelled-cell';
 import { PageButtons, usePages } from './paging';
+import { NotAllowed, useLacking } from './scopes';
 import { SoleField } from './text-field';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
@@ -47,8 +48,10 @@ export function WebhookNotice({ api, webhook }: { api: Api; webhook: Webhook }) 
   const pausedByFailures = webhook.status === 'paused' && webhook.pausedReason === 'auto_failures';
   const failing = webhook.status === 'active' && webhook.consecutiveFailures >= FAILING_AT;
   const shown = pausedByFailures || failing;
+  // A token that may not read notices gets the warning without its latest notice.
+  const readsNotices = !useLacking('GET /v3/account/notices');
   const latest = useLoad(
-    async () => (shown ? (await api.listNotices({ webhookId: webhook.id, limit: 1 })).data[0] : undefined),
+    async () => (shown && readsNotices ? (await api.listNotices({ webhookId: webhook.id, limit: 1 })).data[0] : undefined),
     [api, webhook.id, webhook.status, shown],
   );
   if (!shown) return null;
@@ -96,7 +99,11 @@ export function NoticesPage({ api, navigate }: { api: Api; navigate: (view: View
   );
 }
 
+/** Where notices go, in words. */
+const mailedTo = (email: string | null) => (email ? `Notices are mailed to ${email}.` : 'Notices are not mailed.');
+
 function NotificationEmail({ api }: { api: Api }) {
+  const cannotChange = useLacking('PATCH /v3/account');
   const account = useLoad(() => api.getAccount(), [api]);
   const [value, setValue] = useState<string | null>(null);
   const shown = value ?? account.data?.notificationEmail ?? '';
@@ -107,6 +114,17 @@ function NotificationEmail({ api }: { api: Api }) {
       setValue(null);
     },
   );
+  if (cannotChange) {
+    return (
+      <section class="subscription" aria-labelledby="notification-email-heading">
+        <h2 id="notification-email-heading">Notification email</h2>
+        {account.loading && !account.data && <Loading what="the account" />}
+        <ErrorText error={account.error} />
+        {account.data && <p>{mailedTo(account.data.notificationEmail)}</p>}
+        <NotAllowed scope={cannotChange} what="change where notices are mailed" />
+      </section>
+    );
+  }
   return (
     <form
       class="subscription"
@@ -134,11 +152,7 @@ function NotificationEmail({ api }: { api: Api }) {
       <button type="submit" disabled={save.busy || !account.data}>
         Save the email
       </button>
-      {save.result && !save.busy && (
-        <Status>
-          {save.result.notificationEmail ? `Notices are mailed to ${save.result.notificationEmail}.` : 'Notices are not mailed.'}
-        </Status>
-      )}
+      {save.result && !save.busy && <Status>{mailedTo(save.result.notificationEmail)}</Status>}
     </form>
   );
 }

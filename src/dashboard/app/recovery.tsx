@@ -2,8 +2,9 @@
 // that failed or was skipped, as a background task whose progress the page follows.
 import { useEffect, useState } from 'preact/hooks';
 import { ActionForm } from './action-form';
-import type { Api, Recovery, Webhook } from './api';
+import type { Api, Recovery } from './api';
 import { ErrorText, Status, Time } from './feedback';
+import { NotAllowed, useLacking } from './scopes';
 import { SoleField } from './text-field';
 import { useAction } from './use-action';
 import { useLoad } from './use-load';
@@ -17,20 +18,32 @@ const NO_STREAK_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 interface Props {
   api: Api;
-  webhook: Webhook;
+  webhookId: string;
   /** The recovery logged redeliveries: the log shows them. */
   onLogged: () => void;
 }
 
-export function RecoverMissed({ api, webhook, onLogged }: Props) {
-  const latest = useLoad(async () => (await api.listRecoveries(webhook.id))[0] ?? null, [api, webhook.id]);
-  const streak = useLoad(() => failureStreakStart(api, webhook.id), [api, webhook.id]);
+/** The section, for a token that may read the webhook's recoveries and log; what it may not do said in words. */
+export function RecoverMissed(props: Props) {
+  const cannotRead = useLacking('GET /v3/webhooks/{id}/recoveries', 'GET /v3/webhooks/{id}/deliveries');
+  return cannotRead ? (
+    <NotAllowed scope={cannotRead} what="see or recover the deliveries this webhook missed" />
+  ) : (
+    <Recovering {...props} />
+  );
+}
+
+function Recovering({ api, webhookId, onLogged }: Props) {
+  const cannotStart = useLacking('POST /v3/webhooks/{id}/recoveries', 'DELETE /v3/webhooks/{id}/recoveries/{recoveryId}');
+  const latest = useLoad(async () => (await api.listRecoveries(webhookId))[0] ?? null, [api, webhookId]);
+  // The since time is the form's, which a token that may not start a recovery is not shown.
+  const streak = useLoad(async () => (cannotStart ? null : failureStreakStart(api, webhookId)), [api, webhookId]);
   // Null until the owner types: the start of the streak, as it loads.
   const [typed, setTyped] = useState<string | null>(null);
   const since = typed ?? streak.data ?? (streak.loading ? '' : new Date(Date.now() - NO_STREAK_WINDOW_MS).toISOString());
-  const start = useAction(() => api.startRecovery(webhook.id, since.trim()), latest.set);
+  const start = useAction(() => api.startRecovery(webhookId, since.trim()), latest.set);
   const cancel = useAction(
-    (recoveryId: string) => api.cancelRecovery(webhook.id, recoveryId),
+    (recoveryId: string) => api.cancelRecovery(webhookId, recoveryId),
     (recovery) => {
       latest.set(recovery);
       onLogged();
@@ -41,7 +54,7 @@ export function RecoverMissed({ api, webhook, onLogged }: Props) {
   useEffect(() => {
     if (!running) return;
     const timer = setTimeout(() => {
-      api.getRecovery(webhook.id, running.id).then(
+      api.getRecovery(webhookId, running.id).then(
         (recovery) => {
           latest.set(recovery);
           if (recovery.status !== 'running') onLogged();
@@ -60,7 +73,9 @@ export function RecoverMissed({ api, webhook, onLogged }: Props) {
         it was redelivered since. Each is a redelivery: the same body, one attempt, never counted as a failure.
       </p>
       {latest.data && <Progress recovery={latest.data} />}
-      {running ? (
+      {cannotStart ? (
+        <NotAllowed scope={cannotStart} what="start or cancel a recovery" />
+      ) : running ? (
         <button type="button" class="secondary" disabled={cancel.busy} onClick={() => cancel.run(running.id)}>
           Cancel the recovery
         </button>

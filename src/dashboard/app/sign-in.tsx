@@ -1,9 +1,10 @@
-// Signing in: the account's API token, checked against the API before it is kept.
+// Signing in: the account's API token, checked against the API before it is kept, by reading
+// what it may do (GET /v3/account/token, which any token may read).
 import { useState } from 'preact/hooks';
-import { createApi } from './api';
+import { createApi, type ApiToken } from './api';
 import { TextField } from './text-field';
 
-export function SignIn({ notice, onSignedIn }: { notice: string | null; onSignedIn: (token: string) => void }) {
+export function SignIn({ notice, onSignedIn }: { notice: string | null; onSignedIn: (token: string, own: ApiToken) => void }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -12,8 +13,8 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
     setBusy(true);
     setError(null);
     try {
-      await createApi(token.trim(), () => {}).listWebhooks();
-      onSignedIn(token.trim());
+      const own = await createApi(token.trim(), () => {}).currentToken();
+      onSignedIn(token.trim(), own);
     } catch (failure) {
       setError(failure);
       setBusy(false);

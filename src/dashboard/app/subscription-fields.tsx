@@ -1,7 +1,8 @@
 // The topics and list filter of a webhook: the fields registration and editing share.
 import { TOPICS, type Topic } from '../../topics';
 import type { Subscription } from './api';
-import { ErrorText, errorOf } from './feedback';
+import { CheckBoxes } from './check-boxes';
+import { errorOf } from './feedback';
 import { TextField } from './text-field';
 
 /** The list filter as typed: ids separated by commas, spaces or new lines. */
@@ -18,30 +19,17 @@ export function SubscriptionFields({
   onChange: (value: { events: Topic[]; listIds: string }) => void;
   error: unknown;
 }) {
-  const eventsError = errorOf(error, 'events');
-  const toggle = (topic: Topic, checked: boolean) =>
-    onChange({
-      ...value,
-      events: checked ? TOPICS.filter((t) => t === topic || value.events.includes(t)) : value.events.filter((t) => t !== topic),
-    });
   return (
     <>
-      <fieldset aria-describedby={eventsError ? `${idPrefix}-events-error` : undefined}>
-        <legend>Topics</legend>
-        {TOPICS.map((topic) => (
-          <label class="check" key={topic}>
-            <input
-              type="checkbox"
-              name="events"
-              value={topic}
-              checked={value.events.includes(topic)}
-              onChange={(event) => toggle(topic, event.currentTarget.checked)}
-            />
-            {topic}
-          </label>
-        ))}
-        <ErrorText error={eventsError} id={`${idPrefix}-events-error`} />
-      </fieldset>
+      <CheckBoxes
+        id={`${idPrefix}-events`}
+        legend="Topics"
+        name="events"
+        options={TOPICS}
+        chosen={value.events}
+        onChange={(events) => onChange({ ...value, events })}
+        error={errorOf(error, 'events')}
+      />
       <TextField
         id={`${idPrefix}-list-ids`}
         label="List filter"

@@ -1,10 +1,14 @@
-// The account's API tokens: each with its first characters, when it was made and last used,
-// and when it expires; make one (shown once), revoke one (confirmed).
-import { useState } from 'preact/hooks';
-import type { Api, ApiToken, CreatedApiToken } from './api';
+// The account's API tokens: each with its first characters, its scopes, when it was made and
+// last used, and when it expires; make one of some of the signed-in token's scopes (shown
+// once), revoke one (confirmed).
+import { useContext, useState } from 'preact/hooks';
+import { SCOPES } from '../../scopes';
+import type { Api, ApiToken, CreatedApiToken, Scope } from './api';
+import { CheckBoxes } from './check-boxes';
 import { ActionsHeading, ErrorText, LoadState, Time, errorOf } from './feedback';
 import { LabelledCell } from './labelled-cell';
 import { PageHeading } from './heading';
+import { ScopesContext } from './scopes';
 import { API_TOKEN, SecretOnce } from './secret-once';
 import { TextField } from './text-field';
 import { useAction } from './use-action';
@@ -19,7 +23,17 @@ const LIFETIMES = [
   { label: '1 year', days: 365 },
 ];
 
-export function Tokens({ api, signedInPrefix }: { api: Api; signedInPrefix: string }) {
+/** What each scope lets a token do, as the route table has it (docs/api.md, "Scopes"). */
+const SCOPE_MEANINGS: Record<Scope, string> = {
+  'webhooks:read': 'see the webhooks',
+  'webhooks:write': 'register, change, ping, rotate and delete webhooks',
+  'deliveries:read': 'read delivery logs and recoveries',
+  'deliveries:write': 'redeliver, and start or cancel recoveries',
+  'account:read': 'see the account, its usage and notices',
+  'account:admin': "manage tokens and the account's notification email",
+};
+
+export function Tokens({ api, signedInId }: { api: Api; signedInId: string }) {
   const tokens = useLoad(() => api.listTokens(), [api]);
   const [created, setCreated] = useState<CreatedApiToken | null>(null);
 
@@ -52,8 +66,8 @@ export function Tokens({ api, signedInPrefix }: { api: Api; signedInPrefix: stri
     <section>
       <PageHeading>API tokens</PageHeading>
       <p class="hint">
-        An account has up to 10 tokens. Each is shown once, when it is made; below are its first 8 characters. A revoked token is refused at
-        once.
+        An account has up to 10 tokens. Each is shown once, when it is made; below are its first 8 characters, and what it may do (its
+        scopes, fixed when it is made). A revoked token is refused at once.
       </p>
       <LoadState loaded={tokens} what="your tokens" />
       {tokens.data && (
@@ -63,6 +77,7 @@ export function Tokens({ api, signedInPrefix }: { api: Api; signedInPrefix: stri
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Starts with</th>
+              <th scope="col">Scopes</th>
               <th scope="col">Created</th>
               <th scope="col">Last used</th>
               <th scope="col">Expires</th>
@@ -75,7 +90,7 @@ export function Tokens({ api, signedInPrefix }: { api: Api; signedInPrefix: stri
                 key={token.id}
                 api={api}
                 token={token}
-                signedIn={token.prefix === signedInPrefix}
+                signedIn={token.id === signedInId}
                 only={tokens.data!.length === 1}
                 onRevoked={tokens.reload}
               />
@@ -110,6 +125,9 @@ function TokenRow({ api, token, signedIn, only, onRevoked }: TokenRowProps) {
       </LabelledCell>
       <LabelledCell label="Starts with" class="mono">
         {token.prefix ?? 'not known until its next use'}
+      </LabelledCell>
+      <LabelledCell label="Scopes" class="scopes">
+        {token.scopes.length === SCOPES.length ? 'All' : token.scopes.join(', ')}
       </LabelledCell>
       <LabelledCell label="Created">
         <Time iso={token.createdAt} />
@@ -153,11 +171,18 @@ function TokenRow({ api, token, signedIn, only, onRevoked }: TokenRowProps) {
 }
 
 function MakeToken({ api, onMade }: { api: Api; onMade: (created: CreatedApiToken) => void }) {
+  // A token grants only scopes it holds: those are offered, all of them at first.
+  const held = useContext(ScopesContext);
   const [name, setName] = useState('');
   const [days, setDays] = useState(0);
+  const [scopes, setScopes] = useState<Scope[]>([...held]);
   const make = useAction(
     () =>
-      api.createToken({ name: name.trim(), ...(days > 0 ? { expiresAt: new Date(Date.now() + days * 86_400_000).toISOString() } : {}) }),
+      api.createToken({
+        name: name.trim(),
+        scopes,
+        ...(days > 0 ? { expiresAt: new Date(Date.now() + days * 86_400_000).toISOString() } : {}),
+      }),
     onMade,
   );
   return (
@@ -190,7 +215,24 @@ function MakeToken({ api, onMade }: { api: Api; onMade: (created: CreatedApiToke
           </option>
         ))}
       </select>
-      <ErrorText error={errorOf(make.error, null, ['name'])} />
+      <CheckBoxes
+        id="token-scopes"
+        legend="Scopes"
+        name="scopes"
+        options={SCOPES}
+        chosen={scopes}
+        onChange={setScopes}
+        error={errorOf(make.error, 'scopes')}
+        hint={
+          <>
+            What the new token may do. A token can grant only the scopes it holds
+            {held.length < SCOPES.length && <>: the one this dashboard is signed in with lacks those unchecked and greyed</>}.
+          </>
+        }
+        note={(scope) => (held.includes(scope) ? SCOPE_MEANINGS[scope] : 'this token lacks it')}
+        disabled={(scope) => !held.includes(scope)}
+      />
+      <ErrorText error={errorOf(make.error, null, ['name', 'scopes'])} />
       <button type="submit" disabled={make.busy}>
         {make.busy ? 'Making the token…' : 'Make token'}
       </button>

@@ -1,5 +1,7 @@
-// One webhook: what it is, what its owner can do with it, and its delivery log.
+// One webhook: what it is, what its owner can do with it, and its delivery log; of these, what
+// the signed-in token may read and do.
 import { useState } from 'preact/hooks';
+import type { Route, Scope } from '../../scopes';
 import { ActionForm } from './action-form';
 import type { Api, Webhook } from './api';
 import { DeliveryLog } from './delivery-log';
@@ -9,6 +11,7 @@ import { WebhookHealthSection } from './health';
 import { WebhookNotice } from './notices';
 import { Reactivated, Reactivation } from './reactivation';
 import { RecoverMissed } from './recovery';
+import { NotAllowed, useLacking } from './scopes';
 import { SecretOnce } from './secret-once';
 import { SubscriptionFields, toSubscription } from './subscription-fields';
 import { SoleField } from './text-field';
@@ -24,8 +27,39 @@ interface Props {
   navigate: (view: View) => void;
 }
 
-export function WebhookDetail({ api, id, navigate }: Props) {
+/** What the owner does to the webhook itself: pause or reactivate (after a ping), ping, test events, rotate, delete, edit. */
+const WEBHOOK_ACTIONS: Route[] = [
+  'PATCH /v3/webhooks/{id}',
+  'POST /v3/webhooks/{id}/pings',
+  'POST /v3/webhooks/{id}/test-events',
+  'POST /v3/webhooks/{id}/secret',
+  'DELETE /v3/webhooks/{id}',
+];
+
+export function WebhookDetail(props: Props) {
+  const cannotRead = useLacking('GET /v3/webhooks/{id}');
+  return cannotRead ? <WebhookLogOnly {...props} lacking={cannotRead} /> : <WebhookPage {...props} />;
+}
+
+/** For a token that may not read the webhook: its id, and what the token may see of its deliveries. */
+function WebhookLogOnly({ api, id, lacking }: Props & { lacking: Scope }) {
+  const [logVersion, setLogVersion] = useState(0);
+  const logged = () => setLogVersion((n) => n + 1);
+  return (
+    <section>
+      <PageHeading>
+        Webhook <span class="mono">{id}</span>
+      </PageHeading>
+      <NotAllowed scope={lacking} what="read this webhook's URL, topics and status" />
+      <RecoverMissed api={api} webhookId={id} onLogged={logged} />
+      <DeliveryLog api={api} webhookId={id} version={logVersion} onLogged={logged} />
+    </section>
+  );
+}
+
+function WebhookPage({ api, id, navigate }: Props) {
   const webhook = useLoad(() => api.getWebhook(id), [api, id]);
+  const cannotAct = useLacking(...WEBHOOK_ACTIONS);
   // Bumped by every action that adds to the log, so the log shows it.
   const [logVersion, setLogVersion] = useState(0);
   const logged = () => setLogVersion((n) => n + 1);
@@ -68,15 +102,25 @@ export function WebhookDetail({ api, id, navigate }: Props) {
       </dl>
       <WebhookNotice api={api} webhook={current} />
       <WebhookHealthSection api={api} webhook={current} />
-      <div class="actions">
-        {current.relay ? <RelaySession /> : <StatusControl api={api} webhook={current} onChanged={webhook.set} onLogged={logged} />}
-        <Ping api={api} webhook={current} onLogged={logged} />
-        <SendTestEvent api={api} webhook={current} onLogged={logged} />
-        <RotateSecret api={api} webhook={current} onRotated={webhook.reload} />
-        <DeleteWebhook api={api} webhook={current} onDeleted={() => navigate({ name: 'list', notice: `${current.url} was deleted.` })} />
-      </div>
-      <RecoverMissed api={api} webhook={current} onLogged={logged} />
-      <EditSubscription api={api} webhook={current} onSaved={webhook.set} />
+      {cannotAct ? (
+        <>
+          {current.relay && <RelaySession />}
+          <NotAllowed
+            scope={cannotAct}
+            what="pause, reactivate, ping, send a test event to, rotate the secret of, delete or edit this webhook"
+          />
+        </>
+      ) : (
+        <div class="actions">
+          {current.relay ? <RelaySession /> : <StatusControl api={api} webhook={current} onChanged={webhook.set} onLogged={logged} />}
+          <Ping api={api} webhook={current} onLogged={logged} />
+          <SendTestEvent api={api} webhook={current} onLogged={logged} />
+          <RotateSecret api={api} webhook={current} onRotated={webhook.reload} />
+          <DeleteWebhook api={api} webhook={current} onDeleted={() => navigate({ name: 'list', notice: `${current.url} was deleted.` })} />
+        </div>
+      )}
+      <RecoverMissed api={api} webhookId={current.id} onLogged={logged} />
+      {!cannotAct && <EditSubscription api={api} webhook={current} onSaved={webhook.set} />}
       <DeliveryLog api={api} webhookId={current.id} version={logVersion} onLogged={logged} />
     </section>
   );

@@ -1,23 +1,74 @@
-// The account's webhooks, each with its topics, list filter, status, failure count and last 24 hours.
+// The account's webhooks, each with its topics, list filter, status, failure count and last 24
+// hours; for a token that may not list them but may read delivery logs, a way to a webhook's log
+// by its id.
+import { useState } from 'preact/hooks';
+import { ActionForm } from './action-form';
 import type { Api, Webhook } from './api';
 import { LoadState, Status, Time } from './feedback';
 import { PageHeading } from './heading';
 import { HealthBars } from './health';
 import { LabelledCell } from './labelled-cell';
+import { IfAllowed, NotAllowed, useLacking } from './scopes';
+import { TextField } from './text-field';
 import { useLoad } from './use-load';
 import type { View } from './view';
 
-export function WebhookList({ api, notice, navigate }: { api: Api; notice?: string; navigate: (view: View) => void }) {
-  const webhooks = useLoad(() => api.listWebhooks(), [api]);
+interface Props {
+  api: Api;
+  navigate: (view: View) => void;
+}
+
+export function WebhookList({ api, notice, navigate }: Props & { notice?: string }) {
+  const cannotList = useLacking('GET /v3/webhooks');
   return (
     <section>
       <PageHeading>Your webhooks</PageHeading>
       {notice && <Status>{notice}</Status>}
-      <p>
-        <button type="button" onClick={() => navigate({ name: 'register' })}>
-          Register a webhook
-        </button>
-      </p>
+      <IfAllowed routes={['POST /v3/webhooks']} what="register a webhook">
+        <p>
+          <button type="button" onClick={() => navigate({ name: 'register' })}>
+            Register a webhook
+          </button>
+        </p>
+      </IfAllowed>
+      {cannotList ? (
+        <>
+          <NotAllowed scope={cannotList} what="list your webhooks" />
+          <OpenById navigate={navigate} />
+        </>
+      ) : (
+        <WebhookTable api={api} navigate={navigate} />
+      )}
+    </section>
+  );
+}
+
+/** A webhook's page by its id, for a token that may read its log but not list the webhooks. */
+function OpenById({ navigate }: Pick<Props, 'navigate'>) {
+  const [id, setId] = useState('');
+  if (useLacking('GET /v3/webhooks/{id}/deliveries')) return null;
+  return (
+    <ActionForm class="subscription" onSubmit={() => id.trim() && navigate({ name: 'webhook', id: id.trim() })}>
+      <h2>A webhook's delivery log</h2>
+      <TextField
+        id="open-webhook-id"
+        name="id"
+        label="Webhook id"
+        hint="wh_ and 24 characters: the Id on the webhook's page, or the SVC-Webhook header of its deliveries."
+        class="mono"
+        value={id}
+        onValue={setId}
+        error={null}
+      />
+      <button type="submit">Open its log</button>
+    </ActionForm>
+  );
+}
+
+function WebhookTable({ api, navigate }: Props) {
+  const webhooks = useLoad(() => api.listWebhooks(), [api]);
+  return (
+    <>
       <LoadState loaded={webhooks} what="your webhooks" />
       {webhooks.data?.length === 0 && <p class="empty">No webhooks yet. Register one to receive your lists' changes.</p>}
       {webhooks.data && webhooks.data.length > 0 && (
@@ -59,7 +110,7 @@ export function WebhookList({ api, notice, navigate }: { api: Api; notice?: stri
           </tbody>
         </table>
       )}
-    </section>
+    </>
   );
 }
 

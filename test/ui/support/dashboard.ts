@@ -49,6 +49,12 @@ export async function signIn(page: Page, token: string): Promise<void> {
   await page.getByRole('heading', { name: 'Your webhooks' }).waitFor();
 }
 
+/** Opens one of the header's pages, and waits for its heading. */
+export async function openPage(page: Page, name: string): Promise<void> {
+  await page.getByRole('button', { name, exact: true }).click();
+  await page.getByRole('heading', { name }).waitFor();
+}
+
 /** Opens a webhook's page from the list. */
 export async function openWebhook(page: Page, url: string): Promise<void> {
   await page.getByRole('button', { name: url }).click();
