@@ -62,9 +62,9 @@ export const SENDS_PER_RUN = 500;
 export const ATTEMPTS_OF_UNCLAIMED_SEND = 3;
 
 /**
- * A run of `probe/{webhookId}/{since}` continues-as-new after this many probes: about ten history
- * events each (a timer, an activity, their workflow tasks), so a run stays near 1,000 events
- * however long the pause and however short PROBE_INTERVALS.
+ * A run of `probe/{webhookId}/{since}` continues-as-new after this many probes: six history
+ * events each (a timer, the workflow task it wakes, the local activity's marker), so a run stays
+ * near 600 events however long the pause and however short PROBE_INTERVALS.
  */
 export const PROBES_PER_RUN = 100;
 
