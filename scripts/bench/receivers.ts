@@ -1,6 +1,7 @@
 // Child process: HTTPS webhook receivers on loopback. Every request's signature is checked
 // (pings, whose secret is only known once the registration answered, are checked when it
-// arrives) and every receipt is recorded with its time, for the harness to collect.
+// arrives) and every receipt is recorded with its time, for the harness to collect. Requests
+// under the probes' path (`split-probes`) are answered 503 and recorded apart.
 import https from 'node:https';
 import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo } from 'node:net';
@@ -8,6 +9,7 @@ import { once } from 'node:events';
 import { verifySignature } from '../../src/delivery/signing';
 import { serveRpc, type Served } from './lib/ipc';
 import { emptyReceipts, type Receipts } from './lib/ledger';
+import { emptyProbeReceipts, type ProbeReceipts } from './lib/probe-drift';
 import { nowMs } from './lib/stats';
 
 const servers: https.Server[] = [];
@@ -24,6 +26,9 @@ const pings = { received: 0, verified: 0, badSignature: 0, unknownWebhook: 0 };
 let badSignatures = 0;
 let malformed = 0;
 let connections = 0;
+/** The path under which every request is a probe of a paused webhook (`/probe/{tag}/`, then the webhook's id); null: none. */
+let probePrefix: string | null = null;
+let probes: ProbeReceipts = emptyProbeReceipts();
 
 function handle(req: IncomingMessage, res: ServerResponse): void {
   const chunks: Buffer[] = [];
@@ -34,6 +39,17 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     const webhookId = String(req.headers['svc-webhook'] ?? '');
     const signature = req.headers['svc-signature'] as string | undefined;
     const event = String(req.headers['svc-event'] ?? '');
+    if (probePrefix !== null && req.url?.startsWith(probePrefix)) {
+      // Never answered with a 2xx, so that the webhook's probing goes on.
+      const pathWebhook = req.url.slice(probePrefix.length);
+      const secret = secrets.get(pathWebhook);
+      const sigOk = secret !== undefined && webhookId === pathWebhook && event === 'ping' && verifySignature(body, signature, secret);
+      probes.t.push(t);
+      probes.webhook.push(pathWebhook);
+      probes.sigOk.push(sigOk ? 1 : 0);
+      res.writeHead(503).end();
+      return;
+    }
     if (event === 'ping') {
       pings.received++;
       pendingPings.push({ webhookId, signature, body, t });
@@ -107,6 +123,17 @@ const handlers = {
   hot({ webhookId, period }: { webhookId: string; period: number }) {
     hot.set(webhookId, { period, received: 0 });
     return {};
+  },
+  /** Requests under `prefix` are probes from now on: answered 503, recorded apart (`takeProbes`). */
+  probes({ prefix }: { prefix: string }) {
+    probePrefix = prefix;
+    return {};
+  },
+  /** Hands over and forgets the probes received since the last call. */
+  takeProbes() {
+    const taken = probes;
+    probes = emptyProbeReceipts();
+    return taken;
   },
   counts() {
     return {

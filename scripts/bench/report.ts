@@ -13,6 +13,7 @@ import { hotSection } from './report/hot';
 import { kneeTable } from './report/knees';
 import { noisyNeighbourSection } from './report/noisy-neighbour';
 import { notes } from './report/notes';
+import { probesSection } from './report/probes';
 import { baselineRatios, floorRatios } from './report/ratios';
 import { recoverySection } from './report/recovery';
 import { registrationTable } from './report/registration';
@@ -65,6 +66,7 @@ export function renderMarkdown(report: Report, image: string | null): string {
     ...workloadSections(scenarios, 'hot', 'Hot webhook', hotSection),
     ...workloadSections(scenarios, 'recovery', 'Recovery', recoverySection),
     ...workloadSections(scenarios, 'noisyNeighbour', 'Noisy neighbour', noisyNeighbourSection),
+    ...workloadSections(scenarios, 'probes', 'Probes beside live traffic', probesSection),
     ...registrationTable(report),
     ...relayTable(report),
     ...stepsTable(report),

@@ -21,6 +21,10 @@
 //                        down (default 30, quick 10)
 //   BENCH_TRACING=on     the service's processes export every trace by OTLP/HTTP to a sink of the
 //                        bench's (trace-sink.ts), TRACE_RECEIVERS=on; its CPU is reported apart
+//   BENCH_PROBE_INTERVALS=20s, BENCH_PROBE_WEBHOOKS=10000, BENCH_PROBE_ROUNDS=1, BENCH_PROBE_PHASE_S=60
+//                        split-probes (the defaults): PROBE_INTERVALS of the paused webhooks, how
+//                        many, the rounds of a phase with their probes and one without, and how
+//                        long a phase writes
 //
 // The scenarios are in scenarios/ (one module per family), the figures of a step in
 // lib/step.ts; this file steps the fan-out scenarios through the rates, judges their knee and
@@ -60,6 +64,7 @@ import * as baseline from './scenarios/baseline';
 import * as floor from './scenarios/floor';
 import * as hot from './scenarios/hot';
 import * as noisyNeighbour from './scenarios/noisy-neighbour';
+import * as probes from './scenarios/probes';
 import * as recovery from './scenarios/recovery';
 import * as registration from './scenarios/registration';
 import * as relay from './scenarios/relay';
@@ -75,6 +80,7 @@ const SCENARIOS: Scenario[] = [
   ...recovery.scenarios,
   ...noisyNeighbour.scenarios,
   ...relay.scenarios,
+  ...probes.scenarios,
 ];
 
 async function main(): Promise<void> {

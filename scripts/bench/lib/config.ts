@@ -73,6 +73,22 @@ export const CONFIG = {
    * for their deliveries once the last write was answered.
    */
   relay: { writes: QUICK ? 50 : 300, rate: 10, drainMs: QUICK ? 15_000 : 60_000 },
+  /**
+   * Probes beside live traffic: `webhooks` webhooks paused by failures (seeded, of `accounts`
+   * accounts), probed at PROBE_INTERVALS=`intervals` by receivers answering 503, beside a quiet
+   * account's one-delivery writes at `quietWritesPerSec`: a phase without them, then `rounds` of a
+   * phase with the probes and one without (their workflows terminated), each `phaseMs` of writes
+   * after the step's warm-up. `concurrency`: workflow starts and terminations sent at once.
+   */
+  probes: {
+    webhooks: Number(process.env.BENCH_PROBE_WEBHOOKS ?? (QUICK ? 500 : 10_000)),
+    accounts: 10,
+    intervals: process.env.BENCH_PROBE_INTERVALS ?? '20s',
+    quietWritesPerSec: 5,
+    rounds: Number(process.env.BENCH_PROBE_ROUNDS ?? 1),
+    phaseMs: Number(process.env.BENCH_PROBE_PHASE_S ?? (QUICK ? 10 : 60)) * 1000,
+    concurrency: 20,
+  },
   receivers: 10,
   writeTimeoutMs: 30_000,
   deliveryTimeoutMs: 10_000,

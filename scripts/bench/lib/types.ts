@@ -116,7 +116,7 @@ export interface ServiceTarget extends Target {
 
 export interface ScenarioInfo {
   id: string;
-  kind: 'fanout' | 'hot' | 'registration' | 'recovery' | 'noisy-neighbour' | 'relay';
+  kind: 'fanout' | 'hot' | 'registration' | 'recovery' | 'noisy-neighbour' | 'relay' | 'probes';
   mode: 'baseline' | 'floor' | 'floor-local' | 'split' | 'single';
   fanout?: number;
   title: string;
@@ -131,7 +131,7 @@ export interface FanoutScenario extends ScenarioInfo {
 
 /** A scenario with a workload of its own, on the service. */
 export interface WorkloadScenario extends ScenarioInfo {
-  kind: 'hot' | 'registration' | 'recovery' | 'noisy-neighbour' | 'relay';
+  kind: 'hot' | 'registration' | 'recovery' | 'noisy-neighbour' | 'relay' | 'probes';
   mode: 'split' | 'single';
   start(ctx: Context, environment: Environment): Promise<ServiceTarget>;
   run(target: ServiceTarget, ctx: Context): Promise<Outcome>;
@@ -392,6 +392,91 @@ export interface RelaySummary {
   cpu: Measured;
 }
 
+/**
+ * One phase of `split-probes`: the quiet account's writes, with the paused webhooks probing or
+ * without, figured as a phase of `split-noisy-neighbour` is (its CPU: the step's warm-up,
+ * writes and drain).
+ */
+export interface ProbesPhase extends Pick<
+  NoisyNeighbourPhase,
+  'otherWork' | 'quietWrites' | 'quietE2eMs' | 'quietAcceptMs' | 'quietLedger' | 'drained' | 'serviceCpuMs' | 'cpu'
+> {
+  round: number;
+  /** With the probes; or without them: their workflows terminated, the webhooks' own `webhook/{id}` still running. */
+  probing: boolean;
+  /** The most cores busy outside the bench in any second of the phase. */
+  outsideMaxCores: number;
+}
+
+/** The probes of one round, due within its phase with the probes, as the receivers saw them. */
+export interface ProbesDrift {
+  /** Probes due within the phase (its warm-up, writes and drain). */
+  due: number;
+  /** Of those, received before their workflows were terminated (one interval after the phase, at the least). */
+  received: number;
+  /** Received before their due time (none should be). */
+  early: number;
+  /** Arrival less due time, in percent of the probe's interval; a probe not received counts as late until the stop. */
+  driftPercent: Percentiles;
+  /** Arrival less due time, ms (the same). */
+  lateMs: Percentiles;
+  /** Probes received per second over the phase. */
+  perSec: number;
+  /** Probes of the round whose signature or webhook did not check out. */
+  badSignatures: number;
+}
+
+/** One round of `split-probes`: the paused webhooks' `webhook/{id}` started, a phase with their probes, then one without. */
+export interface ProbesRound {
+  round: number;
+  /** From the first start of `webhook/{id}` to the last. */
+  startMs: number;
+  /** Probe workflows found running (one per paused webhook). */
+  probing: number;
+  /** Finding them (their ids say each pause's `since`). */
+  findMs: number;
+  /** The quiet account's end-to-end p99 with the probes over its p99 in the phase without them before, and after. */
+  p99RatioBefore: number | null;
+  p99RatioAfter: number | null;
+  /** ... and over the mean of those two p99s: the figure against the target. */
+  p99Ratio: number | null;
+  /**
+   * The service's CPU a second with the probes less without (the mean of the phases before and
+   * after), over the probes received a second: what a probe costs the API, the worker, Temporal
+   * and PostgreSQL together, ms.
+   */
+  serviceCpuMsPerProbe: number | null;
+  drift: ProbesDrift;
+  /** Terminating the probe workflows. */
+  stopMs: number;
+  /** Then until the service was calm (under a quarter of a core two seconds running), before the phase without the probes. */
+  calmMs: number;
+  /** Probes received during the phase without them (in flight as their workflows ended). */
+  strayProbes: number;
+}
+
+/** What `split-probes` (scenarios/probes.ts) found: the quiet account with the probes and without, the probes' drift, per round. */
+export interface ProbesSummary {
+  webhooks: number;
+  accounts: number;
+  /** PROBE_INTERVALS, and the plan the bench reads from it as the service does. */
+  intervals: string;
+  intervalsMs: number[];
+  quietWritesPerSec: number;
+  phaseMs: number;
+  /** Seeding the paused webhooks' rows. */
+  seedMs: number;
+  targets: { p99Ratio: number; driftPercent: number };
+  /**
+   * The quiet account's phases in the order run: round 0 without probes before any `webhook/{id}`
+   * of the paused webhooks ran; then per round one with the probes and one without.
+   */
+  phases: ProbesPhase[];
+  rounds: ProbesRound[];
+  /** The whole scenario after the set-up. */
+  cpu: Measured;
+}
+
 /** What a scenario's workload found. */
 export interface Outcome {
   steps: StepResult[];
@@ -404,6 +489,7 @@ export interface Outcome {
   recovery?: RecoverySummary;
   noisyNeighbour?: NoisyNeighbourSummary;
   relay?: RelaySummary;
+  probes?: ProbesSummary;
 }
 
 /** A scenario in the results: its outcome, or the error that ended it. */

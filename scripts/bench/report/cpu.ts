@@ -22,11 +22,12 @@ const CPU_SPAN_OF: Partial<Record<ScenarioResult['kind'], string>> = {
   recovery: 'recovery',
   'noisy-neighbour': 'phases and drains',
   relay: 'writes and drain',
+  probes: 'rounds, after the set-up',
 };
 
 function cpuRow(s: ScenarioResult): string[] {
   const st = kneeStep(s) ?? s.steps?.[0];
-  const cpu = st?.cpu ?? s.registration?.cpu ?? s.recovery?.cpu ?? s.noisyNeighbour?.cpu ?? s.relay?.cpu;
+  const cpu = st?.cpu ?? s.registration?.cpu ?? s.recovery?.cpu ?? s.noisyNeighbour?.cpu ?? s.relay?.cpu ?? s.probes?.cpu;
   if (!cpu) return [];
   const cells = GROUP_ORDER.map((g) => (cpu.groups[g] ? `${num(cpu.groups[g].cpuMs / 1000)} s (${num(cpu.groups[g].peakRssMiB, 0)})` : ''));
   return [row(s.id, st ? `${st.rate}/s` : (CPU_SPAN_OF[s.kind] ?? ''), ...cells, num(cpu.unattributedMs / 1000), num(cpu.wallMs / 1000))];

@@ -17,7 +17,20 @@ export const p50p99p999 = (p: Percentiles): string => `${p50p99(p)} / ${num(p.p9
 
 /** A section of the report: its heading, then the header of its table. */
 export function tableHead(title: string, columns: string[]): string[] {
-  return [`## ${title}`, '', row(...columns), `|${columns.map(() => '---|').join('')}`];
+  return [`## ${title}`, '', ...columnsRow(columns)];
+}
+
+/** The header of a table: its columns' titles, then the line under them. */
+export function columnsRow(columns: string[]): string[] {
+  return [row(...columns), `|${columns.map(() => '---|').join('')}`];
+}
+
+/** A column of a table: its title, and its cell in the row of an item. */
+export type Column<T> = [title: string, cell: (item: T) => string | number];
+
+/** A table of `columns`, a row per item. */
+export function table<T>(columns: Column<T>[], items: T[]): string[] {
+  return [...columnsRow(columns.map(([title]) => title)), ...items.map((item) => row(...columns.map(([, cell]) => cell(item))))];
 }
 
 /** The step a scenario is summed up by: its knee (null when it has none). */
@@ -43,7 +56,7 @@ export function logSummary(logs: LogScan | undefined): string {
 }
 
 /** The fields of the outcome that sum up a workload scenario, each with the kind of scenario it sums up. */
-const KIND_OF_SUMMARY = { hot: 'hot', recovery: 'recovery', noisyNeighbour: 'noisy-neighbour' } as const;
+const KIND_OF_SUMMARY = { hot: 'hot', recovery: 'recovery', noisyNeighbour: 'noisy-neighbour', probes: 'probes' } as const;
 
 /** A section per scenario whose outcome has `field`: its heading, then what `render` writes of it, or its error. */
 export function workloadSections(

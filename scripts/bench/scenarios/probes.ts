@@ -1,0 +1,410 @@
+// `split-probes`: 10,000 webhooks paused by failures, probed at a short PROBE_INTERVALS by
+// receivers that answer 503, beside a quiet account's one-delivery writes; the same writes
+// again with the probes stopped, round after round. The quiet account's latency each way, and
+// the probes' drift from their schedule.
+import { randomBytes } from 'node:crypto';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { loadConfig } from '../../../src/config';
+import type { ProbePlan } from '../../../src/contract/payloads';
+import { AccountIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/contract/search-attributes';
+import { lifecycleWorkflowId, probeWorkflowId, TASK_QUEUE, type WorkflowTypes } from '../../../src/contract/workflows';
+import { newId } from '../../../src/ids';
+import { newSigningSecret } from '../../../src/secrets';
+import { CONFIG, log } from '../lib/config';
+import { createAccount } from '../lib/http';
+import { scanLogs } from '../lib/logs';
+import { arrivalsByWebhook, probeDrift, type ProbeReceipts, type ProbeSchedule } from '../lib/probe-drift';
+import * as stack from '../lib/stack';
+import { runStep } from '../lib/step';
+import { nowMs, percentiles, round } from '../lib/stats';
+import {
+  type Account,
+  type Context,
+  type MadeList,
+  type Outcome,
+  type ProbesDrift,
+  type ProbesPhase,
+  type ProbesRound,
+  type ProbesSummary,
+  type ServiceTarget,
+  type StepResult,
+  type WorkloadScenario,
+} from '../lib/types';
+import { serviceWorkload } from './service';
+
+const settings = CONFIG.probes;
+/** Probing for a week: no pause of the run reaches its end. */
+const PROBE_MAX_DAYS = '7';
+const TARGETS = { p99Ratio: 1.1, driftPercent: 10 };
+
+export const scenarios: WorkloadScenario[] = [
+  serviceWorkload(
+    'probes',
+    'split',
+    `${settings.webhooks} paused webhooks probed every ${settings.intervals} by receivers answering 503, beside one-delivery ` +
+      `writes at ${settings.quietWritesPerSec}/s, and the same writes with the probes stopped, ${settings.rounds} rounds (API + worker processes)`,
+    runProbes,
+    { PROBE_INTERVALS: settings.intervals, PROBE_MAX_DAYS },
+  ),
+];
+
+/** A seeded webhook: paused by failures, its receiver under the probes' path. */
+interface PausedWebhook {
+  id: string;
+  accountId: string;
+  secret: string;
+}
+
+/** What the rounds share. */
+interface Run {
+  target: ServiceTarget;
+  ctx: Context;
+  client: Client;
+  tag: string;
+  quiet: MadeList;
+  webhooks: PausedWebhook[];
+  plan: ProbePlan;
+}
+
+/**
+ * The quiet account, one webhook on list.changed (one delivery a write, its receiver answering
+ * 200), and `webhooks` webhooks of `accounts` other accounts, written into the table as failures
+ * leave them (paused, `auto_failures`, 20 failures counted), each at a URL of its own under
+ * `/probe/{tag}/` that the receivers answer 503. The quiet account writes for a phase before any
+ * probe. Then each round starts the paused webhooks' `webhook/{id}` with that state, through the
+ * Temporal client, as a pause by failures is stored: each starts its probes at once. Once all
+ * are probing, the quiet account writes for a phase (the probes' drift measured over the same
+ * time); one interval later the probe workflows are terminated and, once the service is calm,
+ * the quiet account writes for another phase without them. A next round terminates the
+ * `webhook/{id}` runs and starts them again.
+ */
+async function runProbes(target: ServiceTarget, ctx: Context): Promise<Outcome> {
+  const tag = randomBytes(3).toString('hex');
+  const [quiet] = await target.setUpFanout([
+    { listId: `bench-${tag}-quiet`, webhooks: [{ url: `https://127.0.0.1:${ctx.ports[0]}/quiet/${tag}/0` }] },
+  ]);
+  const seedStarted = nowMs();
+  const webhooks = await seedPausedWebhooks(target, ctx, tag);
+  const seedMs = round(nowMs() - seedStarted, 0);
+  log(`probes: seeded ${webhooks.length} paused webhooks of ${settings.accounts} accounts in ${round(seedMs / 1000)} s`);
+  await ctx.receivers('take'); // forget the setup's receipts
+
+  const { Client, Connection } = await import('@temporalio/client');
+  const connection = await Connection.connect({ address: target.temporal.address });
+  const client = new Client({ connection, namespace: 'default' });
+  const config = loadConfig({ PROBE_INTERVALS: settings.intervals, PROBE_MAX_DAYS });
+  const plan = {
+    intervalsMs: config.probeIntervalsMs,
+    forMs: config.probeMaxDays * 86_400_000,
+    deliveryTimeoutMs: config.deliveryTimeoutMs,
+  };
+  const run: Run = { target, ctx, client, tag, quiet, webhooks, plan };
+  const window = ctx.sampler.window();
+  try {
+    // Before any probe, and before the paused webhooks' own workflows run.
+    const phases = [await quietPhase(run, 0, false)];
+    const rounds: ProbesRound[] = [];
+    for (let r = 1; r <= settings.rounds; r++) {
+      const done = await runRound(run, r, phases[phases.length - 1]);
+      phases.push(done.withProbes, done.after);
+      rounds.push(done.figures);
+    }
+    const summary: ProbesSummary = {
+      webhooks: webhooks.length,
+      accounts: settings.accounts,
+      intervals: settings.intervals,
+      intervalsMs: plan.intervalsMs,
+      quietWritesPerSec: settings.quietWritesPerSec,
+      phaseMs: settings.phaseMs,
+      seedMs,
+      targets: TARGETS,
+      phases,
+      rounds,
+      cpu: window(),
+    };
+    return { steps: [], knee: null, probes: summary, logs: scanLogs(target.logFiles) };
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Accounts made through the API, and `webhooks` rows of theirs written straight into the table, paused by failures. */
+async function seedPausedWebhooks(target: ServiceTarget, ctx: Context, tag: string): Promise<PausedWebhook[]> {
+  const accounts: Account[] = [];
+  for (let i = 0; i < settings.accounts; i++) accounts.push(await createAccount(target.internal));
+  const webhooks = Array.from({ length: settings.webhooks }, (_, k) => ({
+    id: newId('wh'),
+    accountId: accounts[k % accounts.length].id,
+    secret: newSigningSecret(),
+  }));
+  const url = (id: string, k: number) => `https://127.0.0.1:${ctx.ports[k % ctx.ports.length]}/probe/${tag}/${id}`;
+  for (let first = 0; first < webhooks.length; first += 1000) {
+    const chunk = webhooks.slice(first, first + 1000);
+    await target.sql`
+      INSERT INTO webhooks (id, account_id, url, secret, events, status, paused_reason, consecutive_failures,
+                            failures_reported, failures_counted)
+      SELECT id, account_id, url, secret, ${['list.changed']}, 'paused', 'auto_failures', 20, 20, 20
+      FROM unnest(${chunk.map((w) => w.id)}::text[], ${chunk.map((w) => w.accountId)}::text[],
+                  ${chunk.map((w, k) => url(w.id, first + k))}::text[], ${chunk.map((w) => w.secret)}::text[])
+           AS seeded (id, account_id, url, secret)`;
+    await ctx.receivers('secrets', { entries: chunk.map((w) => [w.id, w.secret] as [string, string]) });
+  }
+  await ctx.receivers('probes', { prefix: `/probe/${tag}/` });
+  return webhooks;
+}
+
+/**
+ * One round: the pauses' `webhook/{id}` started (a round after the first terminates those of the
+ * round before), the phase with their probes, the probes stopped, the phase without; the
+ * round's figures against the phase before it (without probes) and the one after.
+ */
+async function runRound(run: Run, r: number, before: ProbesPhase) {
+  const { client, webhooks, plan, ctx } = run;
+  if (r > 1) {
+    const stopped = await eachAtOnce(webhooks, (w) => terminate(client, lifecycleWorkflowId(w.id), 'bench: next round'));
+    log(`probes round ${r}: terminated ${webhooks.length} webhook/{id} runs in ${round(stopped / 1000)} s`);
+  }
+  await ctx.receivers('takeProbes'); // the round's probes only
+  const startMs = await startLifecycles(run);
+  const findStarted = nowMs();
+  const schedules = await probeSchedules(run);
+  const findMs = round(nowMs() - findStarted, 0);
+  log(
+    `probes round ${r}: ${schedules.length} probing after ${round(startMs / 1000)} s of starts and ${round(findMs / 1000)} s to find them`,
+  );
+
+  const from = nowMs();
+  const withProbes = await quietPhase(run, r, true);
+  const to = nowMs();
+  // A probe due as the phase ends has one more interval (a minute at most) to arrive before its workflow ends.
+  await stack.sleep(Math.min(plan.intervalsMs[plan.intervalsMs.length - 1], 60_000));
+  const stopMs = await eachAtOnce(schedules, (s) =>
+    terminate(client, probeWorkflowId(s.webhookId, s.since), 'bench: the phase without probes'),
+  );
+  await stack.sleep(1000);
+  const received = await ctx.receivers('takeProbes');
+  const drift = driftOf(plan, schedules, received, { from, to, takenAt: nowMs() });
+  const calmMs = await serviceCalm(run);
+  log(
+    `probes round ${r}: ${drift.received}/${drift.due} due probes received (${drift.perSec}/s), drift % of the interval ` +
+      `p50/p99/max ${drift.driftPercent.p50}/${drift.driftPercent.p99}/${drift.driftPercent.max}, late ms p50/p99/max ` +
+      `${drift.lateMs.p50}/${drift.lateMs.p99}/${drift.lateMs.max}; probe workflows terminated in ${round(stopMs / 1000)} s, ` +
+      `the service calm ${round(calmMs / 1000)} s later`,
+  );
+
+  const after = await quietPhase(run, r, false);
+  const strayProbes = (await ctx.receivers('takeProbes')).t.length;
+  const figures: ProbesRound = {
+    round: r,
+    startMs,
+    probing: schedules.length,
+    findMs,
+    ...ratios(withProbes, before, after, drift.perSec),
+    drift,
+    stopMs,
+    calmMs,
+    strayProbes,
+  };
+  log(
+    `probes round ${r}: quiet e2e p99 ${withProbes.quietE2eMs.p99} ms with the probes, ${before.quietE2eMs.p99} ms before and ` +
+      `${after.quietE2eMs.p99} ms after: ${figures.p99Ratio}× their mean; ${figures.serviceCpuMsPerProbe} service CPU-ms per probe`,
+  );
+  return { figures, withProbes, after };
+}
+
+/** The most cores the service may use, each of two seconds running, for the phase after the probes to begin. */
+const CALM_CORES = 0.25;
+
+/**
+ * Waits until the service (API, worker, Temporal, PostgreSQL) uses under CALM_CORES in each of two
+ * seconds running, for 10 minutes at most: a worker that fell behind the probes goes on with the
+ * tasks it holds for a while after their workflows ended. Returns how long it waited.
+ */
+async function serviceCalm({ ctx, target }: Run): Promise<number> {
+  const started = nowMs();
+  for (let calmSeconds = 0; calmSeconds < 2 && nowMs() - started < 600_000;) {
+    const end = ctx.sampler.window();
+    await stack.sleep(1000);
+    const m = end();
+    const cores = target.serviceGroups.reduce((sum, group) => sum + (m.groups[group]?.cpuMs ?? 0), 0) / m.wallMs;
+    calmSeconds = cores < CALM_CORES ? calmSeconds + 1 : 0;
+  }
+  return round(nowMs() - started, 0);
+}
+
+/**
+ * The quiet account's p99 with the probes over its p99 in the phases without them before and
+ * after (and over their mean), and the service's CPU a second with the probes less without
+ * (their mean) over the probes received a second.
+ */
+function ratios(withProbes: ProbesPhase, before: ProbesPhase, after: ProbesPhase, probesPerSec: number) {
+  const ratio = (a: number | null, b: number | null) => (a !== null && b ? round(a / b, 2) : null);
+  const p99 = (phase: ProbesPhase) => phase.quietE2eMs.p99;
+  const cpuPerSec = (phase: ProbesPhase) => (phase.serviceCpuMs * 1000) / phase.cpu.wallMs;
+  const [p99Before, p99After] = [p99(before), p99(after)];
+  const extraCpuPerSec = cpuPerSec(withProbes) - (cpuPerSec(before) + cpuPerSec(after)) / 2;
+  return {
+    p99RatioBefore: ratio(p99(withProbes), p99Before),
+    p99RatioAfter: ratio(p99(withProbes), p99After),
+    p99Ratio: ratio(p99(withProbes), p99Before !== null && p99After !== null ? (p99Before + p99After) / 2 : null),
+    serviceCpuMsPerProbe: probesPerSec ? round(extraCpuPerSec / probesPerSec, 2) : null,
+  };
+}
+
+/**
+ * Starts every seeded webhook's `webhook/{id}` with the state a pause by failures leaves, as the
+ * registration's activity starts it (src/temporal/lifecycle-client.ts) but paused: it starts its
+ * probes at once. The starts are spread evenly over the first interval (or as slowly as the
+ * server takes them), as pauses come at any time: from the last start on, the probes come due
+ * evenly; returns how long they took.
+ */
+async function startLifecycles({ client, webhooks, plan }: Run): Promise<number> {
+  const started = nowMs();
+  const spacingMs = plan.intervalsMs[0] / webhooks.length;
+  return eachAtOnce(webhooks, async (w, k) => {
+    const dueAt = started + k * spacingMs;
+    if (dueAt > nowMs()) await stack.sleep(dueAt - nowMs());
+    await client.workflow.start<WorkflowTypes['webhookLifecycle']>('webhookLifecycle', {
+      taskQueue: TASK_QUEUE,
+      workflowId: lifecycleWorkflowId(w.id),
+      args: [
+        {
+          state: {
+            webhookId: w.id,
+            accountId: w.accountId,
+            status: 'paused',
+            pausedReason: 'auto_failures',
+            consecutiveFailures: 20,
+            failuresCounted: 20,
+          },
+        },
+      ],
+      typedSearchAttributes: [
+        { key: WebhookIdKey, value: w.id },
+        { key: AccountIdKey, value: w.accountId },
+        { key: WebhookStatusKey, value: 'paused' },
+      ],
+    });
+  });
+}
+
+/**
+ * Each seeded webhook's probing: `since` from the id of its probe workflow, as the Temporal
+ * server lists the running ones; for those the list does not show within 20 s (its visibility
+ * records lag under load), from the child workflow their `webhook/{id}` started, in its history.
+ */
+async function probeSchedules({ client, webhooks }: Run): Promise<ProbeSchedule[]> {
+  const ours = new Set(webhooks.map((w) => w.id));
+  const found = new Map<string, number>();
+  /** probe/{webhookId}/{since} */
+  const take = (workflowId: string) => {
+    const [kind, webhookId, since] = workflowId.split('/');
+    if (kind === 'probe' && ours.has(webhookId)) found.set(webhookId, Number(since));
+  };
+  const listUntil = nowMs() + 20_000;
+  while (found.size < webhooks.length && nowMs() < listUntil) {
+    for await (const execution of client.workflow.list({ query: `WorkflowType = 'probePausedWebhook' AND ExecutionStatus = 'Running'` }))
+      take(execution.workflowId);
+    if (found.size < webhooks.length) await stack.sleep(2000);
+  }
+  const unlisted = webhooks.filter((w) => !found.has(w.id));
+  if (unlisted.length) log(`probes: ${unlisted.length} probe workflows not listed yet: reading their webhook/{id} histories`);
+  await eachAtOnce(unlisted, async (w) => {
+    for (let attempt = 0; attempt < 60 && !found.has(w.id); attempt++) {
+      const history = await client.workflow.getHandle(lifecycleWorkflowId(w.id)).fetchHistory();
+      for (const event of history.events ?? []) take(event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId ?? '');
+      if (!found.has(w.id)) await stack.sleep(1000);
+    }
+  });
+  if (found.size < webhooks.length) log(`probes: only ${found.size} of ${webhooks.length} webhooks found probing`);
+  return [...found].map(([webhookId, since]) => ({ webhookId, since }));
+}
+
+/** The quiet account's writes for a phase (after the step's warm-up), with the probes or without. */
+async function quietPhase({ target, ctx, tag, quiet }: Run, r: number, probing: boolean): Promise<ProbesPhase> {
+  const name = probing ? 'with the probes' : r === 0 ? 'before the probes' : 'without them';
+  const webhookId = quiet.webhookIds[0];
+  const step = await runStep({
+    rate: settings.quietWritesPerSec,
+    lists: [quiet.listId],
+    recipients: new Map([[quiet.listId, [{ webhookId, topic: 'list.changed' }]]]),
+    webhookIds: [webhookId],
+    target,
+    ctx,
+    prefix: `${tag}-r${r}-${probing ? 'probes' : 'without'}`,
+    durationMs: CONFIG.warmupMs + settings.phaseMs,
+  });
+  const phase = phaseOf(target, step, r, probing);
+  const { quietE2eMs: e2e, quietLedger: l } = phase;
+  log(
+    `probes round ${r} ${name}: quiet writes ${phase.quietWrites.accepted}/` +
+      `${phase.quietWrites.scheduled} accepted, e2e p50/p99/max ${e2e.p50}/${e2e.p99}/${e2e.max} ms, ` +
+      `ledger ${l.balanced ? 'balanced' : 'NOT balanced'}, service CPU ${round(phase.serviceCpuMs / 1000)} s`,
+  );
+  return phase;
+}
+
+function phaseOf(target: ServiceTarget, step: StepResult, r: number, probing: boolean): ProbesPhase {
+  return {
+    round: r,
+    probing,
+    otherWork: step.quiet,
+    outsideMaxCores: step.outsideLoad.maxCores,
+    quietWrites: { scheduled: step.writes.scheduled, accepted: step.writes.accepted },
+    quietE2eMs: step.e2eMs,
+    quietAcceptMs: step.acceptMs,
+    quietLedger: step.ledger,
+    drained: step.drained,
+    serviceCpuMs: round(target.serviceGroups.reduce((sum, group) => sum + (step.cpu.groups[group]?.cpuMs ?? 0), 0)),
+    cpu: step.cpu,
+  };
+}
+
+/** The drift of the probes due within the window, from the round's receipts. */
+function driftOf(
+  plan: ProbePlan,
+  schedules: ProbeSchedule[],
+  received: ProbeReceipts,
+  window: { from: number; to: number; takenAt: number },
+): ProbesDrift {
+  const drift = probeDrift(plan, schedules, arrivalsByWebhook(received), window);
+  const inWindow = received.t.filter((t) => t >= window.from && t <= window.to).length;
+  return {
+    due: drift.due,
+    received: drift.received,
+    early: drift.early,
+    driftPercent: percentiles(drift.driftPercent, [50, 99]),
+    lateMs: percentiles(drift.lateMs, [50, 99]),
+    perSec: round((inWindow * 1000) / (window.to - window.from)),
+    badSignatures: received.sigOk.filter((ok) => ok === 0).length,
+  };
+}
+
+/** Terminates a workflow, unless it has ended already; a call that fails otherwise (the server busy) is tried again. */
+async function terminate(client: Client, workflowId: string, reason: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.workflow.getHandle(workflowId).terminate(reason);
+      return;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return;
+      if (attempt === 5) throw error;
+      await stack.sleep(1000 * attempt);
+    }
+  }
+}
+
+/** Runs `work` on every item in order, `settings.concurrency` at once; returns how long it took, ms. */
+async function eachAtOnce<T>(items: T[], work: (item: T, index: number) => Promise<unknown>): Promise<number> {
+  const started = nowMs();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(settings.concurrency, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        await work(items[index], index);
+      }
+    }),
+  );
+  return round(nowMs() - started, 0);
+}
