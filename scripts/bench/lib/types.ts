@@ -402,6 +402,8 @@ export interface ProbesPhase extends Pick<
   'otherWork' | 'quietWrites' | 'quietE2eMs' | 'quietAcceptMs' | 'quietLedger' | 'drained' | 'serviceCpuMs' | 'cpu'
 > {
   round: number;
+  /** The worker's SDK metrics over the phase: its workflow tasks, local activities and sticky cache hits and misses. */
+  sdk: SdkFigures | undefined;
   /** With the probes; or without them: their workflows terminated, the webhooks' own `webhook/{id}` still running. */
   probing: boolean;
   /** The most cores busy outside the bench in any second of the phase. */
@@ -426,15 +428,15 @@ export interface ProbesDrift {
   badSignatures: number;
 }
 
-/** One round of `split-probes`: the paused webhooks' `webhook/{id}` started, a phase with their probes, then one without. */
+/** One round of `split-probes`: the paused webhooks' probe workflows started, a phase with their probes, then one without. */
 export interface ProbesRound {
   round: number;
-  /** From the first start of `webhook/{id}` to the last. */
+  /** From the first start of `probe/{webhookId}/{since}` to the last. */
   startMs: number;
-  /** Probe workflows found running (one per paused webhook). */
+  /** Probe workflows started (one per paused webhook). */
   probing: number;
-  /** Finding them (their ids say each pause's `since`). */
-  findMs: number;
+  /** From the first start to the first probe due, when the phase with the probes begins. */
+  leadMs: number;
   /** The quiet account's end-to-end p99 with the probes over its p99 in the phase without them before, and after. */
   p99RatioBefore: number | null;
   p99RatioAfter: number | null;

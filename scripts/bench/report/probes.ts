@@ -19,11 +19,21 @@ const PHASE_COLUMNS: Column<ProbesPhase>[] = [
       `${l.sent} = ${l.delivered} + ${l.failedRecorded} + ${l.missing} (${l.duplicates})${l.balanced ? '' : ' **unbalanced**'}`,
   ],
   [`CPU s: ${CPU_GROUPS.join(' / ')}`, (phase) => CPU_GROUPS.map((g) => num((phase.cpu.groups[g]?.cpuMs ?? 0) / 1000)).join(' / ')],
+  ['worker: workflow tasks; replayed; sticky cache hits; forced evictions', workflowTasks],
   [
     'cores busy outside the bench: before; most in a second',
     (phase) => `${num(phase.otherWork.otherCores, 2)}; ${num(phase.outsideMaxCores, 2)}`,
   ],
 ];
+
+/** The SDK's counters summed over every workflow type: a replayed task is a workflow the cache no longer held. */
+function workflowTasks({ sdk }: ProbesPhase): string {
+  if (!sdk) return '';
+  const total = (name: string) => Object.entries(sdk).reduce((sum, [key, f]) => (key.split('{')[0] === name ? sum + f.count : sum), 0);
+  return ['workflow_task_execution_latency', 'workflow_task_replay_latency', 'sticky_cache_hit', 'sticky_cache_total_forced_eviction']
+    .map(total)
+    .join('; ');
+}
 
 /** Each round against the targets: the p99s' ratio, the probes received and their drift. */
 function roundColumns({ targets, phases }: ProbesSummary): Column<ProbesRound>[] {
@@ -51,8 +61,8 @@ function roundColumns({ targets, phases }: ProbesSummary): Column<ProbesRound>[]
 /** How each round was set going and stopped. */
 function roundLine(r: ProbesRound): string {
   return (
-    `round ${r.round}: ${r.probing} probe workflows running after ${num(r.startMs / 1000)} s of starts` +
-    ` (found in ${num(r.findMs / 1000)} s), terminated in ${num(r.stopMs / 1000)} s, the service calm ${num(r.calmMs / 1000)} s later`
+    `round ${r.round}: ${r.probing} probe workflows started in ${num(r.startMs / 1000)} s, the first probe due` +
+    ` ${num(r.leadMs / 1000)} s after the first start; terminated in ${num(r.stopMs / 1000)} s, the service calm ${num(r.calmMs / 1000)} s later`
   );
 }
 
@@ -62,9 +72,10 @@ export function probesSection(s: ScenarioResult): string[] {
     `${p.webhooks} webhooks of ${p.accounts} accounts paused by failures (seeded), probed at PROBE_INTERVALS=${p.intervals}` +
       ' by receivers answering 503, beside a quiet account whose one-delivery writes go at' +
       ` ${p.quietWritesPerSec}/s for ${num(p.phaseMs / 1000)} s a phase after the warm-up: first without the probes` +
-      " (the paused webhooks' `webhook/{id}` not started yet); then each round starts them, spread over the first" +
-      ' interval (their probes begin at once), runs a phase with the probes, terminates the probe workflows one interval' +
-      " (a minute at most) later, and runs a phase without them (the webhooks' own workflows still running)." +
+      '; then each round starts their probe workflows (as `webhook/{id}` does at a pause, with `since` set back so that' +
+      ' the first probes come due evenly over one interval from a set time after the first start), runs a phase with' +
+      ' the probes from that time on, in their steady state, terminates the probe workflows one interval (a minute at' +
+      ' most) later and, once the service is calm, runs a phase without them.' +
       " Latencies from each write's due time to its delivery's first receipt;" +
       " a probe's drift from its due time (`since` of `probe/{webhookId}/{since}` plus the intervals) to its arrival," +
       ' for the probes due during the phase with them (one due and not received before the stop counts as late until the' +

@@ -6,8 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { loadConfig } from '../../../src/config';
 import type { ProbePlan } from '../../../src/contract/payloads';
-import { AccountIdKey, WebhookIdKey, WebhookStatusKey } from '../../../src/contract/search-attributes';
-import { lifecycleWorkflowId, probeWorkflowId, TASK_QUEUE, type WorkflowTypes } from '../../../src/contract/workflows';
+import { bulkTaskQueue, probeWorkflowId, TASK_QUEUE, type WorkflowTypes } from '../../../src/contract/workflows';
 import { newId } from '../../../src/ids';
 import { newSigningSecret } from '../../../src/secrets';
 import { CONFIG, log } from '../lib/config';
@@ -36,6 +35,8 @@ const settings = CONFIG.probes;
 /** Probing for a week: no pause of the run reaches its end. */
 const PROBE_MAX_DAYS = '7';
 const TARGETS = { p99Ratio: 1.1, driftPercent: 10 };
+/** From the first start to the first probe due: 10,000 starts and their first workflow tasks take about half of it. */
+const STARTS_LEAD_MS = 240_000;
 
 export const scenarios: WorkloadScenario[] = [
   serviceWorkload(
@@ -71,12 +72,10 @@ interface Run {
  * 200), and `webhooks` webhooks of `accounts` other accounts, written into the table as failures
  * leave them (paused, `auto_failures`, 20 failures counted), each at a URL of its own under
  * `/probe/{tag}/` that the receivers answer 503. The quiet account writes for a phase before any
- * probe. Then each round starts the paused webhooks' `webhook/{id}` with that state, through the
- * Temporal client, as a pause by failures is stored: each starts its probes at once. Once all
- * are probing, the quiet account writes for a phase (the probes' drift measured over the same
- * time); one interval later the probe workflows are terminated and, once the service is calm,
- * the quiet account writes for another phase without them. A next round terminates the
- * `webhook/{id}` runs and starts them again.
+ * probe. Then each round starts the paused webhooks' probe workflows through the Temporal client
+ * (startProbing); from their first probe due, the quiet account writes for a phase (the probes'
+ * drift measured over the same time); one interval later the probe workflows are terminated
+ * and, once the service is calm, the quiet account writes for another phase without them.
  */
 async function runProbes(target: ServiceTarget, ctx: Context): Promise<Outcome> {
   const tag = randomBytes(3).toString('hex');
@@ -159,19 +158,11 @@ async function seedPausedWebhooks(target: ServiceTarget, ctx: Context, tag: stri
  * round's figures against the phase before it (without probes) and the one after.
  */
 async function runRound(run: Run, r: number, before: ProbesPhase) {
-  const { client, webhooks, plan, ctx } = run;
-  if (r > 1) {
-    const stopped = await eachAtOnce(webhooks, (w) => terminate(client, lifecycleWorkflowId(w.id), 'bench: next round'));
-    log(`probes round ${r}: terminated ${webhooks.length} webhook/{id} runs in ${round(stopped / 1000)} s`);
-  }
+  const { client, plan, ctx } = run;
   await ctx.receivers('takeProbes'); // the round's probes only
-  const startMs = await startLifecycles(run);
-  const findStarted = nowMs();
-  const schedules = await probeSchedules(run);
-  const findMs = round(nowMs() - findStarted, 0);
-  log(
-    `probes round ${r}: ${schedules.length} probing after ${round(startMs / 1000)} s of starts and ${round(findMs / 1000)} s to find them`,
-  );
+  const { schedules, startMs, firstDue } = await startProbing(run);
+  log(`probes round ${r}: ${schedules.length} probe workflows started in ${round(startMs / 1000)} s`);
+  if (firstDue > Date.now()) await stack.sleep(firstDue - Date.now());
 
   const from = nowMs();
   const withProbes = await quietPhase(run, r, true);
@@ -198,7 +189,7 @@ async function runRound(run: Run, r: number, before: ProbesPhase) {
     round: r,
     startMs,
     probing: schedules.length,
-    findMs,
+    leadMs: STARTS_LEAD_MS,
     ...ratios(withProbes, before, after, drift.perSec),
     drift,
     stopMs,
@@ -252,72 +243,27 @@ function ratios(withProbes: ProbesPhase, before: ProbesPhase, after: ProbesPhase
 }
 
 /**
- * Starts every seeded webhook's `webhook/{id}` with the state a pause by failures leaves, as the
- * registration's activity starts it (src/temporal/lifecycle-client.ts) but paused: it starts its
- * probes at once. The starts are spread evenly over the first interval (or as slowly as the
- * server takes them), as pauses come at any time: from the last start on, the probes come due
- * evenly; returns how long they took.
+ * Starts every seeded webhook's `probe/{webhookId}/{since}` on the bulk task queue, as its
+ * `webhook/{id}` starts it at a pause by failures, but with `since` set back so that the first
+ * probes come due evenly over one interval from a minute after the first start: the phase with
+ * the probes begins then and measures probing in its steady state, the starts (as fast as the
+ * server takes them) and their first workflow tasks over before it.
  */
-async function startLifecycles({ client, webhooks, plan }: Run): Promise<number> {
-  const started = nowMs();
-  const spacingMs = plan.intervalsMs[0] / webhooks.length;
-  return eachAtOnce(webhooks, async (w, k) => {
-    const dueAt = started + k * spacingMs;
-    if (dueAt > nowMs()) await stack.sleep(dueAt - nowMs());
-    await client.workflow.start<WorkflowTypes['webhookLifecycle']>('webhookLifecycle', {
-      taskQueue: TASK_QUEUE,
-      workflowId: lifecycleWorkflowId(w.id),
-      args: [
-        {
-          state: {
-            webhookId: w.id,
-            accountId: w.accountId,
-            status: 'paused',
-            pausedReason: 'auto_failures',
-            consecutiveFailures: 20,
-            failuresCounted: 20,
-          },
-        },
-      ],
-      typedSearchAttributes: [
-        { key: WebhookIdKey, value: w.id },
-        { key: AccountIdKey, value: w.accountId },
-        { key: WebhookStatusKey, value: 'paused' },
-      ],
-    });
-  });
-}
-
-/**
- * Each seeded webhook's probing: `since` from the id of its probe workflow, as the Temporal
- * server lists the running ones; for those the list does not show within 20 s (its visibility
- * records lag under load), from the child workflow their `webhook/{id}` started, in its history.
- */
-async function probeSchedules({ client, webhooks }: Run): Promise<ProbeSchedule[]> {
-  const ours = new Set(webhooks.map((w) => w.id));
-  const found = new Map<string, number>();
-  /** probe/{webhookId}/{since} */
-  const take = (workflowId: string) => {
-    const [kind, webhookId, since] = workflowId.split('/');
-    if (kind === 'probe' && ours.has(webhookId)) found.set(webhookId, Number(since));
-  };
-  const listUntil = nowMs() + 20_000;
-  while (found.size < webhooks.length && nowMs() < listUntil) {
-    for await (const execution of client.workflow.list({ query: `WorkflowType = 'probePausedWebhook' AND ExecutionStatus = 'Running'` }))
-      take(execution.workflowId);
-    if (found.size < webhooks.length) await stack.sleep(2000);
-  }
-  const unlisted = webhooks.filter((w) => !found.has(w.id));
-  if (unlisted.length) log(`probes: ${unlisted.length} probe workflows not listed yet: reading their webhook/{id} histories`);
-  await eachAtOnce(unlisted, async (w) => {
-    for (let attempt = 0; attempt < 60 && !found.has(w.id); attempt++) {
-      const history = await client.workflow.getHandle(lifecycleWorkflowId(w.id)).fetchHistory();
-      for (const event of history.events ?? []) take(event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId ?? '');
-      if (!found.has(w.id)) await stack.sleep(1000);
-    }
-  });
-  if (found.size < webhooks.length) log(`probes: only ${found.size} of ${webhooks.length} webhooks found probing`);
-  return [...found].map(([webhookId, since]) => ({ webhookId, since }));
+async function startProbing({ client, webhooks, plan }: Run) {
+  const firstInterval = plan.intervalsMs[0];
+  const firstDue = Date.now() + STARTS_LEAD_MS;
+  const schedules = webhooks.map((w, k) => ({
+    webhookId: w.id,
+    since: Math.round(firstDue + (k * firstInterval) / webhooks.length - firstInterval),
+  }));
+  const startMs = await eachAtOnce(schedules, ({ webhookId, since }) =>
+    client.workflow.start<WorkflowTypes['probePausedWebhook']>('probePausedWebhook', {
+      taskQueue: bulkTaskQueue(TASK_QUEUE),
+      workflowId: probeWorkflowId(webhookId, since),
+      args: [{ webhookId, since, plan, sent: 0 }],
+    }),
+  );
+  return { schedules, startMs, firstDue };
 }
 
 /** The quiet account's writes for a phase (after the step's warm-up), with the probes or without. */
@@ -348,6 +294,7 @@ function phaseOf(target: ServiceTarget, step: StepResult, r: number, probing: bo
   return {
     round: r,
     probing,
+    sdk: step.sdk,
     otherWork: step.quiet,
     outsideMaxCores: step.outsideLoad.maxCores,
     quietWrites: { scheduled: step.writes.scheduled, accepted: step.writes.accepted },
