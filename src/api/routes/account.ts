@@ -31,7 +31,7 @@ export function accountRoutes({ sql, body: jsonBody }: AccountRoutesDeps): Route
 
   router.patch('/account', jsonBody, async (ctx) => {
     const { notificationEmail } = validate(validators.updateAccountBody, ctx.request.body);
-    ctx.body = orUnauthorized(await setNotificationEmail(sql, ctx.state.accountId!, notificationEmail));
+    ctx.body = orUnauthorized(await setNotificationEmail(sql, ctx.state.accountId!, notificationEmail, ctx.state.actor!));
   });
 
   router.get('/account/notices', async (ctx) => {
