@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import { AUDIT_ACTIONS } from '../../objects';
 import type { Api, AuditAction, AuditEntry } from './api';
 import { ErrorText, Loading, Time } from './feedback';
+import { FilterSelect } from './filter-select';
 import { PageHeading } from './heading';
 import { LabelledCell, RecordTable } from './labelled-cell';
 import { PageButtons, usePages } from './paging';
@@ -28,24 +29,16 @@ export function AuditLogPage({ api, navigate }: { api: Api; navigate: (view: Vie
       <section class="log" aria-labelledby="audit-heading">
         <h2 id="audit-heading">Changes</h2>
         <div class="filters">
-          <div>
-            <label for="audit-action">Action</label>
-            <select
-              id="audit-action"
-              value={action ?? ''}
-              onChange={(event) => {
-                setAction((event.currentTarget.value || null) as AuditAction | null);
-                pages.reset();
-              }}
-            >
-              <option value="">Any</option>
-              {AUDIT_ACTIONS.map((name) => (
-                <option key={name} value={name}>
-                  {name}
-                </option>
-              ))}
-            </select>
-          </div>
+          <FilterSelect
+            id="audit-action"
+            label="Action"
+            value={action}
+            options={AUDIT_ACTIONS}
+            onChange={(value) => {
+              setAction((value || null) as AuditAction | null);
+              pages.reset();
+            }}
+          />
         </div>
         <button type="button" class="secondary" onClick={log.reload} disabled={log.loading}>
           Refresh
