@@ -2,7 +2,15 @@
 // worker's delivery bookkeeping (activities/delivery-bookkeeping.ts).
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ApplicationFailureCategory } from '@temporalio/common';
-import type { EventDelivery, EventDeliveryOutcome, ListEvent, PlannedDelivery, Redelivery, TestEvent } from '../src/contract/payloads';
+import type {
+  AuditActor,
+  EventDelivery,
+  EventDeliveryOutcome,
+  ListEvent,
+  PlannedDelivery,
+  Redelivery,
+  TestEvent,
+} from '../src/contract/payloads';
 import { DELIVERY_FAILED, WEBHOOK_GONE } from '../src/contract/rules';
 import { findDeliveryTarget, type DeliveryRecord, type DeliveryTarget } from '../src/db/deliveries';
 import type { DeliveryBookkeeping } from './delivery-bookkeeping';
@@ -100,6 +108,18 @@ function pingOf(webhookId: string, kind: 'ping' | 'probe'): OnDemandDelivery {
   return { id: newId('dlv'), webhookId, kind, event: 'ping', listId: null, cursor: null, at: null };
 }
 
+/**
+ * The delivery an owner asked for through /v3, with the audit log entry its log row is recorded
+ * with; `actor` absent: asked of an API of the release before, recorded with none.
+ */
+function asked(
+  delivery: OnDemandDelivery,
+  actor: AuditActor | undefined,
+  entry: Pick<NonNullable<OnDemandDelivery['audit']>, 'action' | 'target' | 'details'>,
+): OnDemandDelivery {
+  return { ...delivery, audit: { ...entry, actor: actor ?? null } };
+}
+
 export function createDeliveryActivities({ sql, http, logger, metrics }: ActivityDependencies, bookkeeping: DeliveryBookkeeping) {
   /** The log row of an event delivery of a write: what it came to, and what was sent and came back. */
   function eventRecord(
@@ -149,9 +169,11 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
   }
 
   return {
-    /** POST /v3/webhooks/{id}/pings: one signed ping, logged, never counted. */
-    sendPing(webhookId: string): Promise<DeliveryResult> {
-      return sendOnDemand(pingOf(webhookId, 'ping'), pingPayload(webhookId));
+    /** POST /v3/webhooks/{id}/pings: one signed ping, logged with its audit log entry, never counted. */
+    sendPing(webhookId: string, actor?: AuditActor): Promise<DeliveryResult> {
+      const ping = pingOf(webhookId, 'ping');
+      const entry = { action: 'webhook.pinged', target: { type: 'webhook', id: webhookId }, details: { deliveryId: ping.id } } as const;
+      return sendOnDemand(asked(ping, actor, entry), pingPayload(webhookId));
     },
 
     /** A probe of a webhook paused by failures: a ping's body and headers, logged as `probe`, never counted. */
@@ -164,18 +186,25 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
      * again, byte for byte, signed with the current secret; logged, never counted. It goes
      * to a paused webhook too: its owner asked for it.
      */
-    redeliverEvent({ webhookId, deliveryId, redeliveryOf, topic, event }: Redelivery): Promise<DeliveryResult> {
+    redeliverEvent({ webhookId, deliveryId, redeliveryOf, topic, event, actor }: Redelivery): Promise<DeliveryResult> {
       const redelivery = { id: deliveryId, webhookId, kind: 'redelivery', event: topic, ...event, redeliveryOf } as const;
-      return sendOnDemand(redelivery, eventPayload(topic, event.listId, event.cursor, event.at));
+      const entry = {
+        action: 'delivery.redelivered',
+        target: { type: 'delivery', id: redeliveryOf },
+        details: { webhookId, deliveryId },
+      } as const;
+      return sendOnDemand(asked(redelivery, actor, entry), eventPayload(topic, event.listId, event.cursor, event.at));
     },
 
     /**
      * POST /v3/webhooks/{id}/test-events: one delivery of the topic the owner chose, with the
      * `SVC-Test` header; logged as `test`, never counted. It goes to a paused webhook too.
      */
-    sendTestEvent({ webhookId, deliveryId, topic, event }: TestEvent): Promise<DeliveryResult> {
+    sendTestEvent({ webhookId, deliveryId, topic, event, actor }: TestEvent): Promise<DeliveryResult> {
       const testEvent = { id: deliveryId, webhookId, kind: 'test', event: topic, ...event } as const;
-      return sendOnDemand(testEvent, eventPayload(topic, event.listId, event.cursor, event.at));
+      const details = { deliveryId, event: topic, listId: event.listId };
+      const entry = { action: 'webhook.test_event_sent', target: { type: 'webhook', id: webhookId }, details } as const;
+      return sendOnDemand(asked(testEvent, actor, entry), eventPayload(topic, event.listId, event.cursor, event.at));
     },
 
     /**

@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import DataLoader from 'dataloader';
-import { claimDeliveries, recordDeliveries, type ClaimedTarget, type DeliveryClaim, type DeliveryRecord } from '../src/db/deliveries';
+import { claimDeliveries, recordAskedDeliveries, type ClaimedTarget, type DeliveryClaim, type DeliveryRecord } from '../src/db/deliveries';
 import type { Sql } from '../src/db/sql';
 import { signalDeliveryOutcomes } from '../src/temporal/lifecycle-client';
 import { currentTraceId, inDatabaseSpan, inSpan } from '../src/tracing/spans';
@@ -15,7 +15,7 @@ import { currentTraceId, inDatabaseSpan, inSpan } from '../src/tracing/spans';
 export interface DeliveryBatcher {
   /** See `claimDeliveries`. */
   claim: (claim: DeliveryClaim) => Promise<ClaimedTarget | null>;
-  /** See `recordDeliveries`. */
+  /** See `recordDeliveries` and `recordAskedDeliveries`. */
   record: (delivery: DeliveryRecord) => Promise<{ failuresToReset: boolean }>;
 }
 
@@ -54,7 +54,7 @@ export const LOG_ROWS_GATHER_MS = 10;
 /** The claims and log rows of this process's deliveries, gathered into batches of one statement each. */
 export function createDeliveryBatcher(sql: Sql): DeliveryBatcher {
   const claims = batchedOneAtATime((batch: readonly DeliveryClaim[]) => claimDeliveries(sql, batch));
-  const records = batchedOneAtATime((batch: readonly DeliveryRecord[]) => recordDeliveries(sql, batch), LOG_ROWS_GATHER_MS);
+  const records = batchedOneAtATime((batch: readonly DeliveryRecord[]) => recordAskedDeliveries(sql, batch), LOG_ROWS_GATHER_MS);
   return {
     claim: (claim) => claims.load(claim),
     record: (delivery) => records.load(delivery),

@@ -1,7 +1,7 @@
-// The activities of `webhook/{id}`: its state mirrored into PostgreSQL with the notices it
-// makes, its deletion, and the plan of a pause's probes.
+// The activities of `webhook/{id}`: its state mirrored into PostgreSQL with the notices and
+// audit log entries it makes, its deletion, and the plan of a pause's probes.
 import { Context } from '@temporalio/activity';
-import type { ProbePlan, WebhookLifecycleState } from '../src/contract/payloads';
+import type { AuditActor, ProbePlan, WebhookLifecycleState } from '../src/contract/payloads';
 import { deleteWebhookRow, mirrorWebhookState } from '../src/db/webhooks';
 import { noticeCrossed } from '../src/notices/crossing';
 import { startNoticeMail } from '../src/temporal/notice-client';
@@ -9,11 +9,9 @@ import type { ActivityDependencies } from './dependencies';
 
 export function createWebhookStateActivities({ sql, logger, metrics, client, notices, probing }: ActivityDependencies) {
   return {
-    async storeWebhookState(state: WebhookLifecycleState): Promise<void> {
-      const { paused, notice, pendingMail } = await mirrorWebhookState(sql, state, {
-        noticeFor: noticeCrossed,
-        mailNotices: notices.mailer !== undefined,
-      });
+    async storeWebhookState(state: WebhookLifecycleState, requester?: AuditActor): Promise<void> {
+      const rules = { noticeFor: noticeCrossed, mailNotices: notices.mailer !== undefined };
+      const { paused, notice, pendingMail } = await mirrorWebhookState(sql, state, rules, requester);
       if (paused) {
         metrics.webhooksPaused.inc({ reason: state.pausedReason ?? 'manual' });
         logger.info({
@@ -45,8 +43,9 @@ export function createWebhookStateActivities({ sql, logger, metrics, client, not
       }
     },
 
-    deleteWebhook(webhookId: string): Promise<void> {
-      return deleteWebhookRow(sql, webhookId);
+    /** `actor` absent: an Update of the release before, recorded with no actor. */
+    deleteWebhook(webhookId: string, actor?: AuditActor): Promise<void> {
+      return deleteWebhookRow(sql, webhookId, actor ?? null);
     },
 
     /** Read as a pause's probing begins: a change of PROBE_INTERVALS applies to the pauses after it. */

@@ -386,6 +386,106 @@ export type RecoveryStoppedReason = NonNullable<Recovery['stoppedReason']>;
 
 export const recoveryList = responseObject({ data: { type: 'array', items: recoveryObject } });
 
+/**
+ * What the audit log records: every change made through /v3 (and so the dashboard and the
+ * command line), and the service's own (the automatic pause, a relay session's end after its
+ * grace), one entry each.
+ */
+export const AUDIT_ACTIONS = [
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.reactivated',
+  'webhook.paused',
+  'webhook.secret_rotated',
+  'webhook.pinged',
+  'webhook.test_event_sent',
+  'delivery.redelivered',
+  'recovery.started',
+  'recovery.cancelled',
+  'token.created',
+  'token.revoked',
+  'account.updated',
+  'relay.opened',
+  'relay.closed',
+] as const;
+export const auditActionSchema = { type: 'string', enum: AUDIT_ACTIONS } as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/**
+ * Who made a change through /v3: none of it is a secret. REPLAY-SENSITIVE: it travels, from the
+ * API, in the inputs, Updates and activities of the workflows that make changes.
+ */
+export const auditActorObject = responseObject({
+  tokenId: { type: 'string', pattern: idPattern('tkn'), description: 'The token the request was made with (revoked since, perhaps)' },
+  tokenName: { type: 'string', description: "The token's name" },
+  clientAddress: {
+    type: 'string',
+    description: "The client's address: the connection's peer, or, behind TRUST_PROXY_HOPS trusted proxies, the address the outermost saw",
+  },
+});
+export type AuditActor = FromSchema<typeof auditActorObject>;
+
+/** What an entry is about: a webhook (a relay session is one), a logged delivery, a recovery, a token or the account. */
+export const auditTargetObject = responseObject({
+  type: { type: 'string', enum: ['webhook', 'delivery', 'recovery', 'token', 'account'] },
+  id: { type: 'string', description: 'wh_…, dlv_…, rcv_…, tkn_… or acc_…' },
+});
+export type AuditTarget = FromSchema<typeof auditTargetObject>;
+
+/** What a change made or set, each action its own fields (docs/api.md, "Audit log"); never a secret or a token. */
+export const auditDetailsObject = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    url: { type: 'string', description: "webhook.created, webhook.deleted: the webhook's URL" },
+    events: { ...webhookObject.properties.events, description: 'webhook.created, webhook.updated, relay.opened: the topics set' },
+    listIds: { ...webhookObject.properties.listIds, description: 'webhook.created, webhook.updated, relay.opened: the lists set' },
+    pausedReason: { type: 'string', enum: ['auto_failures', 'manual'], description: 'webhook.paused: why' },
+    consecutiveFailures: { ...count, description: 'webhook.paused by failures: the count that paused it' },
+    previous: {
+      ...responseObject({
+        status: webhookObject.properties.status,
+        pausedReason: webhookObject.properties.pausedReason,
+        consecutiveFailures: webhookObject.properties.consecutiveFailures,
+      }),
+      description: 'webhook.reactivated: what the reactivation undid',
+    },
+    webhookId: { type: 'string', pattern: idPattern('wh'), description: 'delivery.*, recovery.*: the webhook' },
+    deliveryId: { ...deliveryIdSchema, description: 'webhook.pinged, webhook.test_event_sent, delivery.redelivered: the new log entry' },
+    event: { ...topicSchema, description: 'webhook.test_event_sent: the topic sent' },
+    listId: { type: 'string', description: "webhook.test_event_sent: the body's listId" },
+    since: { ...timestamp, description: 'recovery.started: its window' },
+    until: timestamp,
+    total: { ...count, description: 'recovery.started: the deliveries in its set' },
+    name: { type: 'string', description: "token.created, token.revoked: the token's name" },
+    scopes: { type: 'array', items: scopeSchema, description: 'token.created: its scopes' },
+    expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'token.created: when it expires; null: never' },
+    notificationEmail: { type: ['string', 'null'], description: 'account.updated: the address set; null: cleared' },
+  },
+} as const;
+export type AuditDetails = FromSchema<typeof auditDetailsObject>;
+
+/** One entry of the audit log (GET /v3/account/audit-log). */
+export const auditEntryObject = responseObject({
+  id: { type: 'string', pattern: idPattern('aud') },
+  at: { ...timestamp, description: 'When the change was stored: the entry is written in the same transaction' },
+  action: auditActionSchema,
+  target: auditTargetObject,
+  actor: {
+    anyOf: [auditActorObject, { type: 'null' }],
+    description: 'Who made the change; null: the service itself (the automatic pause, a relay session closed past its grace)',
+  },
+  details: auditDetailsObject,
+});
+export type AuditEntry = FromSchema<typeof auditEntryObject>;
+
+export const auditLogPage = responseObject({
+  data: { type: 'array', items: auditEntryObject },
+  next: nextPage,
+});
+export type AuditLogPage = FromSchema<typeof auditLogPage>;
+
 /** One way a request failed its schema (VALIDATION_FAILED): where, and what is wrong there. */
 export const validationIssueObject = responseObject({ path: { type: 'string' }, message: { type: 'string' } });
 export type ValidationIssue = FromSchema<typeof validationIssueObject>;

@@ -37,6 +37,7 @@ export const ROUTE_SCOPES = {
   'GET /v3/account/tokens': ['account:admin'],
   'POST /v3/account/tokens': ['account:admin'],
   'DELETE /v3/account/tokens/{tokenId}': ['account:admin'],
+  'GET /v3/account/audit-log': ['account:admin'],
   // What the calling token may do, which any token may learn (the dashboard asks it first).
   'GET /v3/account/token': [],
 } as const satisfies Record<string, readonly Scope[]>;

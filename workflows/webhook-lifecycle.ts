@@ -25,7 +25,7 @@ import {
 } from '../src/contract/messages';
 import { DEFAULT_SIGNALS_PER_RUN, MAX_CONSECUTIVE_FAILURES } from '../src/contract/rules';
 import { bulkTaskQueue, probeWorkflowId } from '../src/contract/workflows';
-import type { WebhookLifecycleInput, WebhookLifecycleState } from '../src/contract/payloads';
+import type { AuditActor, WebhookLifecycleInput, WebhookLifecycleState } from '../src/contract/payloads';
 import { probePausedWebhook } from './probe-paused-webhook';
 
 /** Patch id (0.2.0): continue-as-new decided in a task of its own, carrying uncounted outcomes. */
@@ -62,6 +62,8 @@ export async function webhookLifecycle({
   let statusAttribute = initial.status;
   let wokenToProbe = false;
   let probingOff = false;
+  /** Who asked, through /v3, for the latest status change not yet handed to a store: the audit log records it with the store. */
+  let statusRequester: AuditActor | undefined;
 
   const change = (next: Partial<WebhookLifecycleState>) => {
     Object.assign(state, next);
@@ -116,21 +118,30 @@ export async function webhookLifecycle({
   });
   setHandler(
     setStatusUpdate,
-    async (status) => {
-      if (status === 'active') change({ status: 'active', pausedReason: null, consecutiveFailures: 0, ...endProbes() });
-      else if (state.status === 'active') change({ status: 'paused', pausedReason: 'manual' });
+    async (status, actor) => {
+      const next: Partial<WebhookLifecycleState> | null =
+        status === 'active'
+          ? { status: 'active', pausedReason: null, consecutiveFailures: 0, ...endProbes() }
+          : state.status === 'active'
+            ? { status: 'paused', pausedReason: 'manual' }
+            : null;
+      if (next) {
+        change(next);
+        statusRequester = actor;
+      }
       await stored();
       return { ...state };
     },
     {
-      validator: (status) => {
+      // Typed by the Update's arguments, as the handler is; the actor needs no check.
+      validator: (status, _actor) => {
         if (status !== 'active' && status !== 'paused') throw new Error(`status must be active or paused, not ${String(status)}`);
       },
     },
   );
-  setHandler(deleteWebhookUpdate, async () => {
+  setHandler(deleteWebhookUpdate, async (actor) => {
     endProbes();
-    await deleteWebhook(state.webhookId);
+    await deleteWebhook(state.webhookId, actor);
     deleted = true;
   });
 
@@ -150,7 +161,9 @@ export async function webhookLifecycle({
         statusAttribute = state.status;
         upsertSearchAttributes([{ key: WebhookStatusKey, value: statusAttribute }]);
       }
-      await storeWebhookState({ ...state });
+      const requester = statusRequester;
+      statusRequester = undefined;
+      await storeWebhookState({ ...state }, requester);
       storedVersion = storing;
     }
     if (runIsLong() && inbox.length === 0 && version === storedVersion) {

@@ -4,6 +4,7 @@
 // under its limit costs one PostgreSQL statement: the limiter's, sent on the connection that
 // hears revocations, so that once it is answered the token's revocation, if any was committed
 // before the request came, has been heard.
+import ipaddr from 'ipaddr.js';
 import type { Middleware } from 'koa';
 import type { Sql } from '../db/sql';
 import { tokenPrefix } from '../db/tokens';
@@ -16,7 +17,7 @@ import { createTokenCache } from './token-cache';
 import { createUsageMeter } from './usage-meter';
 
 export interface AccountAccess {
-  /** Public API: the Bearer token of an account, then its rate limit; sets ctx.state.accountId, tokenId and scopes. */
+  /** Public API: the Bearer token of an account, then its rate limit; sets ctx.state.accountId, tokenId, scopes and actor. */
   authenticate: Middleware<ApiState>;
   /** Writes this process's counts so far (requests, lastUsedAt), for a route that reads them. */
   flushUsage(): Promise<void>;
@@ -26,6 +27,15 @@ export interface AccountAccess {
   start(): Promise<void>;
   /** Writes the last counts and stops listening. */
   stop(): Promise<void>;
+}
+
+/**
+ * The client's address as the audit log names it: ctx.ip (the connection's peer, or behind
+ * TRUST_PROXY_HOPS trusted proxies the address the outermost saw), an IPv4 client of a
+ * dual-stack socket written as IPv4 (`::ffff:192.0.2.1` is 192.0.2.1).
+ */
+function clientAddress(ip: string): string {
+  return ipaddr.isValid(ip) ? ipaddr.process(ip).toString() : ip;
 }
 
 export function createAccountAccess(sql: Sql, limits: RateLimits): AccountAccess {
@@ -50,6 +60,7 @@ export function createAccountAccess(sql: Sql, limits: RateLimits): AccountAccess
     ctx.state.accountId = valid.accountId;
     ctx.state.tokenId = valid.tokenId;
     ctx.state.scopes = valid.scopes;
+    ctx.state.actor = { tokenId: valid.tokenId, tokenName: valid.tokenName, clientAddress: clientAddress(ctx.ip) };
     meter.count(valid, tokenPrefix(token!), now);
   };
 

@@ -5,7 +5,7 @@ import { UrlNotAllowedError } from '../delivery/url-policy';
 import type { Logger } from '../logger';
 import { metrics } from '../metrics';
 import { nameRequestSpan } from '../tracing/spans';
-import type { ErrorEnvelope } from '../objects';
+import type { AuditActor, ErrorEnvelope } from '../objects';
 import type { Scope } from '../scopes';
 import { ApiError, apiErrors } from './errors';
 import { BackingServiceError } from '../errors';
@@ -23,6 +23,8 @@ export interface ApiState {
   accountId?: string;
   tokenId?: string;
   scopes?: readonly Scope[];
+  /** Who the audit log names for a change this request makes: the token and the client's address. */
+  actor?: AuditActor;
 }
 
 export type ApiContext = ParameterizedContext<ApiState>;

@@ -61,6 +61,8 @@ const components = {
   CreateRecoveryBody: schemas.createRecoveryBody,
   Recovery: objects.recoveryObject,
   RecoveryList: objects.recoveryList,
+  AuditEntry: objects.auditEntryObject,
+  AuditLogPage: objects.auditLogPage,
 } as const;
 
 /** An error response: the envelope, with `code` limited to what this status means here. */
@@ -507,6 +509,24 @@ export function buildOpenApiDocument() {
           responses: withToken({
             200: ok('A page of notices', ref('NoticePage')),
             400: errors('Invalid query', ['VALIDATION_FAILED']),
+          }),
+        },
+      },
+      '/v3/account/audit-log': {
+        get: {
+          operationId: 'listAuditLog',
+          summary: 'Who changed what in the account: the audit log, newest first (kept RETENTION_DAYS)',
+          description:
+            'One entry for every change made through /v3 (and so the dashboard and the command line), written in the ' +
+            'same transaction as the change: its action, its target, its actor (the token by id and name, and the ' +
+            "client's address) and what it set (details, never a secret or a token). The service's own changes (the " +
+            'automatic pause, a relay session closed past its grace) have actor null. A refused request records nothing. ' +
+            'Paged like the delivery log; action narrows it to one action.',
+          security: account,
+          parameters: Object.entries(schemas.auditLogQuery.properties).map(([name, schema]) => ({ name, in: 'query', schema })),
+          responses: withToken({
+            200: ok('A page of entries', ref('AuditLogPage')),
+            400: errors('Invalid query: a limit out of 1 to 100, a before that is no entry id, an unknown action', ['VALIDATION_FAILED']),
           }),
         },
       },

@@ -7,6 +7,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { idPattern } from '../ids';
 import { MAX_LIST_IDS, MAX_LIST_MEMBERS } from '../limits';
 import {
+  auditActionSchema,
   deliveryIdSchema,
   deliveryLogFilters,
   isoTimeSchema as isoTime,
@@ -186,6 +187,17 @@ export const noticesQuery = {
 } as const;
 export type NoticesQuery = FromSchema<typeof noticesQuery>;
 
+export const auditLogQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: deliveriesQuery.properties.limit,
+    before: { type: 'string', pattern: idPattern('aud'), description: 'The `next` of the previous page' },
+    action: { ...auditActionSchema, description: 'Only entries of this action' },
+  },
+} as const;
+export type AuditLogQuery = FromSchema<typeof auditLogQuery>;
+
 export const idParameter = id;
 
 // ---- validation ----
@@ -206,6 +218,7 @@ export const validators = {
   deliveriesQuery: ajv.compile<DeliveriesQuery>(deliveriesQuery),
   updateAccountBody: ajv.compile<UpdateAccountBody>(updateAccountBody),
   noticesQuery: ajv.compile<NoticesQuery>(noticesQuery),
+  auditLogQuery: ajv.compile<AuditLogQuery>(auditLogQuery),
   createTokenBody: ajv.compile<CreateTokenBody>(createTokenBody),
   id: ajv.compile<string>(idParameter),
 };

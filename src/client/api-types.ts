@@ -358,6 +358,26 @@ export type paths = {
     patch?: never;
     trace?: never;
   };
+  '/v3/account/audit-log': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Who changed what in the account: the audit log, newest first (kept RETENTION_DAYS)
+     * @description One entry for every change made through /v3 (and so the dashboard and the command line), written in the same transaction as the change: its action, its target, its actor (the token by id and name, and the client's address) and what it set (details, never a secret or a token). The service's own changes (the automatic pause, a relay session closed past its grace) have actor null. A refused request records nothing. Paged like the delivery log; action narrows it to one action. Needs the token scope account:admin: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
+    get: operations['listAuditLog'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v3/account/token': {
     parameters: {
       query?: never;
@@ -1133,6 +1153,200 @@ export type components = {
         /** Format: date-time */
         finishedAt: string | null;
       }[];
+    };
+    AuditEntry: {
+      id: string;
+      /**
+       * Format: date-time
+       * @description When the change was stored: the entry is written in the same transaction
+       */
+      at: string;
+      /** @enum {string} */
+      action:
+        | 'webhook.created'
+        | 'webhook.updated'
+        | 'webhook.deleted'
+        | 'webhook.reactivated'
+        | 'webhook.paused'
+        | 'webhook.secret_rotated'
+        | 'webhook.pinged'
+        | 'webhook.test_event_sent'
+        | 'delivery.redelivered'
+        | 'recovery.started'
+        | 'recovery.cancelled'
+        | 'token.created'
+        | 'token.revoked'
+        | 'account.updated'
+        | 'relay.opened'
+        | 'relay.closed';
+      target: {
+        /** @enum {string} */
+        type: 'webhook' | 'delivery' | 'recovery' | 'token' | 'account';
+        /** @description wh_…, dlv_…, rcv_…, tkn_… or acc_… */
+        id: string;
+      };
+      /** @description Who made the change; null: the service itself (the automatic pause, a relay session closed past its grace) */
+      actor: {
+        /** @description The token the request was made with (revoked since, perhaps) */
+        tokenId: string;
+        /** @description The token's name */
+        tokenName: string;
+        /** @description The client's address: the connection's peer, or, behind TRUST_PROXY_HOPS trusted proxies, the address the outermost saw */
+        clientAddress: string;
+      } | null;
+      details: {
+        /** @description webhook.created, webhook.deleted: the webhook's URL */
+        url?: string;
+        /** @description webhook.created, webhook.updated, relay.opened: the topics set */
+        events?: ('list.changed' | 'item.added' | 'item.removed' | 'item.checked' | 'list.members.changed')[];
+        /** @description webhook.created, webhook.updated, relay.opened: the lists set */
+        listIds?: string[];
+        /**
+         * @description webhook.paused: why
+         * @enum {string}
+         */
+        pausedReason?: 'auto_failures' | 'manual';
+        /** @description webhook.paused by failures: the count that paused it */
+        consecutiveFailures?: number;
+        /** @description webhook.reactivated: what the reactivation undid */
+        previous?: {
+          /** @enum {string} */
+          status: 'active' | 'paused';
+          /** @enum {unknown} */
+          pausedReason: 'auto_failures' | 'manual' | null;
+          consecutiveFailures: number;
+        };
+        /** @description delivery.*, recovery.*: the webhook */
+        webhookId?: string;
+        /** @description webhook.pinged, webhook.test_event_sent, delivery.redelivered: the new log entry */
+        deliveryId?: string;
+        /**
+         * @description webhook.test_event_sent: the topic sent
+         * @enum {string}
+         */
+        event?: 'list.changed' | 'item.added' | 'item.removed' | 'item.checked' | 'list.members.changed';
+        /** @description webhook.test_event_sent: the body's listId */
+        listId?: string;
+        /**
+         * Format: date-time
+         * @description recovery.started: its window
+         */
+        since?: string;
+        /** Format: date-time */
+        until?: string;
+        /** @description recovery.started: the deliveries in its set */
+        total?: number;
+        /** @description token.created, token.revoked: the token's name */
+        name?: string;
+        /** @description token.created: its scopes */
+        scopes?: ('webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin')[];
+        /**
+         * Format: date-time
+         * @description token.created: when it expires; null: never
+         */
+        expiresAt?: string | null;
+        /** @description account.updated: the address set; null: cleared */
+        notificationEmail?: string | null;
+      };
+    };
+    AuditLogPage: {
+      data: {
+        id: string;
+        /**
+         * Format: date-time
+         * @description When the change was stored: the entry is written in the same transaction
+         */
+        at: string;
+        /** @enum {string} */
+        action:
+          | 'webhook.created'
+          | 'webhook.updated'
+          | 'webhook.deleted'
+          | 'webhook.reactivated'
+          | 'webhook.paused'
+          | 'webhook.secret_rotated'
+          | 'webhook.pinged'
+          | 'webhook.test_event_sent'
+          | 'delivery.redelivered'
+          | 'recovery.started'
+          | 'recovery.cancelled'
+          | 'token.created'
+          | 'token.revoked'
+          | 'account.updated'
+          | 'relay.opened'
+          | 'relay.closed';
+        target: {
+          /** @enum {string} */
+          type: 'webhook' | 'delivery' | 'recovery' | 'token' | 'account';
+          /** @description wh_…, dlv_…, rcv_…, tkn_… or acc_… */
+          id: string;
+        };
+        /** @description Who made the change; null: the service itself (the automatic pause, a relay session closed past its grace) */
+        actor: {
+          /** @description The token the request was made with (revoked since, perhaps) */
+          tokenId: string;
+          /** @description The token's name */
+          tokenName: string;
+          /** @description The client's address: the connection's peer, or, behind TRUST_PROXY_HOPS trusted proxies, the address the outermost saw */
+          clientAddress: string;
+        } | null;
+        details: {
+          /** @description webhook.created, webhook.deleted: the webhook's URL */
+          url?: string;
+          /** @description webhook.created, webhook.updated, relay.opened: the topics set */
+          events?: ('list.changed' | 'item.added' | 'item.removed' | 'item.checked' | 'list.members.changed')[];
+          /** @description webhook.created, webhook.updated, relay.opened: the lists set */
+          listIds?: string[];
+          /**
+           * @description webhook.paused: why
+           * @enum {string}
+           */
+          pausedReason?: 'auto_failures' | 'manual';
+          /** @description webhook.paused by failures: the count that paused it */
+          consecutiveFailures?: number;
+          /** @description webhook.reactivated: what the reactivation undid */
+          previous?: {
+            /** @enum {string} */
+            status: 'active' | 'paused';
+            /** @enum {unknown} */
+            pausedReason: 'auto_failures' | 'manual' | null;
+            consecutiveFailures: number;
+          };
+          /** @description delivery.*, recovery.*: the webhook */
+          webhookId?: string;
+          /** @description webhook.pinged, webhook.test_event_sent, delivery.redelivered: the new log entry */
+          deliveryId?: string;
+          /**
+           * @description webhook.test_event_sent: the topic sent
+           * @enum {string}
+           */
+          event?: 'list.changed' | 'item.added' | 'item.removed' | 'item.checked' | 'list.members.changed';
+          /** @description webhook.test_event_sent: the body's listId */
+          listId?: string;
+          /**
+           * Format: date-time
+           * @description recovery.started: its window
+           */
+          since?: string;
+          /** Format: date-time */
+          until?: string;
+          /** @description recovery.started: the deliveries in its set */
+          total?: number;
+          /** @description token.created, token.revoked: the token's name */
+          name?: string;
+          /** @description token.created: its scopes */
+          scopes?: ('webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin')[];
+          /**
+           * Format: date-time
+           * @description token.created: when it expires; null: never
+           */
+          expiresAt?: string | null;
+          /** @description account.updated: the address set; null: cleared */
+          notificationEmail?: string | null;
+        };
+      }[];
+      /** @description Pass as `before` for the next page; null on the last */
+      next: string | null;
     };
   };
   responses: never;
@@ -7208,6 +7422,259 @@ export interface operations {
         };
       };
       /** @description The token lacks account:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description Over the account's rate limit, or the client address's without a valid token; nothing was done: RATE_LIMITED */
+      429: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'RATE_LIMITED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description PostgreSQL or Temporal unreachable; see Retry-After: UNAVAILABLE */
+      503: {
+        headers: {
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAVAILABLE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description Unexpected error: INTERNAL */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INTERNAL';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+    };
+  };
+  listAuditLog: {
+    parameters: {
+      query?: {
+        limit?: string;
+        before?: string;
+        action?:
+          | 'webhook.created'
+          | 'webhook.updated'
+          | 'webhook.deleted'
+          | 'webhook.reactivated'
+          | 'webhook.paused'
+          | 'webhook.secret_rotated'
+          | 'webhook.pinged'
+          | 'webhook.test_event_sent'
+          | 'delivery.redelivered'
+          | 'recovery.started'
+          | 'recovery.cancelled'
+          | 'token.created'
+          | 'token.revoked'
+          | 'account.updated'
+          | 'relay.opened'
+          | 'relay.closed';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of entries */
+      200: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuditLogPage'];
+        };
+      };
+      /** @description Invalid query: a limit out of 1 to 100, a before that is no entry id, an unknown action: VALIDATION_FAILED */
+      400: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'VALIDATION_FAILED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed or unknown token: UNAUTHORIZED */
+      401: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAUTHORIZED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+            };
+          };
+        };
+      };
+      /** @description The token lacks account:admin (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
       403: {
         headers: {
           /** @description Requests the bucket holds */

@@ -7,6 +7,7 @@
 // of what schedules them (the workflow types redeliverEvent, sendTestEvent and pruneRecords,
 // the Update deleteWebhook): histories record both names, so both stay.
 import type {
+  AuditActor,
   DeliveryResult,
   EventDelivery,
   EventDeliveryOutcome,
@@ -35,13 +36,15 @@ export interface ActivityTypes {
   // deliverListWrite and deliverListWriteBatch; pingWebhook; redeliverEvent; sendTestEvent
   deliverEvent: (attempt: EventDelivery) => Promise<EventDeliveryOutcome>;
   recordInternalFailure: (attempt: EventDelivery) => Promise<void>;
-  sendPing: (webhookId: string) => Promise<DeliveryResult>;
+  /** `actor`: who asked, recorded in the audit log with the ping's log entry (absent: a ping of the release before). */
+  sendPing: (webhookId: string, actor?: AuditActor) => Promise<DeliveryResult>;
   redeliverEvent: (redelivery: Redelivery) => Promise<DeliveryResult>;
   sendTestEvent: (testEvent: TestEvent) => Promise<DeliveryResult>;
 
   // webhookLifecycle
-  storeWebhookState: (state: WebhookLifecycleState) => Promise<void>;
-  deleteWebhook: (webhookId: string) => Promise<void>;
+  /** `requester`: who asked, through /v3, for the status change this store holds, if one does. */
+  storeWebhookState: (state: WebhookLifecycleState, requester?: AuditActor) => Promise<void>;
+  deleteWebhook: (webhookId: string, actor?: AuditActor) => Promise<void>;
   /** Null: probing is off (PROBE_MAX_DAYS=0). */
   planProbes: () => Promise<ProbePlan | null>;
 

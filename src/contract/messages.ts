@@ -3,15 +3,19 @@
 // activities send them, the workflows handle them. Their names are kept in histories: never
 // rename one.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { DeliveryOutcomes, ProbesEnded, RecoveryState, WebhookLifecycleState, WebhookStatus } from './payloads';
+import type { AuditActor, DeliveryOutcomes, ProbesEnded, RecoveryState, WebhookLifecycleState, WebhookStatus } from './payloads';
 
 export const lifecycleStateQuery = defineQuery<WebhookLifecycleState>('state');
 /** Outcomes of event deliveries, in the order they happened (a worker batches those of one webhook: activities/delivery-bookkeeping.ts). */
 export const deliveryOutcomesSignal = defineSignal<[DeliveryOutcomes]>('deliveryOutcomes');
-/** PATCH status: `active` reactivates (count back to 0), `paused` pauses by hand. Answers once stored. */
-export const setStatusUpdate = defineUpdate<WebhookLifecycleState, [WebhookStatus]>('setStatus');
-/** DELETE: removes the webhook and ends this workflow. */
-export const deleteWebhookUpdate = defineUpdate<void>('deleteWebhook');
+/**
+ * PATCH status: `active` reactivates (count back to 0), `paused` pauses by hand. Answers once
+ * stored. The actor is recorded in the audit log with the store; an API of the release before
+ * sent none (undefined).
+ */
+export const setStatusUpdate = defineUpdate<WebhookLifecycleState, [status: WebhookStatus, actor: AuditActor | undefined]>('setStatus');
+/** DELETE: removes the webhook and ends this workflow; the actor as for setStatus. */
+export const deleteWebhookUpdate = defineUpdate<void, [actor: AuditActor | undefined]>('deleteWebhook');
 /**
  * Sent by the workers as they start to each webhook paused by failures whose pause has no
  * probes yet (one a release before probes made): it begins probing. A webhook that probes

@@ -2,11 +2,17 @@
 // through Temporal as a workflow's or an activity's input or result, and is kept in
 // histories: a running workflow and the workers of the release before must still read it.
 // Add optional fields only; never rename, remove or retype one. No signing secret, ever.
-import type { DeliveryResult, PausedReason, RecoveryStatus, RecoveryStoppedReason, Webhook, WebhookStatus } from '../objects';
+import type { AuditActor, DeliveryResult, PausedReason, RecoveryStatus, RecoveryStoppedReason, Webhook, WebhookStatus } from '../objects';
 import type { Topic } from '../topics';
 
-/** The API's own objects that a workflow carries: a registration returns the webhook, a ping its result. */
+/**
+ * The API's own objects that a workflow carries: a registration returns the webhook, a ping its
+ * result; a change asked through /v3 carries its AuditActor, for the activity that makes the
+ * change to record it in the audit log in the same transaction (absent: a request of the
+ * release before it).
+ */
 export type {
+  AuditActor,
   DeliveryResult,
   DeliveryError,
   Webhook,
@@ -28,6 +34,8 @@ export interface RegistrationInput {
   listIds: string[];
   /** The HTTP deadline of the ping; the activity's own timeout sits a little above it. */
   deliveryTimeoutMs: number;
+  /** Who registers it: `completeRegistration` records webhook.created or webhook.updated. */
+  actor?: AuditActor;
 }
 
 /** Input of `pingRegistrationUrl`: where the registration's one ping goes (its secret is read by registration id). */
@@ -170,6 +178,8 @@ export type EventDeliveryOutcome = DeliveryResult | { skipped: true };
 export interface PingRequest {
   webhookId: string;
   deliveryTimeoutMs: number;
+  /** Who asks: `sendPing` records webhook.pinged as it logs the ping. */
+  actor?: AuditActor;
 }
 
 /**
@@ -183,6 +193,8 @@ export interface Redelivery {
   redeliveryOf: string;
   topic: Topic;
   event: ListEvent;
+  /** Who asks: `redeliverEvent` records delivery.redelivered as it logs the redelivery. */
+  actor?: AuditActor;
 }
 
 /** Input of `redelivery/{webhookId}/{deliveryId}`. */
@@ -200,6 +212,8 @@ export interface TestEvent {
   deliveryId: string;
   topic: Topic;
   event: ListEvent;
+  /** Who asks: `sendTestEvent` records webhook.test_event_sent as it logs the test event. */
+  actor?: AuditActor;
 }
 
 /** Input of `test-event/{webhookId}/{deliveryId}`. */
@@ -226,6 +240,8 @@ export interface Pruned {
   accountUsage?: number;
   /** Hours of the webhooks' health, one row per webhook and UTC hour (absent before webhooks had health). */
   webhookHealthHours?: number;
+  /** Entries of the audit log (absent before it existed). */
+  auditLog?: number;
 }
 
 /** Input of `notice/{noticeId}`: the notice to mail, by id alone (its address is read when it is sent). */

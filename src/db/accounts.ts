@@ -1,5 +1,6 @@
 import { newId } from '../ids';
-import type { Account } from '../objects';
+import type { Account, AuditActor } from '../objects';
+import { recordAudit } from './audit-log';
 import type { Db, Sql } from './sql';
 import { insertToken } from './tokens';
 
@@ -48,10 +49,28 @@ export async function findAccount(sql: Db, accountId: string): Promise<Account |
   return row ? toAccount(row) : null;
 }
 
-/** Sets where the account's notices are mailed (null: nowhere); the account after it, or null once it is gone. */
-export async function setNotificationEmail(sql: Db, accountId: string, notificationEmail: string | null): Promise<Account | null> {
-  const [row] = await sql<AccountRow[]>`
-    UPDATE accounts SET notification_email = ${notificationEmail} WHERE id = ${accountId}
-    RETURNING id, name, notification_email, created_at`;
-  return row ? toAccount(row) : null;
+/**
+ * Sets where the account's notices are mailed (null: nowhere), recorded as account.updated; the
+ * account after it, or null once it is gone.
+ */
+export function setNotificationEmail(
+  sql: Sql,
+  accountId: string,
+  notificationEmail: string | null,
+  actor: AuditActor,
+): Promise<Account | null> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<AccountRow[]>`
+      UPDATE accounts SET notification_email = ${notificationEmail} WHERE id = ${accountId}
+      RETURNING id, name, notification_email, created_at`;
+    if (!row) return null;
+    await recordAudit(tx, {
+      accountId,
+      action: 'account.updated',
+      target: { type: 'account', id: accountId },
+      actor,
+      details: { notificationEmail },
+    });
+    return toAccount(row);
+  });
 }

@@ -12,8 +12,9 @@ import type {
   SentRequest,
   WebhookStatus,
 } from '../objects';
+import { recordAudit, type AuditRecord } from './audit-log';
 import { addReportedFailures, failuresToReset, reportsFailure } from './failure-count';
-import type { Db } from './sql';
+import type { Db, Sql } from './sql';
 import { hourOf } from './webhook-health';
 
 // ---- where a delivery goes, and the claim of its one attempt ----
@@ -94,6 +95,8 @@ export interface DeliveryRecord {
   response: ReceivedResponse | null;
   /** The trace the attempt was part of; null or absent when nothing was traced. */
   traceId?: string | null;
+  /** An attempt an owner asked for through /v3 (a ping, a test event, a redelivery): its audit log entry (recordAskedDeliveries). */
+  audit?: Omit<AuditRecord, 'accountId'>;
 }
 
 /** The log's columns of what an attempt came to. */
@@ -204,6 +207,28 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
   }
   const toReset = new Map(counted.map((row) => [row.webhookId, row.failuresToReset]));
   return deliveries.map((delivery) => ({ failuresToReset: toReset.get(delivery.webhookId) ?? false }));
+}
+
+/**
+ * `recordDeliveries`, with the audit log entries of the attempts an owner asked for through /v3
+ * in the same transaction: one for each of them logged, in the account of its webhook. A batch
+ * without any is the one statement alone.
+ */
+export function recordAskedDeliveries(sql: Sql, deliveries: readonly DeliveryRecord[]): Promise<{ failuresToReset: boolean }[]> {
+  const asked = deliveries.filter((delivery) => delivery.audit !== undefined);
+  if (asked.length === 0) return recordDeliveries(sql, deliveries);
+  return sql.begin(async (tx) => {
+    const recorded = await recordDeliveries(tx, deliveries);
+    const logged = await tx<{ id: string; accountId: string }[]>`
+      SELECT d.id, w.account_id AS "accountId" FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+      WHERE d.id = ANY(${asked.map((delivery) => delivery.id)})`;
+    const accountOf = new Map(logged.map((row) => [row.id, row.accountId]));
+    for (const { id, audit } of asked) {
+      const accountId = accountOf.get(id);
+      if (accountId !== undefined) await recordAudit(tx, { accountId, ...audit! });
+    }
+    return recorded;
+  });
 }
 
 /**

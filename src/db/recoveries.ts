@@ -3,9 +3,10 @@
 // send writes its own item only (no row that all sends of a recovery would queue on); the
 // counts are read from the items until the recovery settles, then kept in its row.
 import type { PendingQuery, Row } from 'postgres';
-import type { Recovery, RecoveryStatus, RecoveryStoppedReason } from '../objects';
+import type { AuditActor, Recovery, RecoveryStatus, RecoveryStoppedReason } from '../objects';
+import { recordAudit } from './audit-log';
 import type { DeliveryTarget } from './deliveries';
-import type { Db } from './sql';
+import type { Db, Sql, Tx } from './sql';
 
 interface RecoveryRow {
   id: string;
@@ -70,11 +71,12 @@ export interface RecoveryRequest {
  * Records a recovery and fixes its set, in one statement: every event delivery of the webhook
  * logged in [since, until) that failed (`internal` included) or was skipped, unless a
  * redelivery of the same event (topic, list, cursor) was delivered since, numbered oldest
- * first. Null, recording nothing, when the webhook has a recovery not yet settled: the
- * unique index decides, so two API processes cannot both start one.
+ * first; and records it as recovery.started in the audit log. Null, recording nothing, when
+ * the webhook has a recovery not yet settled: the unique index decides, so two API processes
+ * cannot both start one.
  */
-export async function recordRecovery(tx: Db, request: RecoveryRequest): Promise<Recovery | null> {
-  const [row] = await tx<RecoveryRow[]>`
+export async function recordRecovery(tx: Tx, request: RecoveryRequest, actor: AuditActor): Promise<Recovery | null> {
+  const [row] = await tx<(RecoveryRow & { account_id: string })[]>`
     WITH span AS (
       SELECT ${request.since}::timestamptz AS since, coalesce(${request.until ?? null}::timestamptz, now()) AS until
     ), chosen AS (
@@ -97,9 +99,21 @@ export async function recordRecovery(tx: Db, request: RecoveryRequest): Promise<
              chosen.cursor, chosen.at
       FROM chosen, recovery
     )
-    SELECT * FROM recovery`;
-  return row ? toRecovery(row) : null;
+    SELECT recovery.*, (SELECT account_id FROM webhooks WHERE id = recovery.webhook_id) FROM recovery`;
+  if (!row) return null;
+  const recovery = toRecovery(row);
+  const { webhookId, since, until, total } = recovery;
+  await recordAudit(tx, {
+    accountId: row.account_id,
+    action: 'recovery.started',
+    target: recoveryTarget(recovery.id),
+    actor,
+    details: { webhookId, since, until, total },
+  });
+  return recovery;
 }
+
+const recoveryTarget = (id: string) => ({ type: 'recovery', id }) as const;
 
 /** The webhook's recovery that is not yet settled (running, or cancelled with sends under way), if any. */
 export async function findUnsettledRecovery(sql: Db, webhookId: string): Promise<Recovery | null> {
@@ -120,20 +134,30 @@ export async function listRecoveries(sql: Db, webhookId: string, limit: number):
 }
 
 /**
- * Cancels a running recovery: it is `cancelled` and finished from now, and no send of it may
- * claim an item any more (its workflow, told by a signal, stops too). One already ended is
- * left as it is. Null when the webhook has no such recovery.
+ * Cancels a running recovery, recorded as recovery.cancelled: it is `cancelled` and finished
+ * from now, and no send of it may claim an item any more (its workflow, told by a signal,
+ * stops too). One already ended is left as it is, and nothing is recorded. Null when the
+ * webhook has no such recovery.
  */
-export async function cancelRecoveryRow(
-  sql: Db,
+export function cancelRecoveryRow(
+  sql: Sql,
   webhookId: string,
   recoveryId: string,
+  actor: AuditActor,
 ): Promise<{ recovery: Recovery; cancelled: boolean } | null> {
-  const cancelled = await sql`
-    UPDATE recoveries SET status = 'cancelled', finished_at = now()
-    WHERE id = ${recoveryId} AND webhook_id = ${webhookId} AND status = 'running'`;
-  const recovery = await findRecovery(sql, webhookId, recoveryId);
-  return recovery && { recovery, cancelled: cancelled.count > 0 };
+  return sql.begin(async (tx) => {
+    const [cancelled] = await tx<{ accountId: string }[]>`
+      UPDATE recoveries r SET status = 'cancelled', finished_at = now()
+      FROM webhooks w
+      WHERE r.id = ${recoveryId} AND r.webhook_id = ${webhookId} AND r.status = 'running' AND w.id = r.webhook_id
+      RETURNING w.account_id AS "accountId"`;
+    if (cancelled) {
+      const entry = { action: 'recovery.cancelled', target: recoveryTarget(recoveryId), actor, details: { webhookId } } as const;
+      await recordAudit(tx, { accountId: cancelled.accountId, ...entry });
+    }
+    const recovery = await findRecovery(tx, webhookId, recoveryId);
+    return recovery && { recovery, cancelled: cancelled !== undefined };
+  });
 }
 
 /**

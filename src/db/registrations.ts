@@ -4,6 +4,7 @@ import { newId } from '../ids';
 import { newSigningSecret } from '../secrets';
 import { MAX_WEBHOOKS_PER_ACCOUNT } from '../limits';
 import type { RegistrationInput, RegistrationResult } from '../contract/payloads';
+import { recordAudit } from './audit-log';
 import { findListIdsNotOwned } from './lists';
 import type { Db, Sql } from './sql';
 import { countWebhooks, findWebhook, findWebhookByUrl, toWebhook, webhookColumns, type WebhookRow } from './webhooks';
@@ -56,9 +57,9 @@ export async function markRegistrationUnreachable(sql: Db, registrationId: strin
 
 /**
  * Stores the registered webhook: creates it, or updates the one with the same URL while
- * keeping its id, secret, status and failure count. The account row is locked so that
- * concurrent registrations see each other: never two webhooks with one URL, nor a sixth.
- * The webhook limit and list ownership are checked again here, under that lock.
+ * keeping its id, secret, status and failure count; the audit log records which. The account
+ * row is locked so that concurrent registrations see each other: never two webhooks with one
+ * URL, nor a sixth. The webhook limit and list ownership are checked again here, under that lock.
  */
 export async function storeRegisteredWebhook(sql: Sql, input: RegistrationInput): Promise<RegistrationResult> {
   return sql.begin(async (tx) => {
@@ -94,6 +95,14 @@ export async function storeRegisteredWebhook(sql: Sql, input: RegistrationInput)
     await tx`
       UPDATE registrations SET secret = NULL, outcome = ${outcome}, webhook_id = ${row.id}
       WHERE id = ${input.registrationId}`;
+    const set = { events: input.events, listIds: input.listIds };
+    await recordAudit(tx, {
+      accountId: input.accountId,
+      action: `webhook.${outcome}`,
+      target: { type: 'webhook', id: row.id },
+      actor: input.actor ?? null,
+      details: existing ? set : { url: input.url, ...set },
+    });
     return { outcome, webhook: toWebhook(row) };
   });
 }

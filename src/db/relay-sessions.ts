@@ -5,10 +5,11 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { PendingQuery, Row } from 'postgres';
 import { MAX_RELAY_SESSIONS_PER_ACCOUNT } from '../limits';
-import type { CreatedWebhook } from '../objects';
+import type { AuditActor, CreatedWebhook } from '../objects';
 import { newId } from '../ids';
 import { hashToken, newSigningSecret } from '../secrets';
 import type { Topic } from '../topics';
+import { recordAudit } from './audit-log';
 import type { Db, Sql } from './sql';
 import { toWebhook, webhookColumns, type WebhookRow } from './webhooks';
 
@@ -29,10 +30,11 @@ export function newConnectionKey(): number {
   return randomInt(1, 2 ** 48);
 }
 
-/** A new session, closed until its first connection; null when the account has its two already. */
+/** A new session, closed until its first connection, recorded as relay.opened; null when the account has its two already. */
 export async function createRelaySession(
   sql: Sql,
   input: { accountId: string; events: Topic[]; listIds: string[] },
+  actor: AuditActor,
 ): Promise<CreatedWebhook | null> {
   return sql.begin(async (tx) => {
     // Sessions opened at once see each other: never a third.
@@ -46,6 +48,8 @@ export async function createRelaySession(
       INSERT INTO webhooks (id, account_id, url, secret, events, list_ids, relay, relay_closed_at)
       VALUES (${id}, ${input.accountId}, ${relaySessionUrl(id)}, ${secret}, ${input.events}, ${input.listIds}, true, now())
       RETURNING ${webhookColumns(tx)}`;
+    const details = { events: input.events, listIds: input.listIds };
+    await recordAudit(tx, { accountId: input.accountId, action: 'relay.opened', target: { type: 'webhook', id }, actor, details });
     return { ...toWebhook(row), secret };
   });
 }
@@ -116,24 +120,30 @@ export async function findSessionConnections(sql: Db, webhookIds: string[]): Pro
 
 /**
  * Closes the sessions whose process died with their connections (nobody holds the lock, yet
- * they look open), and deletes those closed for `graceSeconds` or more, with what they logged.
- * Also drops answers no worker took. Any API process may run it, as often as it likes.
+ * they look open), and deletes those closed for `graceSeconds` or more, with what they logged,
+ * each recorded as relay.closed by the service (no actor). Also drops answers no worker took.
+ * Any API process may run it, as often as it likes.
  */
-export async function sweepRelaySessions(sql: Db, graceSeconds: number): Promise<{ deleted: string[] }> {
-  const deleted = await sql<{ id: string }[]>`
-    WITH orphaned AS (
-      UPDATE webhooks w SET relay_closed_at = now()
-      WHERE w.relay AND w.relay_closed_at IS NULL AND NOT ${lockHeld(sql, sql`w.relay_connection`)}
-    ), forgotten AS (
-      DELETE FROM relay_answers WHERE created_at < now() - interval '5 minutes'
-    ), expired_tickets AS (
-      DELETE FROM relay_tickets WHERE expires_at < now()
-    )
-    DELETE FROM webhooks w
-    WHERE w.relay AND w.relay_closed_at <= now() - make_interval(secs => ${graceSeconds})
-      AND NOT ${lockHeld(sql, sql`w.relay_connection`)}
-    RETURNING w.id`;
-  return { deleted: deleted.map((row) => row.id) };
+export function sweepRelaySessions(sql: Sql, graceSeconds: number): Promise<{ deleted: string[] }> {
+  return sql.begin(async (tx) => {
+    const deleted = await tx<{ id: string; accountId: string }[]>`
+      WITH orphaned AS (
+        UPDATE webhooks w SET relay_closed_at = now()
+        WHERE w.relay AND w.relay_closed_at IS NULL AND NOT ${lockHeld(tx, tx`w.relay_connection`)}
+      ), forgotten AS (
+        DELETE FROM relay_answers WHERE created_at < now() - interval '5 minutes'
+      ), expired_tickets AS (
+        DELETE FROM relay_tickets WHERE expires_at < now()
+      )
+      DELETE FROM webhooks w
+      WHERE w.relay AND w.relay_closed_at <= now() - make_interval(secs => ${graceSeconds})
+        AND NOT ${lockHeld(tx, tx`w.relay_connection`)}
+      RETURNING w.id, w.account_id AS "accountId"`;
+    for (const { id, accountId } of deleted) {
+      await recordAudit(tx, { accountId, action: 'relay.closed', target: { type: 'webhook', id }, actor: null });
+    }
+    return { deleted: deleted.map((session) => session.id) };
+  });
 }
 
 /** A local server's answer, kept for the worker waiting on `channel`, which is told its id. */

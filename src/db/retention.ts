@@ -29,6 +29,7 @@ const PRUNED_TABLES: Record<keyof Pruned, PrunedTable> = {
   deliveryClaims: { table: 'delivery_claims', key: ['delivery_id'], expired: madeBefore('claimed_at') },
   notices: { table: 'notices', key: ['id'], expired: madeBefore('created_at') },
   recoveries: { table: 'recoveries', key: ['id'], expired: madeBefore('finished_at') },
+  auditLog: { table: 'audit_log', key: ['id'], expired: madeBefore('at') },
   // UTC days: the last max(retentionDays, USAGE_DAYS) are kept, today included.
   accountUsage: {
     table: 'account_usage',
@@ -44,16 +45,17 @@ const PRUNED_TABLES: Record<keyof Pruned, PrunedTable> = {
 };
 
 /**
- * Deletes the writes, registrations, notices and finished recoveries recorded (or finished)
- * more than `retentionDays` ago, the fair-use meter's days older than both that and what
- * GET /v3/account/usage shows, and the hours of the webhooks' health before those the API
- * sums. A write's row only makes a repeat of its writeId idempotent:
+ * Deletes the writes, registrations, notices, finished recoveries and audit log entries
+ * recorded (or finished) more than `retentionDays` ago, the fair-use meter's days older than
+ * both that and what GET /v3/account/usage shows, and the hours of the webhooks' health before
+ * those the API sums. A write's row only makes a repeat of its writeId idempotent:
  * once pruned, the same writeId is a new write. A registration's row answers retries of its
  * workflow, which ends within minutes. A delivery's claim answers a re-run of its attempt,
  * which comes while its write's workflow runs: within minutes, unless no worker runs for days.
  * A notice is the account's record of what happened; its mail is tried for a day at most,
  * well within the window. A finished recovery's row only tells its owner what it came to; an
- * unfinished one has no finish time, and stays. A day of the meter is read only by the usage
+ * unfinished one has no finish time, and stays. An audit log entry is kept for the window, as
+ * the account's record of who changed what. A day of the meter is read only by the usage
  * route (which the dashboard's chart draws): the last USAGE_DAYS UTC days, today included.
  * An hour of a webhook's health is read only while it is among the last HEALTH_HOURS UTC
  * hours, the current one included (webhook-health.ts): the hours before those go.

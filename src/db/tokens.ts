@@ -5,9 +5,10 @@
 import postgres from 'postgres';
 import { MAX_TOKENS_PER_ACCOUNT } from '../limits';
 import { newId } from '../ids';
-import type { ApiToken } from '../objects';
+import type { ApiToken, AuditActor } from '../objects';
 import { SCOPES, type Scope } from '../scopes';
 import { hashToken, newToken } from '../secrets';
+import { recordAudit } from './audit-log';
 import type { Db, Sql } from './sql';
 
 /** Where the trigger of migration 013 announces a deleted token: its hash, in hex. */
@@ -63,16 +64,34 @@ export async function insertToken(
 }
 
 /**
- * A new token for the account, or null when it has MAX_TOKENS_PER_ACCOUNT already. The
- * account's row lock makes two creations at once count one after the other.
+ * A new token for the account, recorded as token.created (with its name, scopes and expiry,
+ * never the token), or null when it has MAX_TOKENS_PER_ACCOUNT already. The account's row lock
+ * makes two creations at once count one after the other.
  */
-export async function createToken(sql: Sql, accountId: string, options: NewToken): Promise<(ApiToken & { token: string }) | null> {
+export async function createToken(
+  sql: Sql,
+  accountId: string,
+  options: NewToken,
+  actor: AuditActor,
+): Promise<(ApiToken & { token: string }) | null> {
   return sql.begin(async (tx) => {
     await tx`SELECT 1 FROM accounts WHERE id = ${accountId} FOR UPDATE`;
     const [{ count }] = await tx<{ count: number }[]>`SELECT count(*)::int AS count FROM account_tokens WHERE account_id = ${accountId}`;
-    return count >= MAX_TOKENS_PER_ACCOUNT ? null : insertToken(tx, accountId, options);
+    if (count >= MAX_TOKENS_PER_ACCOUNT) return null;
+    const created = await insertToken(tx, accountId, options);
+    const { name, scopes, expiresAt } = created;
+    await recordAudit(tx, {
+      accountId,
+      action: 'token.created',
+      target: tokenTarget(created.id),
+      actor,
+      details: { name, scopes, expiresAt },
+    });
+    return created;
   });
 }
+
+const tokenTarget = (id: string) => ({ type: 'token', id }) as const;
 
 /** The account's tokens, oldest first. */
 export async function listTokens(sql: Db, accountId: string): Promise<ApiToken[]> {
@@ -88,16 +107,22 @@ export async function findToken(sql: Db, accountId: string, tokenId: string): Pr
   return row ? toApiToken(row) : null;
 }
 
-/** Deletes the account's token; its hash, or null when the account has no such token. */
-export async function deleteToken(sql: Db, accountId: string, tokenId: string): Promise<Buffer | null> {
-  const [row] = await sql<{ tokenHash: Buffer }[]>`
-    DELETE FROM account_tokens WHERE id = ${tokenId} AND account_id = ${accountId} RETURNING token_hash AS "tokenHash"`;
-  return row?.tokenHash ?? null;
+/** Deletes the account's token, recorded as token.revoked; its hash, or null when the account has no such token. */
+export function deleteToken(sql: Sql, accountId: string, tokenId: string, actor: AuditActor): Promise<Buffer | null> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<{ tokenHash: Buffer; name: string }[]>`
+      DELETE FROM account_tokens WHERE id = ${tokenId} AND account_id = ${accountId} RETURNING token_hash AS "tokenHash", name`;
+    if (!row) return null;
+    await recordAudit(tx, { accountId, action: 'token.revoked', target: tokenTarget(tokenId), actor, details: { name: row.name } });
+    return row.tokenHash;
+  });
 }
 
 /** What a request's token stands for. */
 export interface TokenGrant {
   tokenId: string;
+  /** Fixed when it is made, as its scopes are: the audit log names the token by it. */
+  tokenName: string;
   accountId: string;
   expiresAt: Date | null;
   lastUsedAt: Date | null;
@@ -107,7 +132,7 @@ export interface TokenGrant {
 /** The token whose hash this is, expired or not, or null. */
 export async function findTokenByHash(sql: Db, tokenHash: Buffer): Promise<TokenGrant | null> {
   const [row] = await sql<TokenGrant[]>`
-    SELECT id AS "tokenId", account_id AS "accountId", expires_at AS "expiresAt", last_used_at AS "lastUsedAt", scopes
+    SELECT id AS "tokenId", name AS "tokenName", account_id AS "accountId", expires_at AS "expiresAt", last_used_at AS "lastUsedAt", scopes
     FROM account_tokens WHERE token_hash = ${tokenHash}`;
   return row ?? null;
 }

@@ -1,7 +1,8 @@
 import type { PendingQuery, Row } from 'postgres';
 import type { Topic } from '../topics';
-import type { Notice, NoticeType, Webhook } from '../objects';
+import type { AuditActor, Notice, NoticeType, Webhook } from '../objects';
 import type { WebhookLifecycleState } from '../contract/payloads';
+import { recordAudit, type AuditRecord } from './audit-log';
 import { storedFailureCount, storeFailureCount } from './failure-count';
 import { insertNotice, type NoticeMailState } from './notices';
 import type { Db, Sql } from './sql';
@@ -87,22 +88,43 @@ export async function getWebhookSecret(sql: Db, webhookId: string): Promise<stri
   return row?.secret ?? null;
 }
 
-/** PATCH of events and listIds; the status belongs to the per-webhook workflow. */
-export async function updateSubscription(sql: Db, webhookId: string, changes: { events?: Topic[]; listIds?: string[] }): Promise<void> {
-  await sql`
-    UPDATE webhooks SET events = COALESCE(${changes.events ?? null}, events),
-                        list_ids = COALESCE(${changes.listIds ?? null}, list_ids),
-                        updated_at = now()
-    WHERE id = ${webhookId}`;
+/**
+ * PATCH of events and listIds, recorded as webhook.updated with the fields set; the status
+ * belongs to the per-webhook workflow. A webhook deleted meanwhile is left so.
+ */
+export function updateSubscription(
+  sql: Sql,
+  webhookId: string,
+  { events, listIds }: { events?: Topic[]; listIds?: string[] },
+  actor: AuditActor,
+): Promise<void> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<{ accountId: string }[]>`
+      UPDATE webhooks SET events = COALESCE(${events ?? null}, events),
+                          list_ids = COALESCE(${listIds ?? null}, list_ids),
+                          updated_at = now()
+      WHERE id = ${webhookId}
+      RETURNING account_id AS "accountId"`;
+    if (!row) return;
+    const details = { ...(events && { events }), ...(listIds && { listIds }) };
+    await recordAudit(tx, { accountId: row.accountId, action: 'webhook.updated', target: webhookTarget(webhookId), actor, details });
+  });
 }
 
 /**
- * Replaces the signing secret; the old one is gone. Every attempt reads the secret as it
- * starts, so one that starts after this commits signs with the new one.
+ * Replaces the signing secret, recorded as webhook.secret_rotated (which never holds it); the
+ * old one is gone. Every attempt reads the secret as it starts, so one that starts after this
+ * commits signs with the new one.
  */
-export async function replaceWebhookSecret(sql: Db, webhookId: string, secret: string): Promise<void> {
-  await sql`UPDATE webhooks SET secret = ${secret}, updated_at = now() WHERE id = ${webhookId}`;
+export function replaceWebhookSecret(sql: Sql, webhookId: string, secret: string, actor: AuditActor): Promise<void> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<{ accountId: string }[]>`
+      UPDATE webhooks SET secret = ${secret}, updated_at = now() WHERE id = ${webhookId} RETURNING account_id AS "accountId"`;
+    if (row) await recordAudit(tx, { accountId: row.accountId, action: 'webhook.secret_rotated', target: webhookTarget(webhookId), actor });
+  });
 }
+
+const webhookTarget = (id: string) => ({ type: 'webhook', id }) as const;
 
 /** The counting part of the per-webhook workflow's state, and its probes, as the mirror held them before a store. */
 export type StoredCount = Pick<WebhookLifecycleState, 'status' | 'pausedReason' | 'consecutiveFailures' | 'failuresCounted' | 'probes'>;
@@ -126,12 +148,45 @@ export interface MirroredState {
 }
 
 /**
- * Mirrors the per-webhook workflow's state, which only that workflow changes, and makes the
- * notice the change calls for, in one transaction: a notice exists if and only if the state
- * that made it is stored, and a repeat of the same store changes nothing and makes none.
- * The webhook's row lock orders the stores of one webhook.
+ * What a store of the per-webhook workflow's state records in the audit log: a pause (by hand,
+ * or by failures with no actor), or a reactivation, of a paused webhook or of an active one
+ * whose count it reset; nothing for the counting and the probes. `requester`: who asked for
+ * the status change the store holds, if one does.
  */
-export function mirrorWebhookState(sql: Sql, state: WebhookLifecycleState, { noticeFor, mailNotices }: StoreRules): Promise<MirroredState> {
+function statusChangeOf(
+  before: StoredCount,
+  after: WebhookLifecycleState,
+  requester: AuditActor | undefined,
+): Pick<AuditRecord, 'action' | 'actor' | 'details'> | null {
+  if (before.status === 'active' && after.status === 'paused') {
+    return after.pausedReason === 'auto_failures'
+      ? {
+          action: 'webhook.paused',
+          actor: null,
+          details: { pausedReason: 'auto_failures', consecutiveFailures: after.consecutiveFailures },
+        }
+      : { action: 'webhook.paused', actor: requester ?? null, details: { pausedReason: 'manual' } };
+  }
+  const reactivated =
+    after.status === 'active' &&
+    (before.status === 'paused' || (requester !== undefined && before.consecutiveFailures > 0 && after.consecutiveFailures === 0));
+  if (!reactivated) return null;
+  const { status, pausedReason, consecutiveFailures } = before;
+  return { action: 'webhook.reactivated', actor: requester ?? null, details: { previous: { status, pausedReason, consecutiveFailures } } };
+}
+
+/**
+ * Mirrors the per-webhook workflow's state, which only that workflow changes, and makes the
+ * notice and the audit log's entry the change calls for, in one transaction: a notice or an
+ * entry exists if and only if the state that made it is stored, and a repeat of the same store
+ * changes nothing and makes none. The webhook's row lock orders the stores of one webhook.
+ */
+export function mirrorWebhookState(
+  sql: Sql,
+  state: WebhookLifecycleState,
+  { noticeFor, mailNotices }: StoreRules,
+  requester?: AuditActor,
+): Promise<MirroredState> {
   return sql.begin(async (tx): Promise<MirroredState> => {
     const [before] = await tx<(StoredCount & { accountId: string; url: string; hasAddress: boolean; pendingMail: string[] })[]>`
       SELECT w.status, w.paused_reason AS "pausedReason", ${storedFailureCount(tx)}, w.probe_state AS probes,
@@ -154,6 +209,8 @@ export function mirrorWebhookState(sql: Sql, state: WebhookLifecycleState, { not
       UPDATE webhooks SET status = ${state.status}, paused_reason = ${state.pausedReason}, ${storeFailureCount(tx, state)},
                           probe_state = ${probes}, updated_at = now()
       WHERE id = ${state.webhookId}`;
+    const statusChange = statusChangeOf(before, state, requester);
+    if (statusChange) await recordAudit(tx, { accountId: before.accountId, target: webhookTarget(state.webhookId), ...statusChange });
     const paused = before.status === 'active' && state.status === 'paused';
     const type = noticeFor(before, state);
     if (!type) return { paused, notice: null, pendingMail: before.pendingMail };
@@ -181,6 +238,16 @@ export async function pausesWithoutProbes(sql: Db): Promise<string[]> {
   return rows.map((row) => row.id);
 }
 
-export async function deleteWebhookRow(sql: Db, webhookId: string): Promise<void> {
-  await sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
+/**
+ * Deletes the webhook, recorded as webhook.deleted, or for a relay session relay.closed; one
+ * already gone is left so, and recorded once.
+ */
+export function deleteWebhookRow(sql: Sql, webhookId: string, actor: AuditActor | null): Promise<void> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<{ accountId: string; url: string; relay: boolean }[]>`
+      DELETE FROM webhooks WHERE id = ${webhookId} RETURNING account_id AS "accountId", url, relay`;
+    if (!row) return;
+    const deleted = row.relay ? ({ action: 'relay.closed' } as const) : ({ action: 'webhook.deleted', details: { url: row.url } } as const);
+    await recordAudit(tx, { accountId: row.accountId, target: webhookTarget(webhookId), actor, ...deleted });
+  });
 }

@@ -8,6 +8,7 @@ import {
 } from '@temporalio/client';
 import { cancelRecoverySignal, deleteWebhookUpdate, setStatusUpdate } from '../contract/messages';
 import type {
+  AuditActor,
   DeliveryResult,
   ListWrite,
   Recipient,
@@ -39,12 +40,12 @@ import { newId } from '../ids';
  */
 export interface Workflows {
   runRegistration(input: RegistrationInput): Promise<RegistrationResult>;
-  runPing(accountId: string, webhookId: string): Promise<DeliveryResult>;
+  runPing(accountId: string, webhookId: string, actor: AuditActor): Promise<DeliveryResult>;
   /** Sends a logged event again, under the new delivery id the redelivery names. */
   runRedelivery(accountId: string, redelivery: Redelivery): Promise<DeliveryResult>;
   /** Sends a test event of the chosen topic, under the delivery id it names. */
   runTestEvent(accountId: string, testEvent: TestEvent): Promise<DeliveryResult>;
-  setWebhookStatus(webhookId: string, status: WebhookStatus): Promise<WebhookLifecycleState>;
+  setWebhookStatus(webhookId: string, status: WebhookStatus, actor: AuditActor): Promise<WebhookLifecycleState>;
   /**
    * Starts the deliveries of a recorded write, once: a repeat finds it started (or done).
    * A write just recorded may reuse the id of a closed one whose row was pruned.
@@ -60,7 +61,7 @@ export interface Workflows {
   /** Whether a recovery's workflow is running (false: it has ended, or never started). */
   isRecoveryRunning(webhookId: string, recoveryId: string): Promise<boolean>;
   /** Removes the webhook through its workflow, which then ends; false when no such workflow runs. */
-  deleteThroughLifecycle(webhookId: string): Promise<boolean>;
+  deleteThroughLifecycle(webhookId: string, actor: AuditActor): Promise<boolean>;
   /** Resolves when the Temporal frontend answers; for /readyz. */
   checkHealth(): Promise<void>;
 }
@@ -125,12 +126,12 @@ export function createWorkflows(
           ],
         }),
       ),
-    runPing: (accountId, webhookId) =>
+    runPing: (accountId, webhookId, actor) =>
       ourFailure(
         client.workflow.execute<WorkflowTypes['pingWebhook']>('pingWebhook', {
           ...onDemand(accountId, webhookId),
           workflowId: pingWorkflowId(webhookId, newId('dlv')),
-          args: [{ webhookId, deliveryTimeoutMs }],
+          args: [{ webhookId, deliveryTimeoutMs, actor }],
         }),
       ),
     runRedelivery: (accountId, redelivery) =>
@@ -201,10 +202,11 @@ export function createWorkflows(
         throw error;
       }
     },
-    setWebhookStatus: (webhookId, status) => ourFailure(lifecycle(webhookId).executeUpdate(setStatusUpdate, { args: [status] })),
-    deleteThroughLifecycle: async (webhookId) => {
+    setWebhookStatus: (webhookId, status, actor) =>
+      ourFailure(lifecycle(webhookId).executeUpdate(setStatusUpdate, { args: [status, actor] })),
+    deleteThroughLifecycle: async (webhookId, actor) => {
       try {
-        await ourFailure(lifecycle(webhookId).executeUpdate(deleteWebhookUpdate));
+        await ourFailure(lifecycle(webhookId).executeUpdate(deleteWebhookUpdate, { args: [actor] }));
         return true;
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return false;

@@ -813,6 +813,28 @@ describe('GET /v3/account/notices', () => {
   });
 });
 
+describe('GET /v3/account/audit-log', () => {
+  it('answers 200 with a page of entries, each change with its actor, and 400 for an unknown action or a bad page', async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/audited');
+    expect((await call('POST', `/v3/webhooks/${webhook.id}/secret`, { token })).status).toBe(200);
+    const page = await call('GET', '/v3/account/audit-log?limit=1', { token });
+    expect(page).toMatchObject({
+      status: 200,
+      body: {
+        data: [{ action: 'webhook.secret_rotated', target: { type: 'webhook', id: webhook.id }, actor: { tokenName: 'initial' } }],
+        next: expect.stringMatching(/^aud_/),
+      },
+    });
+    const rest = await call('GET', `/v3/account/audit-log?action=webhook.created&before=${page.body.next}`, { token });
+    expect(rest.body).toMatchObject({ data: [{ action: 'webhook.created', details: { url: webhook.url } }], next: null });
+
+    const unknown = await call('GET', '/v3/account/audit-log?action=webhook.renamed', { token });
+    expect(expectError(unknown, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/query/action', message: expect.any(String) }]);
+    const badPage = await call('GET', '/v3/account/audit-log?before=ntc_000000000000000000000000', { token });
+    expect(expectError(badPage, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/query/before', message: expect.any(String) }]);
+  });
+});
+
 describe('a webhook paused by failures, probed until it answers', () => {
   it('logs its probes (kind=probe) and makes the notice webhook.reachable, as documented', async () => {
     const { account, token, webhook } = await accountWithWebhook('/contract/probed');

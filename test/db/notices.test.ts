@@ -7,7 +7,7 @@ import { createAccount, setNotificationEmail } from '../../src/db/accounts';
 import { recordDeliveries } from '../../src/db/deliveries';
 import { claimNoticeMail, insertNotice, listNotices, markNoticeMail } from '../../src/db/notices';
 import { mirrorWebhookState } from '../../src/db/webhooks';
-import { useMigratedDatabase } from '../support/database';
+import { TEST_ACTOR, useMigratedDatabase } from '../support/database';
 import { attemptRecord, insertWebhook } from '../../scripts/lib/webhook-rows';
 import { initialLifecycleState, storeRules } from '../support/lifecycle-state';
 
@@ -166,7 +166,7 @@ describe('claimNoticeMail', () => {
     const notice = await pendingNotice(accountId, webhookId);
     expect(await claimNoticeMail(database.sql, notice.id, 1)).toMatchObject({ outcome: 'send', to: 'first@example.com' });
     // A retry after a failed send, to the address the account has now.
-    await setNotificationEmail(database.sql, accountId, 'second@example.com');
+    await setNotificationEmail(database.sql, accountId, 'second@example.com', TEST_ACTOR);
     expect(await claimNoticeMail(database.sql, notice.id, 1)).toMatchObject({ outcome: 'send', to: 'second@example.com' });
     await markNoticeMail(database.sql, notice.id, 'sent');
     expect(await claimNoticeMail(database.sql, notice.id, 1)).toEqual({ outcome: 'sent' });
@@ -180,7 +180,7 @@ describe('claimNoticeMail', () => {
   it('sends nothing to an account without an address, nor for a notice that is gone', async () => {
     const { accountId, webhookId } = await newWebhook();
     const notice = await pendingNotice(accountId, webhookId);
-    await setNotificationEmail(database.sql, accountId, null);
+    await setNotificationEmail(database.sql, accountId, null, TEST_ACTOR);
     expect(await claimNoticeMail(database.sql, notice.id, 5)).toEqual({ outcome: 'no_address' });
     expect(await claimNoticeMail(database.sql, 'ntc_000000000000000000000000', 5)).toEqual({ outcome: 'gone' });
   });

@@ -13,7 +13,7 @@ import { idPattern, newId } from '../../src/ids';
 import { MAX_TOKENS_PER_ACCOUNT } from '../../src/limits';
 import { SCOPES } from '../../src/scopes';
 import { hashToken, newToken } from '../../src/secrets';
-import { useMigratedDatabase, withSchemaBefore } from '../support/database';
+import { TEST_ACTOR, useMigratedDatabase, withSchemaBefore } from '../support/database';
 
 const database = useMigratedDatabase({ connections: 6 });
 
@@ -64,9 +64,9 @@ describe('migration 021', () => {
 
   it("refuses a row's scopes that are none, or not of the six, and any change of a token's scopes", async () => {
     const { id } = await createAccount(database.sql, 'scopes fixed');
-    const made = (await createToken(database.sql, id, { name: 'reader', scopes: ['deliveries:read'] }))!;
+    const made = (await createToken(database.sql, id, { name: 'reader', scopes: ['deliveries:read'] }, TEST_ACTOR))!;
     expect(made.scopes).toEqual(['deliveries:read']);
-    await expect(createToken(database.sql, id, { name: 'none', scopes: [] })).rejects.toThrow(/account_tokens_scopes_check/);
+    await expect(createToken(database.sql, id, { name: 'none', scopes: [] }, TEST_ACTOR)).rejects.toThrow(/account_tokens_scopes_check/);
     await expect(
       database.sql`INSERT INTO account_tokens (token_hash, account_id, id, name, scopes)
         VALUES (${hashToken(newToken())}, ${id}, 'tkn_bad', 'bad', '{webhooks:delete}')`,
@@ -82,7 +82,9 @@ describe('createToken', () => {
   it(`makes at most ${MAX_TOKENS_PER_ACCOUNT} tokens per account, also when asked for many at once`, async () => {
     const { id } = await createAccount(database.sql, 'token limit');
     const attempts = await Promise.all(
-      Array.from({ length: MAX_TOKENS_PER_ACCOUNT + 5 }, (_, i) => createToken(database.sql, id, { name: `t${i}`, expiresAt: null })),
+      Array.from({ length: MAX_TOKENS_PER_ACCOUNT + 5 }, (_, i) =>
+        createToken(database.sql, id, { name: `t${i}`, expiresAt: null }, TEST_ACTOR),
+      ),
     );
     expect(attempts.filter((created) => created !== null)).toHaveLength(MAX_TOKENS_PER_ACCOUNT - 1);
     expect(await listTokens(database.sql, id)).toHaveLength(MAX_TOKENS_PER_ACCOUNT);
@@ -119,10 +121,10 @@ describe('openRevocationChannel', () => {
       const [initial] = await listTokens(database.sql, id);
       const [{ initialHash }] = await database.sql<{ initialHash: Buffer }[]>`
         SELECT token_hash AS "initialHash" FROM account_tokens WHERE id = ${initial.id}`;
-      const created = (await createToken(database.sql, id, { name: 'second', expiresAt: null }))!;
+      const created = (await createToken(database.sql, id, { name: 'second', expiresAt: null }, TEST_ACTOR))!;
 
       // Deleted by another connection; then, on the listening one, any statement: no waiting.
-      const revoked = await deleteToken(database.sql, id, created.id);
+      const revoked = await deleteToken(database.sql, id, created.id, TEST_ACTOR);
       expect(revoked).toEqual(hashToken(created.token));
       await channel.connection`SELECT 1`;
       expect(heard).toEqual([revoked!.toString('hex')]);
@@ -130,7 +132,7 @@ describe('openRevocationChannel', () => {
       await database.sql`DELETE FROM accounts WHERE id = ${id}`;
       await channel.connection`SELECT 1`;
       expect(heard).toEqual([revoked!.toString('hex'), initialHash.toString('hex')]);
-      expect(await deleteToken(database.sql, id, created.id)).toBeNull();
+      expect(await deleteToken(database.sql, id, created.id, TEST_ACTOR)).toBeNull();
     } finally {
       await channel.stop();
     }

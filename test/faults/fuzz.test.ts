@@ -3,12 +3,14 @@
 // missing and extra fields, huge and deeply nested values, unicode and lone surrogates,
 // `__proto__` and `constructor` keys, too many items, over-long URLs, duplicate keys,
 // malformed JSON, wrong content types and encodings, over-size bodies, bad and missing
-// tokens, tokens without the scope a route needs, bad path and query values, and other
-// tenants' ids. For every answer: no 5xx; an
-// error is the envelope with a status and code the operation documents (404 NOT_FOUND /
-// 405 METHOD_NOT_ALLOWED off the document); a rejected request changes nothing in the
-// database. This file has a stack of its own and sends one request at a time, so the
-// database snapshot before and after a request can only differ by that request.
+// tokens, expired and revoked ones, tokens without the scope a route needs, another
+// account's token on this one's ids, bad path and query values, and other tenants' ids. For
+// every answer: no 5xx; an error is the envelope with a status and code the operation
+// documents (404 NOT_FOUND / 405 METHOD_NOT_ALLOWED off the document); a rejected request
+// changes nothing in the database, the audit log included (no entry for a refused action);
+// and no audit entry holds a secret or a token the service ever showed. This file has a
+// stack of its own and sends one request at a time, so the database snapshot before and
+// after a request can only differ by that request.
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
@@ -47,6 +49,8 @@ const tables = (): Record<string, string> => ({
   notices: 'notices',
   recoveries: 'recoveries',
   recovery_items: 'recovery_items',
+  audit_log: `(SELECT * FROM audit_log WHERE account_id IN ('${a.id}', '${b.id}'))`,
+  audit_log_count: '(SELECT count(*) FROM audit_log)',
 });
 const UNKNOWN_WEBHOOK = 'wh_000000000000000000000000';
 const UNKNOWN_TOKEN = 'tkn_000000000000000000000000';
@@ -72,10 +76,16 @@ let recoveryA: string;
 let recoveryB: string;
 /** A time before every delivery: recoveries since it find nothing to send, and end at once. */
 const SINCE = new Date().toISOString();
-/** The token of b's, for the revocation route. */
+/** The token of b's, for the revocation route; one of a's, for b's token on it. */
 let tokenB: string;
+let tokenA: string;
 /** Tokens of a's that hold one scope each, one per scope. */
 const singleScoped: { scope: Scope; token: string }[] = [];
+/** A token of a's past its expiry, and one revoked: every route refuses both (401). */
+let expiredToken: string;
+let revokedToken: string;
+/** Every signing secret and token the service has shown this file: no audit entry may hold one. */
+const shown = new Set<string>();
 const listA = `fuzz-a-${randomBytes(4).toString('hex')}`;
 const listB = `fuzz-b-${randomBytes(4).toString('hex')}`;
 const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
@@ -90,8 +100,11 @@ beforeAll(async () => {
   stack = await startTestStack({ RELAY_GRACE_SECONDS: '86400' }, { resolve: noDns });
   receiver = await stack.startReceiver();
   [a, b] = [await stack.createAccount(), await stack.createAccount()];
-  hookA = (await stack.registerWebhook(a.token, receiver.urlFor('/fuzz/a'))).id;
-  hookB = (await stack.registerWebhook(b.token, receiver.urlFor('/fuzz/b'))).id;
+  const [createdA, createdB] = [
+    await stack.registerWebhook(a.token, receiver.urlFor('/fuzz/a')),
+    await stack.registerWebhook(b.token, receiver.urlFor('/fuzz/b')),
+  ];
+  [hookA, hookB] = [createdA.id, createdB.id];
   expect((await stack.putList(listA, a.id)).status).toBe(201);
   expect((await stack.putList(listB, b.id)).status).toBe(201);
   await stack.reportWrite(listA, 'fuzz-logged');
@@ -107,11 +120,34 @@ beforeAll(async () => {
   };
   [recoveryA, recoveryB] = [await endedRecovery(a.token, hookA), await endedRecovery(b.token, hookB)];
   tokenB = (await stack.request('GET', '/v3/account/tokens', { token: b.token })).body.data[0].id;
+  tokenA = (await stack.request('GET', '/v3/account/tokens', { token: a.token })).body.data[0].id;
   for (const scope of SCOPES) {
     const made = await stack.request('POST', '/v3/account/tokens', { token: a.token, body: { name: `fuzz ${scope}`, scopes: [scope] } });
     expect(made.status).toBe(201);
     singleScoped.push({ scope, token: made.body.token });
   }
+  const madeToken = async (name: string) => {
+    const made = await stack.request('POST', '/v3/account/tokens', { token: a.token, body: { name } });
+    expect(made.status).toBe(201);
+    return made.body as { id: string; token: string };
+  };
+  // Expired as its row says, before any request used it (this process keeps none of it).
+  const expiring = await madeToken('fuzz expired');
+  await stack.service.sql`UPDATE account_tokens SET expires_at = now() - interval '1 minute' WHERE id = ${expiring.id}`;
+  expiredToken = expiring.token;
+  const revoking = await madeToken('fuzz revoked');
+  expect((await stack.request('DELETE', `/v3/account/tokens/${revoking.id}`, { token: a.token })).status).toBe(204);
+  revokedToken = revoking.token;
+  for (const value of [
+    a.token,
+    b.token,
+    createdA.secret,
+    createdB.secret,
+    expiredToken,
+    revokedToken,
+    ...singleScoped.map(({ token }) => token),
+  ])
+    shown.add(value);
   const document = await stack.request('GET', '/v3/openapi.json');
   expect(document.status).toBe(200);
   served = new OpenApi(document.body);
@@ -185,8 +221,33 @@ async function send(probe: Probe) {
   return { status: response.statusCode, body: parsed, text };
 }
 
+/** A signing secret, an account token or a relay ticket, by its form. */
+const SECRET_FORMS = /\b(whsec|tok|rt)_[A-Za-z0-9_-]{16,}/;
+
+/** Keeps every `secret` and `token` a body holds, at any depth. */
+function rememberShown(body: unknown): void {
+  if (Array.isArray(body)) body.forEach(rememberShown);
+  else if (body !== null && typeof body === 'object') {
+    for (const [key, value] of Object.entries(body)) {
+      if ((key === 'secret' || key === 'token') && typeof value === 'string') shown.add(value);
+      else rememberShown(value);
+    }
+  }
+}
+
+/** The fuzz's audit entries (a's and b's), as JSON text, that hold a secret or a token, shown or of their form. */
+async function leakingAuditEntries(): Promise<{ entries: number; leaking: string[] }> {
+  const rows = await stack.service.sql<{ entry: string }[]>`
+    SELECT row_to_json(audit_log)::text AS entry FROM audit_log WHERE account_id IN (${a.id}, ${b.id})`;
+  const leaking = rows
+    .map(({ entry }) => entry)
+    .filter((entry) => SECRET_FORMS.test(entry) || [...shown].some((value) => entry.includes(value)));
+  return { entries: rows.length, leaking };
+}
+
 async function judge(probe: Probe, tally: Tally): Promise<void> {
   const response = await send(probe);
+  rememberShown(response.body);
   tally.requests += 1;
   tally.statuses.set(response.status, (tally.statuses.get(response.status) ?? 0) + 1);
   const where = `${probe.label} (${probe.method} ${probe.path.length > 100 ? `${probe.path.slice(0, 100)}…` : probe.path}) → ${response.status}`;
@@ -500,6 +561,10 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
     }
     yield { ...base, label: 'no token, malformed body', token: null, body: '{', expect: unauthorized };
   }
+  if (schemes.includes('accountToken')) {
+    yield { ...base, label: 'an expired token', token: expiredToken, expect: { status: 401, code: 'UNAUTHORIZED' } };
+    yield { ...base, label: 'a revoked token', token: revokedToken, expect: { status: 401, code: 'UNAUTHORIZED' } };
+  }
 
   // Scopes: each single-scope token of a's. One without a scope the operation needs is refused
   // before anything is read or done, whatever its body; one with them gets the route's answer.
@@ -581,6 +646,21 @@ function* probesFor(found: DocumentedOperation): Generator<Probe> {
         path: ownPath(found, { id: hookB }),
         expect: { status: 404, code: 'WEBHOOK_NOT_FOUND' },
       };
+      yield {
+        ...base,
+        label: "another tenant's token on this one's webhook",
+        token: b.token,
+        expect: { status: 404, code: 'WEBHOOK_NOT_FOUND' },
+      };
+    }
+    if (name === 'tokenId') {
+      yield {
+        ...base,
+        label: "another tenant's token on this one's token",
+        token: b.token,
+        path: ownPath(found, { tokenId: tokenA }),
+        expect: { status: 404, code: 'TOKEN_NOT_FOUND' },
+      };
     }
     const theirs = { deliveryId: [deliveryB, 'delivery', 'DELIVERY_NOT_FOUND'], tokenId: [tokenB, 'token', 'TOKEN_NOT_FOUND'] }[name];
     if (theirs) {
@@ -635,6 +715,18 @@ const QUERY_CASES: Record<string, string[]> = {
     `before=dlv_${'0'.repeat(24)}`,
     ...PAGING_CASES,
   ],
+  listAuditLog: [
+    'action=webhook.renamed',
+    'action=',
+    'action=WEBHOOK.CREATED',
+    'action[]=webhook.created',
+    'action=webhook.created&action=webhook.deleted',
+    'action=__proto__',
+    `before=aud_${'0'.repeat(24)}`,
+    `before=ntc_${'0'.repeat(24)}`,
+    'before=aud_%00',
+    ...PAGING_CASES,
+  ],
   listNotices: [
     `before=ntc_${'0'.repeat(24)}`,
     `before=dlv_${'0'.repeat(24)}`,
@@ -672,6 +764,7 @@ describe('bad input, generated from the OpenAPI document', () => {
     expect(tally.problems).toEqual([]);
     expect(tally.fiveXx).toBe(0);
     expect(tally.requests).toBeGreaterThan(5);
+    expect((await leakingAuditEntries()).leaking).toEqual([]);
   });
 
   it("other tenants' list ids, unknown routes and methods", async ({ task }) => {
@@ -803,6 +896,16 @@ describe('bad input, generated from the OpenAPI document', () => {
     row.note = enveloped ? 'in the error envelope' : "Node's own answer, empty body (no error envelope)";
     expect(response.status).toBe(431);
     if (response.text !== '') expect(enveloped).toBe(true);
+  });
+
+  it('leaves no secret or token in any audit entry of the changes it made', async ({ task }) => {
+    const row = recordScenario(task, { scenario: 'fuzz: no secret or token in the audit log' });
+    const { entries, leaking } = await leakingAuditEntries();
+    row.outcome = `${entries} entries, ${leaking.length} holding a secret or a token`;
+    row.note = `checked against ${shown.size} secrets and tokens the service showed, and their forms`;
+    // The fuzz's successful requests made changes of every kind: rotations and registrations among them.
+    expect(entries).toBeGreaterThan(0);
+    expect(leaking).toEqual([]);
   });
 
   it('leaves no trace on Object.prototype (the API runs in this process)', ({ task }) => {

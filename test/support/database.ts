@@ -7,6 +7,9 @@ import { createSql, type Sql } from '../../src/db/sql';
 
 const MIGRATIONS = path.resolve(__dirname, '../../src/db/migrations');
 
+/** Who the audit log names for a change a test of `src/db` makes, as the API names a request's token and address. */
+export const TEST_ACTOR = { tokenId: `tkn_${'0'.repeat(24)}`, tokenName: 'test', clientAddress: '192.0.2.1' };
+
 /**
  * The test database, migrated, for tests of `src/db` that need no service around it;
  * `connections` is the pool's size (more to race statements against each other).

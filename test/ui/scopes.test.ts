@@ -49,7 +49,7 @@ describe('a token of deliveries:read only', () => {
     await expectText(said.nth(0), 'This token may not register a webhook: it lacks the scope webhooks:write.');
     await expectText(said.nth(1), 'This token may not list your webhooks: it lacks the scope webhooks:read.');
     expect(await buttonCount(page, 'Register a webhook')).toBe(0);
-    for (const pageName of ['Notices', 'API tokens', 'Usage']) expect(await buttonCount(page, pageName)).toBe(0);
+    for (const pageName of ['Notices', 'API tokens', 'Audit log', 'Usage']) expect(await buttonCount(page, pageName)).toBe(0);
     expect(await buttonCount(page, 'All webhooks')).toBe(1);
 
     await page.getByLabel('Webhook id').fill(webhookId);

@@ -1,5 +1,5 @@
 // Retention, on the whole stack: the schedule the worker creates prunes writes, registrations,
-// notices, finished recoveries (and delivery claims) past RETENTION_DAYS, the fair-use
+// notices, finished recoveries, audit log entries (and delivery claims) past RETENTION_DAYS, the fair-use
 // meter's days past both that and what GET /v3/account/usage shows, and the hours of the
 // webhooks' health past the last 24; a writeId repeated after
 // that is a new write.
@@ -44,7 +44,7 @@ const usageDaysKept = async (accountId: string) =>
       SELECT (now() AT TIME ZONE 'UTC')::date - day AS ago FROM account_usage WHERE account_id = ${accountId} ORDER BY day`
   ).map((row) => row.ago);
 
-it('prunes writes, registrations, delivery claims, notices, finished recoveries, days of the meter and hours of health older than their windows when its schedule runs, and keeps the rest', async () => {
+it('prunes writes, registrations, delivery claims, notices, finished recoveries, audit log entries, days of the meter and hours of health older than their windows when its schedule runs, and keeps the rest', async () => {
   const { owner, listId, webhookId } = await stack.setUpListWebhook(receiver.urlFor('/retention'));
   const keptAccount = await stack.createAccount();
   await stack.registerWebhook(keptAccount.token, receiver.urlFor('/kept'));
@@ -53,6 +53,8 @@ it('prunes writes, registrations, delivery claims, notices, finished recoveries,
   await stack.service
     .sql`UPDATE list_writes SET created_at = now() - interval '31 days' WHERE list_id = ${listId} AND write_id = 'old-write'`;
   await stack.service.sql`UPDATE registrations SET created_at = now() - interval '31 days' WHERE account_id = ${owner.id}`;
+  // The owner's registration is in the audit log since 31 days, the kept account's since now.
+  await stack.service.sql`UPDATE audit_log SET at = now() - interval '31 days' WHERE account_id = ${owner.id}`;
   await stack.service
     .sql`INSERT INTO delivery_claims (delivery_id, claimed_at) VALUES ('dlv_claim_old', now() - interval '31 days'), ('dlv_claim_new', now())`;
   // Recoveries: one finished 31 days ago, one finished now, and one started 31 days ago that has not finished.
@@ -117,6 +119,10 @@ it('prunes writes, registrations, delivery claims, notices, finished recoveries,
   expect(await writeRows(listId)).toEqual(['new-write']);
   expect(await stack.service.sql`SELECT 1 FROM registrations WHERE account_id = ${owner.id}`).toHaveLength(0);
   expect(await stack.service.sql`SELECT 1 FROM registrations WHERE account_id = ${keptAccount.id}`).toHaveLength(1);
+  expect(await stack.service.sql`SELECT 1 FROM audit_log WHERE account_id = ${owner.id}`).toHaveLength(0);
+  expect(await stack.service.sql`SELECT action FROM audit_log WHERE account_id = ${keptAccount.id}`).toEqual([
+    { action: 'webhook.created' },
+  ]);
   expect(await stack.service.sql`SELECT delivery_id FROM delivery_claims WHERE delivery_id LIKE 'dlv_claim_%'`).toEqual([
     { delivery_id: 'dlv_claim_new' },
   ]);

@@ -124,9 +124,10 @@ it('answers queries and updates on webhook/{id} with tracing on, and the result 
     args: [{ state }],
   });
   expect(await handle.query(lifecycleStateQuery)).toMatchObject({ status: 'active' });
-  expect(await handle.executeUpdate(setStatusUpdate, { args: ['paused'] })).toMatchObject({ status: 'paused' });
+  const actor = { tokenId: `tkn_${'2'.repeat(24)}`, tokenName: 'tracing', clientAddress: '192.0.2.2' };
+  expect(await handle.executeUpdate(setStatusUpdate, { args: ['paused', actor] })).toMatchObject({ status: 'paused' });
   expect(await handle.query(lifecycleStateQuery)).toMatchObject({ status: 'paused' });
-  expect(await handle.executeUpdate(setStatusUpdate, { args: ['active'] })).toMatchObject({ status: 'active' });
+  expect(await handle.executeUpdate(setStatusUpdate, { args: ['active', actor] })).toMatchObject({ status: 'active' });
   await handle.terminate('test: done');
 
   for (const replayTracing of [tracing, TRACING_OFF]) await replay(handle, replayTracing);

@@ -1,30 +1,40 @@
 // The counting rules of `webhook/{id}`, on the real workflow code with activities the test
-// passes: what each sequence of outcomes and status changes leaves, and that the state is
-// stored after every change and carried across continue-as-new.
+// passes: what each sequence of outcomes and status changes leaves, that the state is stored
+// after every change and carried across continue-as-new, and that who asked for a status
+// change or the deletion reaches the activity that stores it (for the audit log).
 import { randomBytes } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WebhookLifecycleState } from '../../src/contract/payloads';
+import type { AuditActor, WebhookLifecycleState } from '../../src/contract/payloads';
 import type { WebhookStatus } from '../../src/objects';
 import { deleteWebhookUpdate, deliveryOutcomesSignal, lifecycleStateQuery, setStatusUpdate } from '../../src/contract/messages';
 import { webhookLifecycle } from '../../workflows';
 import { waitFor } from '../support/wait';
 import { startWorkflowWorker, type WorkflowWorker } from './support/worker';
 
-/** What the workflow stored, per webhook, latest last. */
+/** What the workflow stored, per webhook, latest last; and who asked for each store's status change. */
 const stored = new Map<string, WebhookLifecycleState[]>();
-const deleted: string[] = [];
+const requesters = new Map<string, (AuditActor | undefined)[]>();
+const deleted: { webhookId: string; actor: AuditActor | undefined }[] = [];
 let worker: WorkflowWorker;
 beforeAll(async () => {
   worker = await startWorkflowWorker({
-    async storeWebhookState(state) {
+    async storeWebhookState(state, requester) {
       stored.set(state.webhookId, [...(stored.get(state.webhookId) ?? []), state]);
+      requesters.set(state.webhookId, [...(requesters.get(state.webhookId) ?? []), requester]);
     },
-    async deleteWebhook(webhookId) {
-      deleted.push(webhookId);
+    async deleteWebhook(webhookId, actor) {
+      deleted.push({ webhookId, actor });
+    },
+    // Probing off: a pause by failures stores nothing more.
+    async planProbes() {
+      return null;
     },
   });
 });
+
+/** Who asks, through the API, for a status change or the deletion. */
+const owner = (tokenName: string): AuditActor => ({ tokenId: `tkn_${'1'.repeat(24)}`, tokenName, clientAddress: '192.0.2.1' });
 afterAll(() => worker?.stop());
 
 type Step = boolean[] | WebhookStatus;
@@ -113,7 +123,7 @@ describe('webhook/{id} counting rules', () => {
     let told = state.failuresCounted;
     for (const step of steps) {
       if (typeof step === 'string') {
-        await handle.executeUpdate(setStatusUpdate, { args: [step] });
+        await handle.executeUpdate(setStatusUpdate, { args: [step, owner('rules')] });
         continue;
       }
       await handle.signal(deliveryOutcomesSignal, { delivered: step });
@@ -137,7 +147,7 @@ describe('webhook/{id} counting rules', () => {
   it('refuses a status other than active or paused, and changes nothing', async () => {
     const state = initialState();
     const handle = await start(state);
-    await expect(handle.executeUpdate(setStatusUpdate, { args: ['deleted' as WebhookStatus] })).rejects.toBeInstanceOf(
+    await expect(handle.executeUpdate(setStatusUpdate, { args: ['deleted' as WebhookStatus, owner('rules')] })).rejects.toBeInstanceOf(
       WorkflowUpdateFailedError,
     );
     expect(await handle.query(lifecycleStateQuery)).toEqual(state);
@@ -177,11 +187,43 @@ describe('webhook/{id} counting rules', () => {
     expect(final).toMatchObject({ status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 });
   });
 
-  it('deletes the webhook through its activity and ends', async () => {
+  it('hands who asked for a status change to the one store that holds it, the pause by failures to none', async () => {
     const state = initialState();
     const handle = await start(state);
-    await handle.executeUpdate(deleteWebhookUpdate);
+    const counted = (failuresCounted: number) => async () =>
+      (await handle.query(lifecycleStateQuery)).failuresCounted === failuresCounted ? true : undefined;
+    await handle.signal(deliveryOutcomesSignal, { delivered: [false] });
+    await waitFor(counted(1));
+    await handle.executeUpdate(setStatusUpdate, { args: ['paused', owner('pauser')] });
+    // Paused already: nothing changes, and nobody is handed to a store.
+    await handle.executeUpdate(setStatusUpdate, { args: ['paused', owner('again')] });
+    await handle.signal(deliveryOutcomesSignal, { delivered: [false] });
+    await waitFor(counted(2));
+    await handle.executeUpdate(setStatusUpdate, { args: ['active', owner('reactivator')] });
+    await handle.signal(deliveryOutcomesSignal, { delivered: failures(20) });
+    const stores = await waitFor(
+      async () => {
+        const states = stored.get(state.webhookId)!;
+        return states.length === 5
+          ? states.map((store, i) => [store.status, store.pausedReason, requesters.get(state.webhookId)![i]])
+          : undefined;
+      },
+      { what: 'the pause by failures stored' },
+    );
+    expect(stores).toEqual([
+      ['active', null, undefined],
+      ['paused', 'manual', owner('pauser')],
+      ['paused', 'manual', undefined],
+      ['active', null, owner('reactivator')],
+      ['paused', 'auto_failures', undefined],
+    ]);
+  });
+
+  it('deletes the webhook through its activity, handing it who asked, and ends', async () => {
+    const state = initialState();
+    const handle = await start(state);
+    await handle.executeUpdate(deleteWebhookUpdate, { args: [owner('deleter')] });
     await handle.result();
-    expect(deleted).toContain(state.webhookId);
+    expect(deleted).toContainEqual({ webhookId: state.webhookId, actor: owner('deleter') });
   });
 });

@@ -50,7 +50,12 @@ export function accountTokenRoutes({ sql, access, body: jsonBody }: AccountToken
     const scopes = body.scopes ?? held;
     const lacking = lackingScope(held, scopes);
     if (lacking) throw apiErrors.scopeNotGrantable(lacking);
-    const created = await createToken(sql, ctx.state.accountId!, { name: body.name, expiresAt, scopes: inScopeOrder(scopes) });
+    const created = await createToken(
+      sql,
+      ctx.state.accountId!,
+      { name: body.name, expiresAt, scopes: inScopeOrder(scopes) },
+      ctx.state.actor!,
+    );
     if (created === null) throw apiErrors.tokenLimitExceeded(MAX_TOKENS_PER_ACCOUNT);
     ctx.status = 201;
     ctx.body = created;
@@ -60,7 +65,7 @@ export function accountTokenRoutes({ sql, access, body: jsonBody }: AccountToken
   // waiting for the notification.
   router.delete('/account/tokens/:tokenId', async (ctx) => {
     const tokenId = ctx.params.tokenId;
-    const tokenHash = TOKEN_ID.test(tokenId) ? await deleteToken(sql, ctx.state.accountId!, tokenId) : null;
+    const tokenHash = TOKEN_ID.test(tokenId) ? await deleteToken(sql, ctx.state.accountId!, tokenId, ctx.state.actor!) : null;
     if (tokenHash === null) throw apiErrors.tokenNotFound();
     access.forgetToken(tokenHash);
     ctx.status = 204;

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { findAccount, setNotificationEmail } from '../../db/accounts';
+import { listAuditLog } from '../../db/audit-log';
 import { listNotices } from '../../db/notices';
 import type { Sql } from '../../db/sql';
 import type { Account } from '../../objects';
@@ -15,7 +16,7 @@ export interface AccountRoutesDeps {
   body: Middleware<ApiState>;
 }
 
-/** The caller's own account under /v3: where its notices go, and the notices. */
+/** The caller's own account under /v3: where its notices go, the notices, and the audit log. */
 export function accountRoutes({ sql, body: jsonBody }: AccountRoutesDeps): Router<ApiState> {
   const router = new Router<ApiState>(ROUTER_OPTIONS);
 
@@ -31,12 +32,18 @@ export function accountRoutes({ sql, body: jsonBody }: AccountRoutesDeps): Route
 
   router.patch('/account', jsonBody, async (ctx) => {
     const { notificationEmail } = validate(validators.updateAccountBody, ctx.request.body);
-    ctx.body = orUnauthorized(await setNotificationEmail(sql, ctx.state.accountId!, notificationEmail));
+    ctx.body = orUnauthorized(await setNotificationEmail(sql, ctx.state.accountId!, notificationEmail, ctx.state.actor!));
   });
 
   router.get('/account/notices', async (ctx) => {
     const { limit, ...filters } = validate(validators.noticesQuery, { ...ctx.query }, '/query');
     ctx.body = await pageOf(limit, (rows) => listNotices(sql, ctx.state.accountId!, { ...filters, limit: rows }));
+  });
+
+  // Who changed what in the account, newest first: only ever the caller's own account's entries.
+  router.get('/account/audit-log', async (ctx) => {
+    const { limit, ...filters } = validate(validators.auditLogQuery, { ...ctx.query }, '/query');
+    ctx.body = await pageOf(limit, (rows) => listAuditLog(sql, ctx.state.accountId!, { ...filters, limit: rows }));
   });
 
   return router;

@@ -15,7 +15,7 @@ import type { Sql } from '../../db/sql';
 import type { Logger } from '../../logger';
 import { idPattern, newId } from '../../ids';
 import { RECOVERIES_LISTED } from '../../limits';
-import type { Recovery } from '../../objects';
+import type { AuditActor, Recovery } from '../../objects';
 import type { Workflows } from '../../temporal/client';
 import { apiErrors, type ApiError } from '../errors';
 import { ROUTER_OPTIONS, type ApiState } from '../middleware';
@@ -49,18 +49,18 @@ export function recoveryRoutes({ sql, workflows, logger, body: jsonBody }: Recov
    * recovery is recorded only with its workflow started, and a start that fails records
    * nothing. Null when another recovery of the webhook is unsettled.
    */
-  const record = (accountId: string, request: RecoveryRequest) =>
+  const record = (accountId: string, request: RecoveryRequest, actor: AuditActor) =>
     sql.begin(async (tx) => {
-      const recovery = await recordRecovery(tx, request);
+      const recovery = await recordRecovery(tx, request, actor);
       if (recovery)
         await workflows.startRecovery(accountId, { recoveryId: recovery.id, webhookId: recovery.webhookId, total: recovery.total });
       return recovery;
     });
 
   /** Starts the recovery, unless another of the webhook is unsettled: RECOVERY_IN_PROGRESS. */
-  async function begin(accountId: string, request: RecoveryRequest): Promise<Recovery> {
+  async function begin(accountId: string, request: RecoveryRequest, actor: AuditActor): Promise<Recovery> {
     for (let attempt = 1; ; attempt++) {
-      const recovery = await record(accountId, request);
+      const recovery = await record(accountId, request, actor);
       if (recovery) return recovery;
       const unsettled = await findUnsettledRecovery(sql, request.webhookId);
       if (!unsettled) continue; // it settled in the meantime
@@ -75,7 +75,7 @@ export function recoveryRoutes({ sql, workflows, logger, body: jsonBody }: Recov
     const { since, until } = checkWindow(validate(validators.createRecoveryBody, ctx.request.body));
     const webhook = await findOwnWebhook(sql, ctx);
     if (webhook.status === 'paused') throw apiErrors.webhookPaused();
-    const recovery = await begin(ctx.state.accountId!, { id: newId('rcv'), webhookId: webhook.id, since, until });
+    const recovery = await begin(ctx.state.accountId!, { id: newId('rcv'), webhookId: webhook.id, since, until }, ctx.state.actor!);
     ctx.status = 202;
     ctx.set('Location', `/v3/webhooks/${webhook.id}/recoveries/${recovery.id}`);
     ctx.body = recovery;
@@ -95,7 +95,7 @@ export function recoveryRoutes({ sql, workflows, logger, body: jsonBody }: Recov
   // cannot take it now, the cancel stands all the same.
   router.delete('/webhooks/:id/recoveries/:recoveryId', async (ctx) => {
     const { webhookId, id } = await ownRecovery(ctx);
-    const result = await cancelRecoveryRow(sql, webhookId, id);
+    const result = await cancelRecoveryRow(sql, webhookId, id, ctx.state.actor!);
     if (!result) throw apiErrors.recoveryNotFound(); // its webhook was deleted meanwhile
     if (result.cancelled) {
       await workflows.signalRecoveryCancel(webhookId, id).catch((error: unknown) => {

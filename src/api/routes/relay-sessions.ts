@@ -31,7 +31,7 @@ export function relaySessionRoutes({ sql, body: jsonBody }: RelaySessionRoutesDe
     const listIds = body.listIds ?? [];
     const invalidListIds = await findListIdsNotOwned(sql, accountId, listIds);
     if (invalidListIds.length > 0) throw apiErrors.invalidListIds(invalidListIds);
-    const session = await createRelaySession(sql, { accountId, events: body.events ?? [...TOPICS], listIds });
+    const session = await createRelaySession(sql, { accountId, events: body.events ?? [...TOPICS], listIds }, ctx.state.actor!);
     if (session === null) throw apiErrors.relayLimitExceeded(MAX_RELAY_SESSIONS_PER_ACCOUNT);
     ctx.status = 201;
     ctx.set('Location', `/v3/webhooks/${session.id}`);

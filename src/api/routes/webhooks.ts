@@ -85,6 +85,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
       events: body.events ?? DEFAULT_TOPICS,
       listIds,
       deliveryTimeoutMs,
+      actor: ctx.state.actor,
     });
     metrics.registrations.inc({ outcome: result.outcome });
     switch (result.outcome) {
@@ -120,15 +121,17 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     const webhook = await ownWebhook(ctx);
     if (body.status && webhook.relay) throw apiErrors.relaySessionNotPausable();
     if (body.listIds) await assertListsOwned(ctx.state.accountId!, body.listIds);
-    if (body.events || body.listIds) await updateSubscription(sql, webhook.id, body);
+    const actor = ctx.state.actor!;
+    if (body.events || body.listIds) await updateSubscription(sql, webhook.id, body, actor);
     // The count lives in the per-webhook workflow: reactivating there really resets it.
-    if (body.status) await workflows.setWebhookStatus(webhook.id, body.status);
+    if (body.status) await workflows.setWebhookStatus(webhook.id, body.status, actor);
     ctx.body = await ownWebhook(ctx);
   });
 
   router.delete('/webhooks/:id', async (ctx) => {
     const webhook = await ownWebhook(ctx);
-    if (!(await workflows.deleteThroughLifecycle(webhook.id))) await deleteWebhookRow(sql, webhook.id);
+    const actor = ctx.state.actor!;
+    if (!(await workflows.deleteThroughLifecycle(webhook.id, actor))) await deleteWebhookRow(sql, webhook.id, actor);
     ctx.status = 204;
   });
 
@@ -136,7 +139,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     // No body at all, or an empty object.
     if (ctx.request.body !== undefined) validate(validators.emptyBody, ctx.request.body);
     const webhook = await ownWebhook(ctx);
-    ctx.body = await workflows.runPing(ctx.state.accountId!, webhook.id);
+    ctx.body = await workflows.runPing(ctx.state.accountId!, webhook.id, ctx.state.actor!);
   });
 
   // The last 24 hours of event deliveries, hour by hour, for the dashboard's bars.
@@ -176,6 +179,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
       topic: repeated.event as Topic,
       // An event's log entry always holds its write's list, cursor and time.
       event: { listId: repeated.listId!, cursor: repeated.cursor!, at: repeated.at! },
+      actor: ctx.state.actor,
     });
     ctx.body = { deliveryId, ...result };
   });
@@ -195,6 +199,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
       topic: body.event,
       // Cursor 0: no write has it, cursors start at 1.
       event: { listId: body.listId ?? TEST_EVENT_LIST_ID, cursor: 0, at: new Date().toISOString() },
+      actor: ctx.state.actor,
     });
     ctx.body = { deliveryId, ...result };
   });
@@ -204,7 +209,7 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     const body = ctx.request.body === undefined ? {} : validate(validators.rotateSecretBody, ctx.request.body);
     const webhook = await ownWebhook(ctx);
     const secret = body.secret ?? newSigningSecret();
-    await replaceWebhookSecret(sql, webhook.id, secret);
+    await replaceWebhookSecret(sql, webhook.id, secret, ctx.state.actor!);
     ctx.body = { secret };
   });
 

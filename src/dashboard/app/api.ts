@@ -26,6 +26,9 @@ export type ApiToken = ApiSchemas['ApiToken'];
 export type CreatedApiToken = ApiSchemas['CreatedApiToken'];
 export type UsageDay = ApiSchemas['Usage']['data'][number];
 export type Recovery = ApiSchemas['Recovery'];
+export type AuditEntry = ApiSchemas['AuditEntry'];
+export type AuditAction = AuditEntry['action'];
+export type AuditLogPage = ApiSchemas['AuditLogPage'];
 /** Every error the API answers: its envelope, as a 400 of any route documents it. */
 type ErrorEnvelope = operations['registerWebhook']['responses'][400]['content']['application/json'];
 type ValidationIssue = NonNullable<ErrorEnvelope['error']['details']>[number];
@@ -126,6 +129,8 @@ export function createApi(token: string, onUnauthorized: () => void) {
     listTokens: async () => (await request<{ data: ApiToken[] }>('GET', '/account/tokens')).data,
     createToken: (body: { name: string; expiresAt?: string; scopes: Scope[] }) => request<CreatedApiToken>('POST', '/account/tokens', body),
     revokeToken: (id: string) => request<undefined>('DELETE', `/account/tokens/${encodeURIComponent(id)}`),
+    listAuditLog: (page: { action?: AuditAction | null; before?: string | null; limit?: number }) =>
+      request<AuditLogPage>('GET', `/account/audit-log?${queryOf(page)}`),
     usage: async () => (await request<{ data: UsageDay[] }>('GET', '/account/usage')).data,
     listRecoveries: async (id: string) => (await request<{ data: Recovery[] }>('GET', `${webhook(id)}/recoveries`)).data,
     getRecovery: (id: string, recoveryId: string) =>

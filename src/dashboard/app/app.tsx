@@ -1,8 +1,10 @@
-// The dashboard: sign in, then the account's webhooks, one webhook, the register form, or the
-// notices; each offering only what the signed-in token may do (scopes.tsx).
+// The dashboard: sign in, then the account's webhooks, one webhook, the register form, the
+// notices, the tokens, the audit log or the usage; each offering only what the signed-in token
+// may do (scopes.tsx).
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { SCOPES, type Route } from '../../scopes';
 import { createApi, session, type Api, type ApiToken } from './api';
+import { AuditLogPage } from './audit-log';
 import { LoadState } from './feedback';
 import { NoticesPage } from './notices';
 import { RegisterWebhook } from './register-webhook';
@@ -20,6 +22,7 @@ const PAGES: [view: View, label: string, reads: Route | null][] = [
   [{ name: 'list' }, 'All webhooks', null],
   [{ name: 'notices' }, 'Notices', 'GET /v3/account/notices'],
   [{ name: 'tokens' }, 'API tokens', 'GET /v3/account/tokens'],
+  [{ name: 'audit' }, 'Audit log', 'GET /v3/account/audit-log'],
   [{ name: 'usage' }, 'Usage', 'GET /v3/account/usage'],
 ];
 
@@ -77,6 +80,7 @@ export function App() {
         {view.name === 'webhook' && <WebhookDetail key={view.id} api={api} id={view.id} navigate={setView} />}
         {view.name === 'notices' && <NoticesPage api={api} navigate={setView} />}
         {view.name === 'tokens' && <Tokens api={api} signedInId={own.id} />}
+        {view.name === 'audit' && <AuditLogPage api={api} navigate={setView} />}
         {view.name === 'usage' && <Usage api={api} />}
       </main>
     </ScopesContext.Provider>

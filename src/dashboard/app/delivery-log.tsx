@@ -6,6 +6,7 @@ import { deliveryLogFilters, isRedeliverable } from '../../objects';
 import type { Api, DeliveryLogEntry, DeliveryLogFilters } from './api';
 import { DeliveryDetailPanel } from './delivery-detail';
 import { ErrorText, Loading, Status, describeResult, Time } from './feedback';
+import { FilterSelect } from './filter-select';
 import { LabelledCell, RecordTable } from './labelled-cell';
 import { PageButtons, usePages } from './paging';
 import { NotAllowed, useLacking } from './scopes';
@@ -58,17 +59,14 @@ function Log({ api, webhookId, version, onLogged }: Props) {
       <h2 id="log-heading">Delivery log</h2>
       <div class="filters">
         {FILTERS.map(({ name, label, options }) => (
-          <div key={name}>
-            <label for={`filter-${name}`}>{label}</label>
-            <select id={`filter-${name}`} value={filters[name] ?? ''} onChange={(event) => filter(name, event.currentTarget.value)}>
-              <option value="">Any</option>
-              {options.map((option) => (
-                <option key={option} value={option}>
-                  {option}
-                </option>
-              ))}
-            </select>
-          </div>
+          <FilterSelect
+            key={name}
+            id={`filter-${name}`}
+            label={label}
+            value={filters[name]}
+            options={options}
+            onChange={(value) => filter(name, value)}
+          />
         ))}
       </div>
       <button type="button" class="secondary" onClick={log.reload} disabled={log.loading}>

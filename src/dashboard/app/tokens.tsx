@@ -30,7 +30,7 @@ const SCOPE_MEANINGS: Record<Scope, string> = {
   'deliveries:read': 'read delivery logs and recoveries',
   'deliveries:write': 'redeliver, and start or cancel recoveries',
   'account:read': 'see the account, its usage and notices',
-  'account:admin': "manage tokens and the account's notification email",
+  'account:admin': "manage tokens and the account's notification email, and read the audit log",
 };
 
 export function Tokens({ api, signedInId }: { api: Api; signedInId: string }) {

@@ -5,4 +5,5 @@ export type View =
   | { name: 'webhook'; id: string }
   | { name: 'notices' }
   | { name: 'tokens' }
+  | { name: 'audit' }
   | { name: 'usage' };

@@ -484,7 +484,8 @@ describe(`recording workflow histories of release ${release}`, () => {
     receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
 
     // The 5 left, recorded as the API records them, started directly to continue-as-new after every 2 sends.
-    const recovery = (await recordRecovery(stack.service.sql, { id: newId('rcv'), webhookId, since }))!;
+    const recorder = { tokenId: newId('tkn'), tokenName: 'recorder', clientAddress: '127.0.0.1' };
+    const recovery = (await stack.service.sql.begin((tx) => recordRecovery(tx, { id: newId('rcv'), webhookId, since }, recorder)))!;
     const workflowId = recoveryWorkflowId(webhookId, recovery.id);
     const continued = await stack.service.client.workflow.start(recoverDeliveries, {
       taskQueue: stack.taskQueue,
