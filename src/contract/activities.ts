@@ -22,6 +22,7 @@ import type {
   RegistrationInput,
   RegistrationPing,
   RegistrationResult,
+  ResealedBatch,
   TestEvent,
   WebhookLifecycleState,
 } from './payloads';
@@ -59,4 +60,8 @@ export interface ActivityTypes {
 
   // mailNotice
   sendNoticeMail: (noticeId: string) => Promise<NoticeMailOutcome>;
+
+  // reencryptSecrets
+  /** One batch: secrets sealed under other keys sealed again under `keyId`, which must be this worker's first key. */
+  resealSecrets: (keyId: string) => Promise<ResealedBatch>;
 }

@@ -2,7 +2,9 @@ import type { PendingQuery, Row } from 'postgres';
 import type { Topic } from '../topics';
 import type { Notice, NoticeType, Webhook } from '../objects';
 import type { WebhookLifecycleState } from '../contract/payloads';
+import type { SealedSecret } from '../secret-keys';
 import { storedFailureCount, storeFailureCount } from './failure-count';
+import { sealedSecretOf, type SealedColumns } from './sealed-secrets';
 import { insertNotice, type NoticeMailState } from './notices';
 import type { Db, Sql } from './sql';
 import { healthColumns, toHealth, type HealthRow } from './webhook-health';
@@ -22,7 +24,7 @@ export interface WebhookRow extends HealthRow {
   updated_at: Date;
 }
 
-// Every column but the secret, which only getWebhookSecret and the registration reply read.
+// Every column but the sealed secret, which only the activities (to sign) and the registration reply read.
 const STORED_COLUMNS = [
   'id',
   'url',
@@ -82,9 +84,10 @@ export async function countWebhooks(sql: Db, accountId: string): Promise<number>
   return row.count;
 }
 
-export async function getWebhookSecret(sql: Db, webhookId: string): Promise<string | null> {
-  const [row] = await sql<{ secret: string }[]>`SELECT secret FROM webhooks WHERE id = ${webhookId}`;
-  return row?.secret ?? null;
+/** The webhook's signing secret, sealed; null for a webhook that is gone. */
+export async function findSealedSecret(sql: Db, webhookId: string): Promise<SealedSecret | null> {
+  const [row] = await sql<SealedColumns[]>`SELECT secret_key_id, secret_sealed FROM webhooks WHERE id = ${webhookId}`;
+  return row ? sealedSecretOf(row) : null;
 }
 
 /** PATCH of events and listIds; the status belongs to the per-webhook workflow. */
@@ -100,8 +103,9 @@ export async function updateSubscription(sql: Db, webhookId: string, changes: { 
  * Replaces the signing secret; the old one is gone. Every attempt reads the secret as it
  * starts, so one that starts after this commits signs with the new one.
  */
-export async function replaceWebhookSecret(sql: Db, webhookId: string, secret: string): Promise<void> {
-  await sql`UPDATE webhooks SET secret = ${secret}, updated_at = now() WHERE id = ${webhookId}`;
+export async function replaceWebhookSecret(sql: Db, webhookId: string, secret: SealedSecret): Promise<void> {
+  await sql`
+    UPDATE webhooks SET secret_key_id = ${secret.keyId}, secret_sealed = ${secret.sealed}, updated_at = now() WHERE id = ${webhookId}`;
 }
 
 /** The counting part of the per-webhook workflow's state, and its probes, as the mirror held them before a store. */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { migrate } from '../../src/db/migrate';
 import { createSql, type Sql } from '../../src/db/sql';
+import { fixedSecretBox } from '../../scripts/lib/fixed-secret-keys';
 
 const MIGRATIONS = path.resolve(__dirname, '../../src/db/migrations');
 
@@ -15,7 +16,7 @@ export function useMigratedDatabase({ connections = 2 } = {}): { readonly sql: S
   const database = {} as { sql: Sql };
   beforeAll(async () => {
     database.sql = createSql(inject('databaseUrl'), { max: connections });
-    await migrate(database.sql);
+    await migrate(database.sql, { secrets: fixedSecretBox() });
   });
   afterAll(() => database.sql?.end());
   return database;

@@ -13,6 +13,7 @@ import { freePort } from './ports';
 import { startReceiver, type Receiver } from './receiver';
 import { requestTo, type RequestFunction } from './stack';
 import { createTestCa, issueServerCert } from '../../scripts/lib/tls';
+import { FIXED_SECRET_KEYS } from '../../scripts/lib/fixed-secret-keys';
 import { waitFor } from './wait';
 
 const MAIN = path.resolve(__dirname, '../../dist/src/main.js');
@@ -117,6 +118,7 @@ export async function prepareServiceProcesses(options: {
       DATABASE_URL: options.databaseUrl,
       TEMPORAL_ADDRESS: options.temporalAddress,
       INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      SECRET_KEYS: FIXED_SECRET_KEYS,
       WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
       NODE_EXTRA_CA_CERTS: caFile,
       DELIVERY_TIMEOUT_MS: '2000',

@@ -21,6 +21,9 @@ import { startResettingServer } from './dead-server';
 import { outcomesSignalled } from './outcome-signals';
 import { startReceiver, type Receiver } from './receiver';
 import { createTestCa, issueServerCert, type Pem } from '../../scripts/lib/tls';
+import { FIXED_SECRET_KEYS } from '../../scripts/lib/fixed-secret-keys';
+import { createSecretBox } from '../../src/secret-keys';
+import { findSealedSecret } from '../../src/db/webhooks';
 import { sdkMetricsUrl } from './runtime';
 import { waitFor } from './wait';
 
@@ -70,6 +73,8 @@ export interface TestStack {
   reportWrite(listId: string, writeId: string, changes?: ListChange[], extra?: Pick<ListWriteBody, 'at'>): Promise<WriteAccepted>;
   /** Waits until GET /v3/webhooks/{id} shows this consecutive-failure count, and returns the webhook. */
   waitForFailureCount(token: string, webhookId: string, count: number): Promise<any>;
+  /** The webhook's signing secret as PostgreSQL keeps it, opened. */
+  secretOf(webhookId: string): Promise<string>;
   /** The handle of the webhook's `webhook/{id}` (its latest run). */
   lifecycle(webhookId: string): WorkflowHandle;
   /** The outcomes each signal to `webhook/{id}` (this run) carried, in the order received. */
@@ -154,9 +159,11 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     PORT: '0',
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
     DELIVERY_TIMEOUT_MS: String(DELIVERY_TIMEOUT_MS),
+    SECRET_KEYS: FIXED_SECRET_KEYS,
     ...GENEROUS_RATE_LIMITS,
     ...env,
   });
+  const secretKeys = config.secretKeys!;
   const taskQueue = `test-${randomBytes(4).toString('hex')}`;
   // Process-wide, as in the service: a file that turns tracing on has it on for its whole run.
   const tracing = await startTracing(config.tracing);
@@ -165,6 +172,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     databaseUrl: inject('databaseUrl'),
     temporalAddress: inject('temporalAddress'),
     internalApiToken,
+    secretKeys,
     logger: createLogger('info', logSink),
     taskQueue,
     sender: { ca: [ca.cert], resolve: options.resolve },
@@ -223,6 +231,11 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
         },
         { what: `consecutiveFailures ${count} on ${webhookId}` },
       ),
+    async secretOf(webhookId) {
+      const sealed = await findSealedSecret(service.sql, webhookId);
+      if (sealed === null) throw new Error(`webhook ${webhookId} has no secret: it does not exist`);
+      return createSecretBox(secretKeys).open(sealed, webhookId);
+    },
     lifecycle: (webhookId) => service.client.workflow.getHandle(lifecycleWorkflowId(webhookId)),
     async outcomeSignals(webhookId) {
       const history = await stack.lifecycle(webhookId).fetchHistory();
@@ -239,6 +252,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
       const app = createApp({
         access: ownAccess!,
         sql: service.sql,
+        secrets: createSecretBox(secretKeys),
         workflows: createWorkflows(service.client, {
           taskQueue,
           deliveryTimeoutMs: config.deliveryTimeoutMs,

@@ -59,7 +59,7 @@ describe('no signing secret in Temporal', () => {
       await stack.reportWrite(listId, writeId);
     }
     receiver.respondWith({});
-    const abandoned = await stack.service.sql`SELECT secret FROM registrations WHERE account_id = ${account.id} AND secret IS NOT NULL`;
+    const abandoned = await stack.service.sql`SELECT 1 FROM registrations WHERE account_id = ${account.id} AND secret_sealed IS NOT NULL`;
     expect(abandoned).toHaveLength(0); // registrations forget their secret once decided
 
     // 3 registrations, the webhook's own workflow, the ping and the two writes.

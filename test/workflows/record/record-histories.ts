@@ -38,6 +38,7 @@ import { AccountIdKey, ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../.
 import type { Receiver } from '../../support/receiver';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { waitFor } from '../../support/wait';
+import { fixedSecretBox } from '../../../scripts/lib/fixed-secret-keys';
 import {
   earlierRecording,
   eventSequence,
@@ -299,6 +300,7 @@ describe(`recording workflow histories of release ${release}`, () => {
     const activities = createActivities({
       sql: stack.service.sql,
       http,
+      secrets: fixedSecretBox(),
       logger: createLogger('silent'),
       metrics,
       client: stack.service.client,
