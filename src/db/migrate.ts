@@ -22,12 +22,26 @@ const CODE_STEPS: Record<string, (tx: TransactionSql, context: MigrationContext)
   '022_sealed_secrets': (tx, { secrets }) => sealClearSecrets(tx, secrets),
 };
 
+/** The steps that cannot run inside a transaction, run once the migrations have committed. */
+const AFTER_COMMIT: Record<string, (sql: Sql) => Promise<unknown>> = {
+  // The planner's statistics may hold samples of the clear secrets (ANALYZE keeps a column's
+  // most common values and a histogram of it): dropping the column deleted those rows, and
+  // rewriting the catalog removes their bytes from its files.
+  '022_sealed_secrets': (sql) => sql`VACUUM FULL pg_statistic`,
+};
+
 /**
  * Applies the versioned SQL files of migrations/ in name order, each once (with its code step,
- * if it has one), all in one transaction, recording them in schema_migrations. Returns the
- * versions applied.
+ * if it has one), all in one transaction, recording them in schema_migrations; then the steps
+ * of those applied that must follow the commit. Returns the versions applied.
  */
 export async function migrate(sql: Sql, context: MigrationContext): Promise<string[]> {
+  const applied = await applyMigrations(sql, context);
+  for (const version of applied) await AFTER_COMMIT[version]?.(sql);
+  return applied;
+}
+
+async function applyMigrations(sql: Sql, context: MigrationContext): Promise<string[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith('.sql')).sort();
   return sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`;

@@ -109,6 +109,8 @@ export function requestTo(baseUrl: string): RequestFunction {
 }
 
 export interface TestStackOptions {
+  /** The database the service runs on; default: the test run's. */
+  databaseUrl?: string;
   /**
    * Resolves webhook host names for both the API's URL check and the sender's dials
    * (ServiceOptions.sender.resolve); default: the system resolver.
@@ -169,7 +171,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
   const tracing = await startTracing(config.tracing);
   const service = await startService({
     config,
-    databaseUrl: inject('databaseUrl'),
+    databaseUrl: options.databaseUrl ?? inject('databaseUrl'),
     temporalAddress: inject('temporalAddress'),
     internalApiToken,
     secretKeys,
