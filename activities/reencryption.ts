@@ -1,4 +1,4 @@
-// The activity of `reencrypt-secrets/{keyId}`: a batch of stored signing secrets sealed again
+// The activity of `reencrypt-secrets/{taskQueue}/{keyId}`: a batch of stored signing secrets sealed again
 // under the first key. It reads and writes PostgreSQL itself: no secret and no key ever
 // travels through Temporal, only the key's id and counts.
 import { ApplicationFailure } from '@temporalio/activity';

@@ -12,7 +12,7 @@ const { resealSecrets } = proxyActivities<ActivityTypes>({
 });
 
 /**
- * `reencrypt-secrets/{keyId}`: started by the workers when SECRET_KEYS begins with a key that
+ * `reencrypt-secrets/{taskQueue}/{keyId}`: started by the workers when SECRET_KEYS begins with a key that
  * some stored signing secrets are not sealed under. Seals them under it, a batch at a time,
  * while deliveries go on (each opens whichever key its row names), until none remains under
  * another key; then the older keys may be removed. Each batch's result (`resealed`,

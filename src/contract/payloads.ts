@@ -324,7 +324,7 @@ export type RecoverySendOutcome =
   | { notSent: 'webhook_paused' | 'webhook_deleted' | 'cancelled' | 'unclaimed' };
 
 /**
- * Input of `reencrypt-secrets/{keyId}` (`reencryptSecrets`): the id of the key (never the key)
+ * Input of `reencrypt-secrets/{taskQueue}/{keyId}` (`reencryptSecrets`): the id of the key (never the key)
  * that every stored signing secret is to be sealed under, and, across continue-as-new, how many
  * its runs before re-sealed.
  */

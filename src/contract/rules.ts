@@ -69,7 +69,7 @@ export const ATTEMPTS_OF_UNCLAIMED_SEND = 3;
 export const PROBES_PER_RUN = 100;
 
 /**
- * A run of `reencrypt-secrets/{keyId}` continues-as-new after this many batches of
+ * A run of `reencrypt-secrets/{taskQueue}/{keyId}` continues-as-new after this many batches of
  * `resealSecrets` (six history events each): a run stays near 600 events however many secrets.
  */
 export const RESEAL_BATCHES_PER_RUN = 100;

@@ -1,4 +1,4 @@
-// Starting `reencrypt-secrets/{keyId}` from a worker as it starts, when SECRET_KEYS begins with
+// Starting `reencrypt-secrets/{taskQueue}/{keyId}` from a worker as it starts, when SECRET_KEYS begins with
 // a key that some stored signing secrets are not sealed under.
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { reencryptionWorkflowId, type WorkflowTypes } from '../contract/workflows';
@@ -19,7 +19,7 @@ export async function startReencryptionIfDue(
 ): Promise<{ workflowId: string; underOtherKeys: number } | null> {
   const underOtherKeys = await countSealedUnderOtherKeys(sql, keyId);
   if (underOtherKeys === 0) return null;
-  const workflowId = reencryptionWorkflowId(keyId);
+  const workflowId = reencryptionWorkflowId(taskQueue, keyId);
   try {
     await client.workflow.start<WorkflowTypes['reencryptSecrets']>('reencryptSecrets', {
       taskQueue,

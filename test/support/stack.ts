@@ -109,6 +109,8 @@ export function requestTo(baseUrl: string): RequestFunction {
 }
 
 export interface TestStackOptions {
+  /** The CA the service trusts for deliveries; default: one of its own. Stacks started one after another on one CA reach the same receivers. */
+  ca?: Pem;
   /** The database the service runs on; default: the test run's. */
   databaseUrl?: string;
   /**
@@ -147,7 +149,7 @@ export const GENEROUS_RATE_LIMITS = {
 };
 
 export async function startTestStack(env: Record<string, string> = {}, options: TestStackOptions = {}): Promise<TestStack> {
-  const ca = await createTestCa();
+  const ca = options.ca ?? (await createTestCa());
   const serverCert = await issueServerCert(ca);
   const internalApiToken = newInternalToken();
   const logs: string[] = [];
