@@ -7,7 +7,8 @@ import { RESEAL_BATCHES_PER_RUN } from '../src/contract/rules';
 // under another key) until it goes through. Nothing is lost by a retry: a secret is either
 // still sealed as it was or sealed under the new key.
 const { resealSecrets } = proxyActivities<ActivityTypes>({
-  startToCloseTimeout: '1 minute',
+  // A batch takes well under a second: a worker lost mid-batch is noticed this much later.
+  startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
