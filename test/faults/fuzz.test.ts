@@ -7,7 +7,8 @@
 // tenants' ids. For every answer: no 5xx; an
 // error is the envelope with a status and code the operation documents (404 NOT_FOUND /
 // 405 METHOD_NOT_ALLOWED off the document); a rejected request changes nothing in the
-// database. This file has a stack of its own and sends one request at a time, so the
+// database. After them all, no signing secret the API answered with and no key of SECRET_KEYS
+// is in any log line or anything Temporal keeps. This file has a stack of its own and sends one request at a time, so the
 // database snapshot before and after a request can only differ by that request.
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -18,11 +19,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api/openapi';
 import { errorEnvelope } from '../../src/objects';
 import type { Resolver } from '../../src/delivery/url-policy';
-import { listWriteWorkflowId, recoveryWorkflowId } from '../../src/contract/workflows';
+import { bulkTaskQueue, listWriteWorkflowId, recoveryWorkflowId } from '../../src/contract/workflows';
 import { SCOPES, lackingScope, type Scope } from '../../src/scopes';
 import { OpenApi, type DocumentedOperation, type Schema } from '../support/openapi';
 import type { Receiver } from '../support/receiver';
+import { FIXED_SECRET_KEYS } from '../../scripts/lib/fixed-secret-keys';
+import { secretForms } from '../support/postgres-files';
 import { startTestStack, type TestStack } from '../support/stack';
+import { keptWorkflows } from '../support/temporal-payloads';
 import { recordScenario, type ScenarioFigures } from './support/scenarios';
 
 const PUBLIC_BODY_LIMIT = 64 * 1024;
@@ -76,6 +80,8 @@ const SINCE = new Date().toISOString();
 let tokenB: string;
 /** Tokens of a's that hold one scope each, one per scope. */
 const singleScoped: { scope: Scope; token: string }[] = [];
+/** Every signing secret the API answered with (registrations, rotations, relay sessions), the setup's too. */
+const answeredSecrets: string[] = [];
 const listA = `fuzz-a-${randomBytes(4).toString('hex')}`;
 const listB = `fuzz-b-${randomBytes(4).toString('hex')}`;
 const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
@@ -90,8 +96,12 @@ beforeAll(async () => {
   stack = await startTestStack({ RELAY_GRACE_SECONDS: '86400' }, { resolve: noDns });
   receiver = await stack.startReceiver();
   [a, b] = [await stack.createAccount(), await stack.createAccount()];
-  hookA = (await stack.registerWebhook(a.token, receiver.urlFor('/fuzz/a'))).id;
-  hookB = (await stack.registerWebhook(b.token, receiver.urlFor('/fuzz/b'))).id;
+  const [webhookA, webhookB] = [
+    await stack.registerWebhook(a.token, receiver.urlFor('/fuzz/a')),
+    await stack.registerWebhook(b.token, receiver.urlFor('/fuzz/b')),
+  ];
+  [hookA, hookB] = [webhookA.id, webhookB.id];
+  answeredSecrets.push(webhookA.secret, webhookB.secret);
   expect((await stack.putList(listA, a.id)).status).toBe(201);
   expect((await stack.putList(listB, b.id)).status).toBe(201);
   await stack.reportWrite(listA, 'fuzz-logged');
@@ -182,6 +192,7 @@ async function send(probe: Probe) {
   } catch {
     // not JSON: judged as such below
   }
+  if (response.statusCode < 300 && typeof parsed?.secret === 'string') answeredSecrets.push(parsed.secret);
   return { status: response.statusCode, body: parsed, text };
 }
 
@@ -803,6 +814,28 @@ describe('bad input, generated from the OpenAPI document', () => {
     row.note = enveloped ? 'in the error envelope' : "Node's own answer, empty body (no error envelope)";
     expect(response.status).toBe(431);
     if (response.text !== '') expect(enveloped).toBe(true);
+  });
+
+  it('writes no signing secret and no key of SECRET_KEYS into a log line or anything Temporal keeps', async ({ task }) => {
+    const row = recordScenario(task, { scenario: 'fuzz: no secret or key in a log line or a Temporal payload' });
+    // Registrations, rotations and relay sessions among the requests above answered with secrets of their own.
+    expect(answeredSecrets.length).toBeGreaterThan(2);
+    const key = FIXED_SECRET_KEYS.split(':')[1];
+    const needles = [...answeredSecrets.flatMap(secretForms), Buffer.from(key), Buffer.from(key, 'base64'), Buffer.from('whsec_')];
+    const found = (bytes: Buffer) => needles.filter((needle) => bytes.includes(needle)).map((needle) => needle.toString('utf8', 0, 10));
+    const logs = stack.logs.join('');
+    const kept = await keptWorkflows(
+      stack.service.client,
+      `TaskQueue = '${stack.taskQueue}' OR TaskQueue = '${bulkTaskQueue(stack.taskQueue)}'`,
+    );
+    row.outcome = `${answeredSecrets.length} secrets and the key: in none of ${stack.logs.length} log lines and ${kept.length} workflows`;
+    expect(stack.logs.length).toBeGreaterThan(0);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(found(Buffer.from(logs))).toEqual([]);
+    for (const workflow of kept) {
+      expect(found(workflow.bytes), workflow.workflowId).toEqual([]);
+      expect(found(Buffer.from(workflow.description)), workflow.workflowId).toEqual([]);
+    }
   });
 
   it('leaves no trace on Object.prototype (the API runs in this process)', ({ task }) => {

@@ -14,6 +14,7 @@ import { withMigratedDatabase } from '../support/database';
 import { startReceiver } from '../support/receiver';
 import { insertSealedWebhooks, unverified, type OwnersSecrets } from '../support/sealed-webhooks';
 import { startTestStack, type TestStack } from '../support/stack';
+import { keptWorkflows } from '../support/temporal-payloads';
 
 /** Webhooks written straight into the database, besides two registered through the API: three batches of re-sealing. */
 const INSERTED = 1101;
@@ -62,6 +63,14 @@ describe('re-encryption under a key added in front of SECRET_KEYS', () => {
           `**${secrets.size}** signing secrets re-sealed under key \`${keyId}\`; **0** remain under other keys.`,
         );
         expect(await keyIdsInUse(sql)).toEqual([keyId]);
+        // Its payloads hold the key's id and counts: no key, and no secret.
+        const [kept] = await keptWorkflows(stack.service.client, `WorkflowId = '${workflow.workflowId}'`);
+        const keys = [newKey, FIXED_SECRET_KEYS].map((entry) => entry.split(':')[1]);
+        for (const needle of [...keys, ...keys.map((key) => Buffer.from(key, 'base64')), 'whsec_', ...secrets.values()]) {
+          expect(kept.bytes.includes(needle)).toBe(false);
+          expect(kept.description.includes(needle.toString())).toBe(false);
+        }
+        expect(kept.bytes.includes(keyId)).toBe(true);
         const duringWrite = receiver.requests.slice(sentBefore);
         expect(duringWrite).toHaveLength(secrets.size);
         expect(unverified(duringWrite, secrets)).toEqual([]);
