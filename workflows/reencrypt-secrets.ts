@@ -20,12 +20,14 @@ const { resealSecrets } = proxyActivities<ActivityTypes>({
  * `remaining`) is in the history, and the progress in the Web UI's current details.
  * Continues-as-new every RESEAL_BATCHES_PER_RUN batches, carrying the count.
  */
-export async function reencryptSecrets({ keyId, resealed = 0 }: ReencryptionInput): Promise<Reencryption> {
-  for (let batch = 0; batch < RESEAL_BATCHES_PER_RUN; batch++) {
+export async function reencryptSecrets(input: ReencryptionInput): Promise<Reencryption> {
+  const { keyId, batchesPerRun = RESEAL_BATCHES_PER_RUN } = input;
+  let resealed = input.resealed ?? 0;
+  for (let batch = 0; batch < batchesPerRun; batch++) {
     const done = await resealSecrets(keyId);
     resealed += done.resealed;
     setCurrentDetails(`**${resealed}** signing secrets re-sealed under key \`${keyId}\`; **${done.remaining}** remain under other keys.`);
     if (done.remaining === 0) return { keyId, resealed };
   }
-  return continueAsNew<typeof reencryptSecrets>({ keyId, resealed });
+  return continueAsNew<typeof reencryptSecrets>({ ...input, resealed });
 }

@@ -331,6 +331,8 @@ export type RecoverySendOutcome =
 export interface ReencryptionInput {
   keyId: string;
   resealed?: number;
+  /** Batches a run makes before it continues-as-new; default RESEAL_BATCHES_PER_RUN (the recorder makes it small). */
+  batchesPerRun?: number;
 }
 
 /** What one batch of `resealSecrets` did, in the history batch by batch: re-sealed, and how many remain under other keys. */
