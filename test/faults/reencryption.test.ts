@@ -31,7 +31,9 @@ const ROTATING = 5;
 beforeAll(() => promisify(execFile)('npm', ['run', 'build'], { cwd: path.resolve(__dirname, '../..') }), 120_000);
 
 describe('re-encryption of the signing secrets through kill -9', () => {
-  it('kill -9 of the worker mid re-encryption, then of the API, owners rotating meanwhile: none lost, none unreadable', async ({ task }) => {
+  it('kill -9 of the worker mid re-encryption, then of the API, owners rotating meanwhile: none lost, none unreadable', async ({
+    task,
+  }) => {
     const row = recordScenario(task, { scenario: 'kill -9 of the worker and the API mid re-encryption' });
     const started = Date.now();
     await withMigratedDatabase(async (sql, url) => {
