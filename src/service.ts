@@ -117,7 +117,7 @@ async function openDatabase(databaseUrl: string, secrets: SecretBox): Promise<Sq
     if (missing.length > 0) {
       throw new ConfigError(
         `stored signing secrets are sealed under ${missing.map((keyId) => `key "${keyId}"`).join(' and ')}, which SECRET_KEYS does not hold: ` +
-          'put it back after the first key, and restart',
+          `put ${missing.length > 1 ? 'them' : 'it'} back after the first key, and restart`,
       );
     }
   } catch (error) {
