@@ -30,8 +30,9 @@ const HOLDERS = [
  * Migration 022's step that SQL cannot take: seals every secret stored in clear under the first
  * key and removes the clear column, in the migration's transaction. Changing the clear column's
  * type (to null) rewrites each table into a new file that holds each row once, without it; the
- * old file, with every earlier version of every row, is removed as the transaction commits. What
- * PostgreSQL wrote before the upgrade (its WAL, and backups) still holds them (docs/upgrades.md).
+ * old file, with every earlier version of every row, is removed as the transaction commits
+ * (the planner's samples of them go after it: migrate.ts). What PostgreSQL wrote before the
+ * upgrade (its WAL, and backups) still holds them (docs/upgrades.md).
  */
 export async function sealClearSecrets(tx: TransactionSql, secrets: SecretBox): Promise<void> {
   // Nothing may store a clear secret between the read and the rewrite (a process of the release before).
