@@ -75,7 +75,7 @@ const ON_DEMAND = {
  * and logged, never against the webhook. What was sent and what came back are logged with it.
  */
 export async function sendOnDemandTo(
-  { http, logger, metrics }: Pick<ActivityDependencies, 'http' | 'logger' | 'metrics'>,
+  { http, secrets, logger, metrics }: Pick<ActivityDependencies, 'http' | 'secrets' | 'logger' | 'metrics'>,
   bookkeeping: Pick<DeliveryBookkeeping, 'record'>,
   target: DeliveryTarget,
   delivery: OnDemandDelivery,
@@ -83,7 +83,7 @@ export async function sendOnDemandTo(
 ): Promise<DeliveryResult> {
   const { id: deliveryId, webhookId, kind } = delivery;
   const message = { url: target.url, webhookId, deliveryId, event: delivery.event, body, test: kind === 'test' };
-  const exchange = await postSigned(http, message, target.secret);
+  const exchange = await postSigned(http, message, secrets.open(target.secret, webhookId));
   const { result } = exchange;
   metrics[ON_DEMAND[kind].counter].inc({
     outcome: result.delivered ? 'delivered' : 'failed',
@@ -120,7 +120,7 @@ function asked(
   return { ...delivery, audit: { ...entry, actor: actor ?? null } };
 }
 
-export function createDeliveryActivities({ sql, http, logger, metrics }: ActivityDependencies, bookkeeping: DeliveryBookkeeping) {
+export function createDeliveryActivities({ sql, http, secrets, logger, metrics }: ActivityDependencies, bookkeeping: DeliveryBookkeeping) {
   /** The log row of an event delivery of a write: what it came to, and what was sent and came back. */
   function eventRecord(
     delivery: PlannedDelivery,
@@ -157,7 +157,7 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
   async function sendOnDemand(delivery: OnDemandDelivery, body: string): Promise<DeliveryResult> {
     const target = await findDeliveryTarget(sql, delivery.webhookId);
     if (target === null) throw ApplicationFailure.nonRetryable(`webhook ${delivery.webhookId} no longer exists`, WEBHOOK_GONE);
-    return sendOnDemandTo({ http, logger, metrics }, bookkeeping, target, delivery, body);
+    return sendOnDemandTo({ http, secrets, logger, metrics }, bookkeeping, target, delivery, body);
   }
 
   /** A delivery not sent, its webhook paused or deleted since the write was accepted: counted in metrics and logs, never against the webhook. */
@@ -238,7 +238,7 @@ export function createDeliveryActivities({ sql, http, logger, metrics }: Activit
       }
       const body = eventPayload(delivery.topic, event.listId, event.cursor, event.at);
       const message = { url: target.url, webhookId: delivery.webhookId, deliveryId: delivery.deliveryId, event: delivery.topic, body };
-      const exchange = await postSigned(http, message, target.secret);
+      const exchange = await postSigned(http, message, secrets.open(target.secret, delivery.webhookId));
       const { result } = exchange;
       // Read as the attempt is logged, after the POST: a failure reported before then is
       // one this success comes after, and so resets. A success that resets nothing would

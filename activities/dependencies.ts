@@ -5,11 +5,14 @@ import type { HttpSender } from '../src/delivery/sender';
 import type { Logger } from '../src/logger';
 import type { Metrics } from '../src/metrics';
 import type { Mailer } from '../src/notices/mailer';
+import type { SecretBox } from '../src/secret-keys';
 
 /** What the activities are made from: one of each per worker process. */
 export interface ActivityDependencies {
   sql: Sql;
   http: HttpSender;
+  /** Opens the signing secrets read with each attempt (keeping those it opened), and seals them again under the first key. */
+  secrets: SecretBox;
   logger: Logger;
   /** The process's metrics (`GET /metrics`). */
   metrics: Metrics;

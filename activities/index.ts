@@ -7,6 +7,7 @@ import { createDeliveryActivities } from './deliveries';
 import type { ActivityDependencies } from './dependencies';
 import { createNoticeActivities } from './notices';
 import { createRecoveryActivities } from './recoveries';
+import { createReencryptionActivities } from './reencryption';
 import { createRegistrationActivities } from './registration';
 import { createRetentionActivities } from './retention';
 import { createWebhookStateActivities } from './webhook-state';
@@ -23,5 +24,6 @@ export function createActivities(dependencies: ActivityDependencies): ActivityTy
     ...createWebhookStateActivities(dependencies),
     ...createRetentionActivities(dependencies),
     ...createNoticeActivities(dependencies),
+    ...createReencryptionActivities(dependencies),
   };
 }

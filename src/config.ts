@@ -3,6 +3,7 @@
 import ipaddr from 'ipaddr.js';
 import { DEFAULT_DELIVERIES_PER_BATCH } from './contract/rules';
 import type { RateLimits } from './limits';
+import { KEY_ID_PATTERN, secretKeyFrom, type SecretKey } from './secret-keys';
 
 export interface Config {
   port: number;
@@ -13,6 +14,8 @@ export interface Config {
   temporalNamespace: string;
   /** Unset: generated at first start and kept under dataDir. */
   internalApiToken: string | undefined;
+  /** SECRET_KEYS: the keys of signing secrets at rest, the first sealing. Unset: generated at first start and kept under dataDir. */
+  secretKeys: SecretKey[] | undefined;
   deliveryTimeoutMs: number;
   /** A write with more deliveries than this is delivered in child workflows of this many. */
   deliveriesPerBatch: number;
@@ -161,6 +164,25 @@ function traceUrlTemplate(env: Env): string | undefined {
   return raw;
 }
 
+/**
+ * SECRET_KEYS, or the file that keeps a generated one: `id:key,...`, each id 1 to 32 of
+ * `A-Z a-z 0-9 _ -` and each key 32 bytes in base64. No message repeats a key.
+ */
+export function parseSecretKeys(raw: string, source = 'SECRET_KEYS'): SecretKey[] {
+  const keys = raw.split(',').map((entry, index) => {
+    const [id, key, ...more] = entry.trim().split(':');
+    const what = `${source} entry ${index + 1}`;
+    if (key === undefined || more.length > 0) throw new ConfigError(`${what} must be id:key (keys separated by commas)`);
+    if (!KEY_ID_PATTERN.test(id)) throw new ConfigError(`${what}: its id must be 1 to 32 of A-Z a-z 0-9 _ - (got "${id}")`);
+    const secretKey = secretKeyFrom(key);
+    if (secretKey === null) throw new ConfigError(`${what} ("${id}"): its key must be 32 bytes in base64 (openssl rand -base64 32)`);
+    return { id, key: secretKey };
+  });
+  const repeated = keys.find((key, index) => keys.findIndex((other) => other.id === key.id) !== index);
+  if (repeated) throw new ConfigError(`${source} names key "${repeated.id}" twice`);
+  return keys;
+}
+
 export const DEFAULT_NOTIFY_FROM = 'Webhook notices <webhooks@localhost>';
 
 export function loadConfig(env: Env = process.env): Config {
@@ -177,12 +199,14 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('INTERNAL_API_TOKEN must be at least 32 characters');
   }
   const port = integer(env, 'PORT', 3000, 0, 65535);
+  const secretKeys = optional(env, 'SECRET_KEYS');
   return {
     port,
     databaseUrl,
     temporalAddress,
     temporalNamespace: optional(env, 'TEMPORAL_NAMESPACE') ?? 'default',
     internalApiToken,
+    secretKeys: secretKeys === undefined ? undefined : parseSecretKeys(secretKeys),
     deliveryTimeoutMs: integer(env, 'DELIVERY_TIMEOUT_MS', 10_000, 100, 120_000),
     deliveriesPerBatch: integer(env, 'DELIVERIES_PER_BATCH', DEFAULT_DELIVERIES_PER_BATCH, 1, 1000),
     retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),

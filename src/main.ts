@@ -8,7 +8,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { ConfigError, loadConfig, type Config } from './config';
+import { ConfigError, loadConfig, parseSecretKeys, type Config } from './config';
+import { newSecretKeys, type SecretKey } from './secret-keys';
 import { newInternalToken } from './secrets';
 import { startEmbeddedPostgres } from './db/embedded';
 import { createLogger, type Logger } from './logger';
@@ -69,6 +70,23 @@ async function internalApiToken(config: Config): Promise<{ token: string; genera
   return { token, generated: true };
 }
 
+/** The id of the key generated when SECRET_KEYS is unset: the day it was made, so that a key added later has another. */
+const generatedKeyId = () => `generated-${new Date().toISOString().slice(0, 10).replaceAll('-', '')}`;
+
+/**
+ * SECRET_KEYS, or the one key generated at first start and kept under the data directory, in
+ * SECRET_KEYS's own form: an operator who moves to SECRET_KEYS copies the file's line into it.
+ */
+async function secretKeys(config: Config): Promise<{ keys: SecretKey[]; generatedIn: string | null }> {
+  if (config.secretKeys) return { keys: config.secretKeys, generatedIn: null };
+  const file = path.join(config.dataDir, 'secret-keys');
+  const kept = await readFile(file, 'utf8').catch(() => null);
+  if (kept) return { keys: parseSecretKeys(kept.trim(), file), generatedIn: null };
+  const generated = newSecretKeys(generatedKeyId());
+  await writeFile(file, `${generated}\n`, { mode: 0o600, flag: 'wx' });
+  return { keys: parseSecretKeys(generated, file), generatedIn: file };
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
@@ -79,7 +97,7 @@ async function main(): Promise<void> {
   const { startService } = await import('./service.js');
   const sdkMetricsUrl = await installTemporalRuntime();
   // Only the embedded defaults keep files; a container with everything configured needs no data directory.
-  if (!config.databaseUrl || !config.temporalAddress || !config.internalApiToken) {
+  if (!config.databaseUrl || !config.temporalAddress || !config.internalApiToken || !config.secretKeys) {
     await mkdir(config.dataDir, { recursive: true });
   }
   // Each part started adds its stop in front: Ctrl-C stops them in reverse order, also mid-start.
@@ -125,11 +143,13 @@ async function main(): Promise<void> {
   }
 
   const internal = await internalApiToken(config);
+  const keys = await secretKeys(config);
   const service = await startService({
     config,
     databaseUrl,
     temporalAddress,
     internalApiToken: internal.token,
+    secretKeys: keys.keys,
     logger,
     sdkMetricsUrl,
     tracing,
@@ -144,6 +164,9 @@ async function main(): Promise<void> {
     internal.generated
       ? `Internal API token (shown once; kept in ${path.join(config.dataDir, 'internal-api-token')}): ${internal.token}`
       : null,
+    keys.generatedIn
+      ? `Signing secrets are sealed under a key generated now, kept in ${keys.generatedIn}: back it up with the database`
+      : null,
   ];
   console.log(lines.filter(Boolean).join('\n'));
 }
@@ -151,9 +174,10 @@ async function main(): Promise<void> {
 /** One part alone: nothing embedded, so every backing service must be configured. */
 async function startOnePart(part: string, config: Config, logger: Logger): Promise<void> {
   if (part !== 'api' && part !== 'worker') throw new ConfigError(`unknown part "${part}": expected api or worker`);
-  const { databaseUrl, temporalAddress, internalApiToken } = config;
+  const { databaseUrl, temporalAddress, internalApiToken, secretKeys } = config;
   if (!databaseUrl || !temporalAddress) throw new ConfigError(`the ${part} alone needs DATABASE_URL and TEMPORAL_ADDRESS`);
   if (part === 'api' && !internalApiToken) throw new ConfigError('the api alone needs INTERNAL_API_TOKEN');
+  if (!secretKeys) throw new ConfigError(`the ${part} alone needs SECRET_KEYS`);
   const tracing = await startTracing(config.tracing);
   const { startPart } = await import('./service.js');
   const sdkMetricsUrl = await installTemporalRuntime();
@@ -162,6 +186,7 @@ async function startOnePart(part: string, config: Config, logger: Logger): Promi
     databaseUrl,
     temporalAddress,
     internalApiToken: internalApiToken ?? '',
+    secretKeys,
     logger,
     sdkMetricsUrl,
     tracing,

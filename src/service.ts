@@ -7,8 +7,9 @@ import type Koa from 'koa';
 import { createAccountAccess } from './api/account-access';
 import { createApp, createWorkerApp } from './api/app';
 import type { ApiState } from './api/middleware';
-import type { Config } from './config';
+import { ConfigError, type Config } from './config';
 import { migrate } from './db/migrate';
+import { keyIdsInUse } from './db/sealed-secrets';
 import { createSql, type Sql } from './db/sql';
 import { createHttpSender, type HttpSenderOptions } from './delivery/sender';
 import { traceSends } from './delivery/traced-sender';
@@ -26,6 +27,8 @@ import { TRACING_OFF, type Tracing } from './tracing/setup';
 import { TASK_QUEUE } from './contract/workflows';
 import type { ProbePlan } from './contract/payloads';
 import { wakePausesToProbe } from './temporal/lifecycle-client';
+import { startReencryptionIfDue } from './temporal/reencryption-client';
+import { createSecretBox, rememberOpened, type SecretBox, type SecretKey } from './secret-keys';
 
 export const USER_AGENT = `svc-webhooks/${version}`;
 
@@ -34,6 +37,8 @@ export interface ServiceOptions {
   databaseUrl: string;
   temporalAddress: string;
   internalApiToken: string;
+  /** SECRET_KEYS, or the key kept under the data directory: the first seals, all open. */
+  secretKeys: SecretKey[];
   logger: Logger;
   /** Tests give each suite its own. */
   taskQueue?: string;
@@ -59,12 +64,13 @@ interface Part {
 
 /** The API and the worker in one process: `npm start`, and what the tests run. */
 export async function startService(options: ServiceOptions): Promise<Service> {
-  const sql = await openDatabase(options.databaseUrl);
+  const secrets = createSecretBox(options.secretKeys);
+  const sql = await openDatabase(options.databaseUrl, secrets);
   // One connection for the worker and the client, so Temporal can hand a workflow the API
   // starts straight to this worker (eager workflow start) instead of queueing its first task.
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
-  const worker = await runWorker(options, sql, connection);
-  const api = await runApi(options, sql, connection, { eagerStart: true });
+  const worker = await runWorker(options, sql, connection, secrets);
+  const api = await runApi(options, sql, connection, secrets, { eagerStart: true });
   return {
     ...api,
     sql,
@@ -82,12 +88,13 @@ export async function startService(options: ServiceOptions): Promise<Service> {
  * A worker alone answers /healthz and /metrics on PORT.
  */
 export async function startPart(part: 'api' | 'worker', options: ServiceOptions): Promise<Part> {
-  const sql = await openDatabase(options.databaseUrl);
+  const secrets = createSecretBox(options.secretKeys);
+  const sql = await openDatabase(options.databaseUrl, secrets);
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
   const parts =
     part === 'api'
-      ? [await runApi(options, sql, connection)]
-      : [await runWorker(options, sql, connection), await listen(createWorkerApp(options), options.config.port)];
+      ? [await runApi(options, sql, connection, secrets)]
+      : [await runWorker(options, sql, connection, secrets), await listen(createWorkerApp(options), options.config.port)];
   return {
     async stop() {
       for (const running of parts) await running.stop();
@@ -97,9 +104,26 @@ export async function startPart(part: 'api' | 'worker', options: ServiceOptions)
   };
 }
 
-async function openDatabase(databaseUrl: string): Promise<Sql> {
+/**
+ * The pool, once the schema is current (secrets stored in clear by a release before are sealed
+ * as it migrates) and every stored secret's key is configured: one that is not stops start-up,
+ * naming the key, before anything is served.
+ */
+async function openDatabase(databaseUrl: string, secrets: SecretBox): Promise<Sql> {
   const sql = createSql(databaseUrl);
-  await migrate(sql);
+  try {
+    await migrate(sql, { secrets });
+    const missing = (await keyIdsInUse(sql)).filter((keyId) => !secrets.holds(keyId));
+    if (missing.length > 0) {
+      throw new ConfigError(
+        `stored signing secrets are sealed under ${missing.map((keyId) => `key "${keyId}"`).join(' and ')}, which SECRET_KEYS does not hold: ` +
+          `put ${missing.length > 1 ? 'them' : 'it'} back after the first key, and restart`,
+      );
+    }
+  } catch (error) {
+    await sql.end({ timeout: 5 });
+    throw error;
+  }
   return sql;
 }
 
@@ -107,8 +131,15 @@ function urlPolicy(options: ServiceOptions) {
   return { policy: createAddressPolicy(options.config.allowedCidrs), resolve: options.sender?.resolve ?? systemResolver };
 }
 
+/**
+ * Secrets a worker keeps opened: a few per webhook delivered to lately, so that steady
+ * deliveries open none. Above the largest write's 5,005 webhooks, so that its every delivery
+ * finds its secret again in the next write.
+ */
+const SECRETS_KEPT_OPEN = 10_000;
+
 /** The Temporal worker: workflows/ and activities/ on the task queue. */
-async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeConnection): Promise<Part> {
+async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeConnection, secrets: SecretBox): Promise<Part> {
   const { config } = options;
   const { policy, resolve } = urlPolicy(options);
   const tracing = options.tracing ?? TRACING_OFF;
@@ -130,13 +161,25 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
     connection,
     namespace: config.temporalNamespace,
     taskQueue,
-    activities: createActivities({ sql, http, logger: options.logger, metrics, client, notices, probing: probePlan(config) }),
+    activities: createActivities({
+      sql,
+      http,
+      secrets: rememberOpened(secrets, SECRETS_KEPT_OPEN),
+      logger: options.logger,
+      metrics,
+      client,
+      notices,
+      probing: probePlan(config),
+    }),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
     bulkDeliveries: config.bulkDeliveriesPerWorker,
     queues: config.workerTaskQueues,
     tracing: workerTracing(tracing),
   });
   await ensureRetentionSchedule(client, taskQueue, config.retentionDays);
+  const reencrypting = await startReencryptionIfDue(sql, client, taskQueue, secrets.keyId);
+  if (reencrypting)
+    options.logger.info({ msg: 're-encrypting signing secrets under the first key', keyId: secrets.keyId, ...reencrypting });
   const running = Promise.all(workers.map((worker) => worker.run()));
   if (config.probeMaxDays > 0) {
     // In the background: after an upgrade there may be thousands, and each is one signal.
@@ -170,6 +213,7 @@ async function runApi(
   options: ServiceOptions,
   sql: Sql,
   connection: NativeConnection,
+  secrets: SecretBox,
   { eagerStart = false } = {},
 ): Promise<Part & { url: string; client: Client }> {
   const { config } = options;
@@ -179,6 +223,7 @@ async function runApi(
   await access.start();
   const app = createApp({
     sql,
+    secrets,
     workflows: createWorkflows(client, {
       taskQueue: options.taskQueue ?? TASK_QUEUE,
       deliveryTimeoutMs: config.deliveryTimeoutMs,

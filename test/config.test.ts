@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config';
 
+/** Two keys of SECRET_KEYS: 32 bytes each, in the standard and the URL-safe base64 alphabet. */
+const NEW_KEY = Buffer.alloc(32, 0xfb);
+const OLD_KEY = Buffer.alloc(32, 7);
+const SECRET_KEYS = `k2:${NEW_KEY.toString('base64')},k1:${OLD_KEY.toString('base64url')}`;
+
 describe('loadConfig', () => {
   it('gives the documented defaults for an empty environment', () => {
     expect(loadConfig({})).toEqual({
@@ -9,6 +14,7 @@ describe('loadConfig', () => {
       temporalAddress: undefined,
       temporalNamespace: 'default',
       internalApiToken: undefined,
+      secretKeys: undefined,
       deliveryTimeoutMs: 10_000,
       deliveriesPerBatch: 500,
       retentionDays: 30,
@@ -40,6 +46,7 @@ describe('loadConfig', () => {
         TEMPORAL_ADDRESS: 'temporal:7233',
         TEMPORAL_NAMESPACE: 'prod',
         INTERNAL_API_TOKEN: token,
+        SECRET_KEYS,
         DELIVERY_TIMEOUT_MS: '5000',
         DELIVERIES_PER_BATCH: '50',
         RETENTION_DAYS: '7',
@@ -71,6 +78,10 @@ describe('loadConfig', () => {
       temporalAddress: 'temporal:7233',
       temporalNamespace: 'prod',
       internalApiToken: token,
+      secretKeys: [
+        { id: 'k2', key: expect.anything() },
+        { id: 'k1', key: expect.anything() },
+      ],
       deliveryTimeoutMs: 5000,
       deliveriesPerBatch: 50,
       retentionDays: 7,
@@ -91,6 +102,14 @@ describe('loadConfig', () => {
       probeMaxDays: 0,
       tracing: { exporting: true, traceReceivers: true, traceUrlTemplate: 'https://jaeger.example.com/trace/{traceId}' },
     });
+  });
+
+  it('reads each key of SECRET_KEYS, the first first, from base64 in either alphabet', () => {
+    const keys = loadConfig({ SECRET_KEYS: ` ${SECRET_KEYS} ` }).secretKeys!;
+    expect(keys.map(({ id, key }) => [id, key.export()])).toEqual([
+      ['k2', NEW_KEY],
+      ['k1', OLD_KEY],
+    ]);
   });
 
   it('exports spans when either OTLP endpoint variable is set', () => {
@@ -137,11 +156,28 @@ describe('loadConfig', () => {
       /^TRACE_URL_TEMPLATE must be an http:\/\/ or https:\/\/ URL containing \{traceId\}/,
     ],
     [{ TRACE_URL_TEMPLATE: 'javascript:alert({traceId})' }, /^TRACE_URL_TEMPLATE must be/],
+    [{ SECRET_KEYS: NEW_KEY.toString('base64') }, /^SECRET_KEYS entry 1 must be id:key \(keys separated by commas\)$/],
+    [{ SECRET_KEYS: `k2:${NEW_KEY.toString('base64')},` }, /^SECRET_KEYS entry 2 must be id:key/],
+    [
+      { SECRET_KEYS: `k 2:${NEW_KEY.toString('base64')}` },
+      /^SECRET_KEYS entry 1: its id must be 1 to 32 of A-Z a-z 0-9 _ - \(got "k 2"\)$/,
+    ],
+    [{ SECRET_KEYS: `${'k'.repeat(33)}:${NEW_KEY.toString('base64')}` }, /^SECRET_KEYS entry 1: its id must be/],
+    [{ SECRET_KEYS: `k1:${Buffer.alloc(16).toString('base64')}` }, /^SECRET_KEYS entry 1 \("k1"\): its key must be 32 bytes in base64/],
+    [{ SECRET_KEYS: `k1:${'!'.repeat(43)}=` }, /^SECRET_KEYS entry 1 \("k1"\): its key must be 32 bytes/],
+    [{ SECRET_KEYS: `k1:${NEW_KEY.toString('base64')},k1:${OLD_KEY.toString('base64')}` }, /^SECRET_KEYS names key "k1" twice$/],
   ])('stops with one line naming a malformed value: %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 
   it('never repeats SMTP_URL, which may hold a password', () => {
     expect(() => loadConfig({ SMTP_URL: 'ftp://user:hunter2@smtp.example.com' })).toThrow(/^(?!.*hunter2)/);
+  });
+
+  it('never repeats a key of SECRET_KEYS, however it is malformed', () => {
+    const key = NEW_KEY.toString('base64');
+    for (const raw of [key, `k1:${key}:x`, `k1:${key.slice(1)}`, `bad id:${key}`, `k1:${key},k1:${key}`]) {
+      expect(() => loadConfig({ SECRET_KEYS: raw }), raw).toThrow(new RegExp(`^(?!.*${key.slice(0, 12).replace(/[+/]/g, '\\$&')})`));
+    }
   });
 });

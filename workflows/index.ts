@@ -11,3 +11,4 @@ export { pruneRecords } from './prune-records';
 export { recoverDeliveries } from './recover-deliveries';
 export { mailNotice } from './mail-notice';
 export { probePausedWebhook } from './probe-paused-webhook';
+export { reencryptSecrets } from './reencrypt-secrets';

@@ -19,6 +19,7 @@ import { createDeliveryBatcher, type DeliveryBatcher } from '../../activities/de
 import { migrate } from '../../src/db/migrate';
 import { createSql } from '../../src/db/sql';
 import { newId } from '../../src/ids';
+import { fixedSecretBox } from '../lib/fixed-secret-keys';
 import { attemptRecord, insertWebhook } from '../lib/webhook-rows';
 import { log } from './lib/config';
 import { readStat, clockTicks } from './lib/proc';
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
   const database = await stack.createDatabase(server);
   const sql = createSql(database.url);
   stack.onStop('pool', () => sql.end({ timeout: 5 }));
-  await migrate(sql);
+  await migrate(sql, { secrets: fixedSecretBox() });
 
   const account = await createAccount(sql, 'bookkeeping bench');
   const webhookIds: string[] = [];

@@ -8,17 +8,19 @@ import { signPayload } from '../../src/delivery/signing';
 import { newId } from '../../src/ids';
 import { newSigningSecret } from '../../src/secrets';
 import type { DeliveryError } from '../../src/objects';
+import { fixedSecretBox } from './fixed-secret-keys';
 
 /**
  * A webhook row written straight into the table, for what needs one without a registration
  * (tests of `src/db`, the bookkeeping bench): active, subscribed to `list.changed`, at
- * `https://receiver.test/{id}`.
+ * `https://receiver.test/{id}`, its secret sealed under the fixed test key.
  */
 export async function insertWebhook(sql: Db, accountId: string): Promise<string> {
   const id = newId('wh');
+  const secret = fixedSecretBox().seal(newSigningSecret(), id);
   await sql`
-    INSERT INTO webhooks (id, account_id, url, secret, events, list_ids)
-    VALUES (${id}, ${accountId}, ${`https://receiver.test/${id}`}, ${newSigningSecret()}, ${['list.changed']}, ${[]})`;
+    INSERT INTO webhooks (id, account_id, url, secret_key_id, secret_sealed, events, list_ids)
+    VALUES (${id}, ${accountId}, ${`https://receiver.test/${id}`}, ${secret.keyId}, ${secret.sealed}, ${['list.changed']}, ${[]})`;
   return id;
 }
 

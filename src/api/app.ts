@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { dashboardRoutes } from '../dashboard/routes';
 import type { Sql } from '../db/sql';
 import type { Logger } from '../logger';
+import type { SecretBox } from '../secret-keys';
 import type { Workflows } from '../temporal/client';
 import { metricsText, registry } from '../metrics';
 import { apiErrors } from './errors';
@@ -21,6 +22,8 @@ import { webhookRoutes } from './routes/webhooks';
 
 export interface AppDependencies {
   sql: Sql;
+  /** Seals the secrets the API makes or is given, and opens a new webhook's for its one answer. */
+  secrets: SecretBox;
   workflows: Workflows;
   logger: Logger;
   internalApiToken: string;

@@ -23,6 +23,7 @@ import type {
   RegistrationInput,
   RegistrationPing,
   RegistrationResult,
+  ResealedBatch,
   TestEvent,
   WebhookLifecycleState,
 } from './payloads';
@@ -62,4 +63,8 @@ export interface ActivityTypes {
 
   // mailNotice
   sendNoticeMail: (noticeId: string) => Promise<NoticeMailOutcome>;
+
+  // reencryptSecrets
+  /** One batch: secrets sealed under other keys sealed again under `keyId`, which must be this worker's first key. */
+  resealSecrets: (keyId: string) => Promise<ResealedBatch>;
 }

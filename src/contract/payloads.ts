@@ -338,3 +338,27 @@ export type RecoverySendOutcome =
   | { sent: DeliveryResult }
   | { settled: 'delivered' | 'failed' | 'internal' }
   | { notSent: 'webhook_paused' | 'webhook_deleted' | 'cancelled' | 'unclaimed' };
+
+/**
+ * Input of `reencrypt-secrets/{taskQueue}/{keyId}` (`reencryptSecrets`): the id of the key (never the key)
+ * that every stored signing secret is to be sealed under, and, across continue-as-new, how many
+ * its runs before re-sealed.
+ */
+export interface ReencryptionInput {
+  keyId: string;
+  resealed?: number;
+  /** Batches a run makes before it continues-as-new; default RESEAL_BATCHES_PER_RUN (the recorder makes it small). */
+  batchesPerRun?: number;
+}
+
+/** What one batch of `resealSecrets` did, in the history batch by batch: re-sealed, and how many remain under other keys. */
+export interface ResealedBatch {
+  resealed: number;
+  remaining: number;
+}
+
+/** The result of `reencryptSecrets`: every stored secret is sealed under `keyId`, `resealed` of them by it. */
+export interface Reencryption {
+  keyId: string;
+  resealed: number;
+}

@@ -69,6 +69,12 @@ export const ATTEMPTS_OF_UNCLAIMED_SEND = 3;
 export const PROBES_PER_RUN = 100;
 
 /**
+ * A run of `reencrypt-secrets/{taskQueue}/{keyId}` continues-as-new after this many batches of
+ * `resealSecrets` (six history events each): a run stays near 600 events however many secrets.
+ */
+export const RESEAL_BATCHES_PER_RUN = 100;
+
+/**
  * When probe `n` (from 0) of a pause is due, in ms since the epoch, or null once that is past
  * `plan.forMs` after `since`: the intervals add up from the pause, the last one repeating, so a
  * probe that takes long delays none after it.

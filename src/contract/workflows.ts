@@ -19,6 +19,8 @@ import type {
   NoticeMailRequest,
   NoticeMailOutcome,
   ProbeInput,
+  Reencryption,
+  ReencryptionInput,
 } from './payloads';
 
 export const TASK_QUEUE = 'webhooks';
@@ -47,6 +49,7 @@ export interface WorkflowTypes {
   recoverDeliveries: (input: RecoveryInput) => Promise<RecoveryState>;
   mailNotice: (request: NoticeMailRequest) => Promise<NoticeMailOutcome>;
   probePausedWebhook: (input: ProbeInput) => Promise<void>;
+  reencryptSecrets: (input: ReencryptionInput) => Promise<Reencryption>;
 }
 
 /** Workflow ids, as operators search for them in the Temporal Web UI. */
@@ -62,5 +65,10 @@ export const listWriteBatchWorkflowId = (listId: string, writeId: string, batch:
 export const noticeWorkflowId = (noticeId: string) => `notice/${noticeId}`;
 /** One pause's probes: `since` (ms since the epoch) tells a pause from the next one. */
 export const probeWorkflowId = (webhookId: string, since: number) => `probe/${webhookId}/${since}`;
+/**
+ * Re-encrypts every stored signing secret under the key `keyId` (the first of SECRET_KEYS): one
+ * per deployment (its task queue, as for the pruning schedule) and key, started by the workers.
+ */
+export const reencryptionWorkflowId = (taskQueue: string, keyId: string) => `reencrypt-secrets/${taskQueue}/${keyId}`;
 /** One pruning schedule per task queue (that is, per deployment); its workflows' ids start the same. */
 export const retentionScheduleId = (taskQueue: string) => `prune-records/${taskQueue}`;

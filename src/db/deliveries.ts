@@ -12,8 +12,10 @@ import type {
   SentRequest,
   WebhookStatus,
 } from '../objects';
+import type { SealedSecret } from '../secret-keys';
 import { recordAudit, type AuditRecord } from './audit-log';
 import { addReportedFailures, failuresToReset, reportsFailure } from './failure-count';
+import { sealedSecretOf, type SealedColumns } from './sealed-secrets';
 import type { Db, Sql } from './sql';
 import { hourOf } from './webhook-health';
 
@@ -21,14 +23,21 @@ import { hourOf } from './webhook-health';
 
 /** Where and how to sign a delivery to the webhook, and whether it is active; null once it is deleted. */
 export async function findDeliveryTarget(sql: Db, webhookId: string): Promise<DeliveryTarget | null> {
-  const [row] = await sql<DeliveryTarget[]>`SELECT url, secret, status FROM webhooks WHERE id = ${webhookId}`;
-  return row ?? null;
+  const [row] = await sql<TargetRow[]>`SELECT url, status, secret_key_id, secret_sealed FROM webhooks WHERE id = ${webhookId}`;
+  return row ? toTarget(row) : null;
 }
 
 export interface DeliveryTarget {
   url: string;
-  secret: string;
+  /** Sealed: the activity opens it just before it signs. */
+  secret: SealedSecret;
   status: WebhookStatus;
+}
+
+type TargetRow = Omit<DeliveryTarget, 'secret'> & SealedColumns;
+
+export function toTarget({ secret_key_id, secret_sealed, ...target }: TargetRow): DeliveryTarget {
+  return { ...target, secret: sealedSecretOf({ secret_key_id, secret_sealed }) };
 }
 
 /** One event delivery's attempt, to be claimed before its POST. */
@@ -52,19 +61,22 @@ export type ClaimedTarget = DeliveryTarget & { claimed: boolean; relay: boolean 
  */
 export async function claimDeliveries(sql: Db, claims: readonly DeliveryClaim[]): Promise<(ClaimedTarget | null)[]> {
   const wanted = claims.map(({ webhookId, deliveryId }) => ({ webhook_id: webhookId, delivery_id: deliveryId }));
-  const rows = await sql<(ClaimedTarget & { deliveryId: string })[]>`
+  const rows = await sql<(TargetRow & { deliveryId: string; claimed: boolean; relay: boolean })[]>`
     WITH wanted AS (
       SELECT DISTINCT webhook_id, delivery_id FROM jsonb_to_recordset(${sql.json(wanted)}) AS c(webhook_id text, delivery_id text)
     ), target AS (
-      SELECT wanted.delivery_id, w.url, w.secret, w.status, w.relay FROM wanted JOIN webhooks w ON w.id = wanted.webhook_id
+      SELECT wanted.delivery_id, w.url, w.secret_key_id, w.secret_sealed, w.status, w.relay
+      FROM wanted JOIN webhooks w ON w.id = wanted.webhook_id
     ), claim AS (
       INSERT INTO delivery_claims (delivery_id) SELECT delivery_id FROM target
       ON CONFLICT (delivery_id) DO NOTHING
       RETURNING delivery_id
     )
-    SELECT target.delivery_id AS "deliveryId", url, secret, status, relay, claim.delivery_id IS NOT NULL AS claimed
+    SELECT target.delivery_id AS "deliveryId", url, secret_key_id, secret_sealed, status, relay, claim.delivery_id IS NOT NULL AS claimed
     FROM target LEFT JOIN claim ON claim.delivery_id = target.delivery_id`;
-  const byDelivery = new Map(rows.map(({ deliveryId, ...target }) => [deliveryId, target]));
+  const byDelivery = new Map<string, ClaimedTarget>(
+    rows.map(({ deliveryId, claimed, relay, ...target }) => [deliveryId, { ...toTarget(target), claimed, relay }]),
+  );
   return claims.map(({ deliveryId }) => {
     const target = byDelivery.get(deliveryId);
     if (target === undefined) return null;

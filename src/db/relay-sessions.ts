@@ -7,6 +7,7 @@ import type { PendingQuery, Row } from 'postgres';
 import { MAX_RELAY_SESSIONS_PER_ACCOUNT } from '../limits';
 import type { AuditActor, CreatedWebhook } from '../objects';
 import { newId } from '../ids';
+import type { SecretBox } from '../secret-keys';
 import { hashToken, newSigningSecret } from '../secrets';
 import type { Topic } from '../topics';
 import { recordAudit } from './audit-log';
@@ -33,6 +34,7 @@ export function newConnectionKey(): number {
 /** A new session, closed until its first connection, recorded as relay.opened; null when the account has its two already. */
 export async function createRelaySession(
   sql: Sql,
+  secrets: SecretBox,
   input: { accountId: string; events: Topic[]; listIds: string[] },
   actor: AuditActor,
 ): Promise<CreatedWebhook | null> {
@@ -44,9 +46,10 @@ export async function createRelaySession(
     if (count >= MAX_RELAY_SESSIONS_PER_ACCOUNT) return null;
     const id = newId('wh');
     const secret = newSigningSecret();
+    const sealed = secrets.seal(secret, id);
     const [row] = await tx<WebhookRow[]>`
-      INSERT INTO webhooks (id, account_id, url, secret, events, list_ids, relay, relay_closed_at)
-      VALUES (${id}, ${input.accountId}, ${relaySessionUrl(id)}, ${secret}, ${input.events}, ${input.listIds}, true, now())
+      INSERT INTO webhooks (id, account_id, url, secret_key_id, secret_sealed, events, list_ids, relay, relay_closed_at)
+      VALUES (${id}, ${input.accountId}, ${relaySessionUrl(id)}, ${sealed.keyId}, ${sealed.sealed}, ${input.events}, ${input.listIds}, true, now())
       RETURNING ${webhookColumns(tx)}`;
     const details = { events: input.events, listIds: input.listIds };
     await recordAudit(tx, { accountId: input.accountId, action: 'relay.opened', target: { type: 'webhook', id }, actor, details });

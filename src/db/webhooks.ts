@@ -2,8 +2,10 @@ import type { PendingQuery, Row } from 'postgres';
 import type { Topic } from '../topics';
 import type { AuditActor, Notice, NoticeType, Webhook } from '../objects';
 import type { WebhookLifecycleState } from '../contract/payloads';
+import type { SealedSecret } from '../secret-keys';
 import { recordAudit, type AuditRecord } from './audit-log';
 import { storedFailureCount, storeFailureCount } from './failure-count';
+import { sealedSecretOf, type SealedColumns } from './sealed-secrets';
 import { insertNotice, type NoticeMailState } from './notices';
 import type { Db, Sql } from './sql';
 import { healthColumns, toHealth, type HealthRow } from './webhook-health';
@@ -23,7 +25,7 @@ export interface WebhookRow extends HealthRow {
   updated_at: Date;
 }
 
-// Every column but the secret, which only getWebhookSecret and the registration reply read.
+// Every column but the sealed secret, which only the activities (to sign) and the registration reply read.
 const STORED_COLUMNS = [
   'id',
   'url',
@@ -83,9 +85,10 @@ export async function countWebhooks(sql: Db, accountId: string): Promise<number>
   return row.count;
 }
 
-export async function getWebhookSecret(sql: Db, webhookId: string): Promise<string | null> {
-  const [row] = await sql<{ secret: string }[]>`SELECT secret FROM webhooks WHERE id = ${webhookId}`;
-  return row?.secret ?? null;
+/** The webhook's signing secret, sealed; null for a webhook that is gone. */
+export async function findSealedSecret(sql: Db, webhookId: string): Promise<SealedSecret | null> {
+  const [row] = await sql<SealedColumns[]>`SELECT secret_key_id, secret_sealed FROM webhooks WHERE id = ${webhookId}`;
+  return row ? sealedSecretOf(row) : null;
 }
 
 /**
@@ -116,10 +119,11 @@ export function updateSubscription(
  * old one is gone. Every attempt reads the secret as it starts, so one that starts after this
  * commits signs with the new one.
  */
-export function replaceWebhookSecret(sql: Sql, webhookId: string, secret: string, actor: AuditActor): Promise<void> {
+export function replaceWebhookSecret(sql: Sql, webhookId: string, secret: SealedSecret, actor: AuditActor): Promise<void> {
   return sql.begin(async (tx) => {
     const [row] = await tx<{ accountId: string }[]>`
-      UPDATE webhooks SET secret = ${secret}, updated_at = now() WHERE id = ${webhookId} RETURNING account_id AS "accountId"`;
+      UPDATE webhooks SET secret_key_id = ${secret.keyId}, secret_sealed = ${secret.sealed}, updated_at = now()
+      WHERE id = ${webhookId} RETURNING account_id AS "accountId"`;
     if (row) await recordAudit(tx, { accountId: row.accountId, action: 'webhook.secret_rotated', target: webhookTarget(webhookId), actor });
   });
 }

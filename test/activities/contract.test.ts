@@ -26,6 +26,7 @@ const contractTypes: Record<keyof ActivityTypes, true> = {
   settleRecovery: true,
   pruneRecords: true,
   sendNoticeMail: true,
+  resealSecrets: true,
 };
 
 describe('the activity contract', () => {

@@ -128,9 +128,7 @@ describe('secret rotation', () => {
   it('signs every delivery, redelivery and ping after the answer with the new secret, and never again with the old', async () => {
     const path = '/rotate/random';
     const { token, webhookId, listId, logged, original } = await webhookWithDelivery(path);
-    const [{ secret: oldSecret }] = await suite.stack.service.sql<
-      { secret: string }[]
-    >`SELECT secret FROM webhooks WHERE id = ${webhookId}`;
+    const oldSecret = await suite.stack.secretOf(webhookId);
     expect(verifySignature(original.rawBody, original.headers['svc-signature'] as string, oldSecret)).toBe(true);
 
     const rotated = await suite.stack.request('POST', `/v3/webhooks/${webhookId}/secret`, { token });
@@ -157,9 +155,7 @@ describe('secret rotation', () => {
   it("takes the caller's own secret, so a receiver that accepts both rotates with no failed verification", async () => {
     const path = '/rotate/own';
     const { token, webhookId, listId } = await webhookWithDelivery(path);
-    const [{ secret: oldSecret }] = await suite.stack.service.sql<
-      { secret: string }[]
-    >`SELECT secret FROM webhooks WHERE id = ${webhookId}`;
+    const oldSecret = await suite.stack.secretOf(webhookId);
     const newSecret = `whsec_${'0123456789abcdef'.repeat(3)}`;
     // The receiver learns the new secret first, then accepts either while the switch happens.
     suite.receiver.respondWith((request) => {

@@ -18,6 +18,7 @@ import { createLogger } from '../../src/logger';
 import type { Workflows } from '../../src/temporal/client';
 import { API_TYPES_FILE, renderApiTypes } from '../../scripts/api-types';
 import { OpenApi, type DocumentedResponse, type Operation } from '../support/openapi';
+import { fixedSecretBox } from '../../scripts/lib/fixed-secret-keys';
 
 const openApi = new OpenApi(buildOpenApiDocument());
 const { document } = openApi;
@@ -55,6 +56,7 @@ const noDatabase = (() => {
 /** Dependencies for routes that touch neither PostgreSQL nor Temporal (the document, the route table). */
 const offline: AppDependencies = {
   sql: noDatabase,
+  secrets: fixedSecretBox(),
   // Never started: nothing here reaches a route that needs a token.
   access: createAccountAccess(noDatabase, { account: { perSecond: 1, burst: 1 }, address: { perSecond: 1, burst: 1 } }),
   workflows: {} as Workflows,

@@ -8,6 +8,7 @@ import { beginRegistration, storeRegisteredWebhook } from '../../src/db/registra
 import { newId } from '../../src/ids';
 import type { Topic } from '../../src/topics';
 import { useMigratedDatabase } from '../support/database';
+import { fixedSecretBox } from '../../scripts/lib/fixed-secret-keys';
 
 const database = useMigratedDatabase({ connections: 8 });
 
@@ -24,7 +25,7 @@ async function newList(ownerAccountId: string, memberAccountIds: string[] = []) 
 async function newWebhook(accountId: string, events: Topic[], listIds: string[] = []) {
   const registrationId = newId('reg');
   const url = `https://receiver.test/${registrationId}`;
-  const { webhookId } = await beginRegistration(database.sql, { registrationId, accountId, url });
+  const { webhookId } = await beginRegistration(database.sql, fixedSecretBox(), { registrationId, accountId, url });
   const stored = await storeRegisteredWebhook(database.sql, {
     registrationId,
     webhookId,

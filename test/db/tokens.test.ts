@@ -13,6 +13,7 @@ import { idPattern, newId } from '../../src/ids';
 import { MAX_TOKENS_PER_ACCOUNT } from '../../src/limits';
 import { SCOPES } from '../../src/scopes';
 import { hashToken, newToken } from '../../src/secrets';
+import { fixedSecretBox } from '../../scripts/lib/fixed-secret-keys';
 import { TEST_ACTOR, useMigratedDatabase, withSchemaBefore } from '../support/database';
 
 const database = useMigratedDatabase({ connections: 6 });
@@ -24,7 +25,7 @@ describe('migration 013', () => {
       await sql`INSERT INTO accounts (id, name) VALUES ('acc_before', 'before 013')`;
       await sql`INSERT INTO account_tokens (token_hash, account_id) VALUES (${hashToken(token)}, 'acc_before')`;
 
-      expect(await migrate(sql)).toContain('013_api_tokens_and_usage');
+      expect(await migrate(sql, { secrets: fixedSecretBox() })).toContain('013_api_tokens_and_usage');
 
       const grant = await findTokenByHash(sql, hashToken(token));
       expect(grant).toMatchObject({ accountId: 'acc_before', expiresAt: null, lastUsedAt: null });
@@ -54,7 +55,7 @@ describe('migration 021', () => {
       const [id, token] = ['acc_before', newToken()];
       await sql`INSERT INTO accounts (id, name) VALUES (${id}, 'before 021')`;
       await sql`INSERT INTO account_tokens (token_hash, account_id, id, name) VALUES (${hashToken(token)}, ${id}, 'tkn_initial', 'initial')`;
-      expect(await migrate(sql)).toContain('021_token_scopes');
+      expect(await migrate(sql, { secrets: fixedSecretBox() })).toContain('021_token_scopes');
       expect((await findTokenByHash(sql, hashToken(token)))?.scopes).toEqual([...SCOPES]);
       // What an API process of the release before inserts during a rolling upgrade: no scopes named.
       await sql`INSERT INTO account_tokens (token_hash, account_id, id, name) VALUES (${hashToken(newToken())}, ${id}, 'tkn_old', 'old release')`;
@@ -144,8 +145,10 @@ describe('recordDeliveries', () => {
     const { id: accountId } = await createAccount(database.sql, 'metered');
     const webhookIds = [newId('wh'), newId('wh')];
     for (const webhookId of webhookIds) {
+      const secret = fixedSecretBox().seal('whsec_x', webhookId);
       await database.sql`
-        INSERT INTO webhooks (id, account_id, url, secret, events) VALUES (${webhookId}, ${accountId}, ${`https://r.test/${webhookId}`}, 'whsec_x', '{list.changed}')`;
+        INSERT INTO webhooks (id, account_id, url, secret_key_id, secret_sealed, events)
+        VALUES (${webhookId}, ${accountId}, ${`https://r.test/${webhookId}`}, ${secret.keyId}, ${secret.sealed}, '{list.changed}')`;
     }
     const attempt = (webhookId: string, result: DeliveryRecord['result']): DeliveryRecord => ({
       id: newId('dlv'),

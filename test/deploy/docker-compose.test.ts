@@ -119,7 +119,8 @@ function isPinned(image: string): boolean {
 
 const TOKEN = 'int_' + 'x'.repeat(40);
 const POSTGRES_PASSWORD = 'compose-test-password';
-const operatorEnv: Env = { INTERNAL_API_TOKEN: TOKEN, POSTGRES_PASSWORD };
+const SECRET_KEYS = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
+const operatorEnv: Env = { INTERNAL_API_TOKEN: TOKEN, SECRET_KEYS, POSTGRES_PASSWORD };
 
 // merge: compose resolves YAML merge keys (`<<: *anchor`); the yaml package does so only when asked.
 const rawCompose = parse(read('docker-compose.yml'), { merge: true }) as {
@@ -141,8 +142,8 @@ const pkg = JSON.parse(read('package.json')) as { main: string; scripts: Record<
 
 /** The service's two parts (src/main.ts: `main.js api` / `main.js worker`), and what each alone refuses to start without. */
 const PARTS = {
-  api: ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'INTERNAL_API_TOKEN'],
-  worker: ['DATABASE_URL', 'TEMPORAL_ADDRESS'],
+  api: ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'INTERNAL_API_TOKEN', 'SECRET_KEYS'],
+  worker: ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SECRET_KEYS'],
 } as const;
 type Part = keyof typeof PARTS;
 /** The compose services that run the service, each with the part it runs. */
@@ -367,6 +368,10 @@ describe('docker-compose.yml', () => {
         for (const key of ['databaseUrl', 'temporalAddress', 'temporalNamespace', 'deliveryTimeoutMs', 'allowedCidrs'] as const) {
           expect(config[key], key).toEqual(other[key]);
         }
+        // The api seals with the keys the workers open with.
+        const keys = (of: typeof config) => of.secretKeys?.map(({ id, key }) => [id, key.export()]);
+        expect(keys(config)).toEqual(keys(other));
+        expect(keys(config)).toEqual([['k1', Buffer.alloc(32, 1)]]);
       });
 
       it(`sets everything the ${part} alone refuses to start without: ${PARTS[part].join(', ')}`, () => {
@@ -387,9 +392,13 @@ describe('docker-compose.yml', () => {
     });
   }
 
-  it('takes the internal API token from the operator, never from the file', () => {
-    expect(() => interpolateAll(rawCompose, { POSTGRES_PASSWORD })).toThrow(/INTERNAL_API_TOKEN/);
-    expect(() => interpolateAll(rawCompose, { INTERNAL_API_TOKEN: TOKEN })).toThrow(/POSTGRES_PASSWORD/);
+  it('takes the internal API token and the secret keys from the operator, never from the file', () => {
+    expect(() => interpolateAll(rawCompose, { POSTGRES_PASSWORD, SECRET_KEYS })).toThrow(/INTERNAL_API_TOKEN/);
+    expect(() => interpolateAll(rawCompose, { INTERNAL_API_TOKEN: TOKEN, SECRET_KEYS })).toThrow(/POSTGRES_PASSWORD/);
+    expect(() => interpolateAll(rawCompose, { INTERNAL_API_TOKEN: TOKEN, POSTGRES_PASSWORD })).toThrow(/SECRET_KEYS/);
+    // Malformed keys are refused at start, with the variable named.
+    const malformed = environment(interpolateAll(rawCompose, { ...operatorEnv, SECRET_KEYS: 'k1:short' }).services.worker);
+    expect(() => loadConfig(malformed)).toThrow(/^SECRET_KEYS entry 1/);
     // A token shorter than config.ts allows is refused at start, with the variable named.
     const short = environment(interpolateAll(rawCompose, { ...operatorEnv, INTERNAL_API_TOKEN: 'short' }).services.api);
     expect(() => loadConfig(short)).toThrow(/INTERNAL_API_TOKEN/);

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { FIXED_SECRET_KEYS } from '../../scripts/lib/fixed-secret-keys';
 import { dockerfileStages, npmInstalls, stageEnvironment } from '../support/dockerfile';
 import { freePort } from '../support/ports';
 import { startWatched } from '../support/watched-process';
@@ -36,7 +37,7 @@ let installOutput = '';
 function imageEnvironment(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) if (!/^npm_(?!config_)/i.test(key)) env[key] = value;
-  for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'INTERNAL_API_TOKEN']) delete env[key];
+  for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'INTERNAL_API_TOKEN', 'SECRET_KEYS']) delete env[key];
   return { ...env, ...stageEnvironment(runtime), ...extra };
 }
 
@@ -128,6 +129,8 @@ describe("the runtime image's install step, run from the lock file", () => {
       DATABASE_URL: inject('databaseUrl'),
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       INTERNAL_API_TOKEN: `int_${'i'.repeat(40)}`,
+      // The run's database, whose secrets the tests seal under the fixed key.
+      SECRET_KEYS: FIXED_SECRET_KEYS,
       LOG_LEVEL: 'warn',
     });
     const service = startWatched(COMMAND, ARGS, { cwd: dir, env });

@@ -8,9 +8,10 @@
 // every answer: no 5xx; an error is the envelope with a status and code the operation
 // documents (404 NOT_FOUND / 405 METHOD_NOT_ALLOWED off the document); a rejected request
 // changes nothing in the database, the audit log included (no entry for a refused action);
-// and no audit entry holds a secret or a token the service ever showed. This file has a
-// stack of its own and sends one request at a time, so the database snapshot before and
-// after a request can only differ by that request.
+// and no audit entry holds a secret or a token the service ever showed. After them all, no
+// signing secret the API answered with and no key of SECRET_KEYS is in any log line or
+// anything Temporal keeps. This file has a stack of its own and sends one request at a time,
+// so the database snapshot before and after a request can only differ by that request.
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
@@ -20,11 +21,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api/openapi';
 import { errorEnvelope } from '../../src/objects';
 import type { Resolver } from '../../src/delivery/url-policy';
-import { listWriteWorkflowId, recoveryWorkflowId } from '../../src/contract/workflows';
+import { bulkTaskQueue, listWriteWorkflowId, recoveryWorkflowId } from '../../src/contract/workflows';
 import { SCOPES, lackingScope, type Scope } from '../../src/scopes';
 import { OpenApi, type DocumentedOperation, type Schema } from '../support/openapi';
 import type { Receiver } from '../support/receiver';
+import { FIXED_SECRET_KEYS } from '../../scripts/lib/fixed-secret-keys';
+import { secretForms } from '../support/postgres-files';
 import { startTestStack, type TestStack } from '../support/stack';
+import { keptWorkflows } from '../support/temporal-payloads';
 import { recordScenario, type ScenarioFigures } from './support/scenarios';
 
 const PUBLIC_BODY_LIMIT = 64 * 1024;
@@ -906,6 +910,29 @@ describe('bad input, generated from the OpenAPI document', () => {
     // The fuzz's successful requests made changes of every kind: rotations and registrations among them.
     expect(entries).toBeGreaterThan(0);
     expect(leaking).toEqual([]);
+  });
+
+  it('writes no signing secret and no key of SECRET_KEYS into a log line or anything Temporal keeps', async ({ task }) => {
+    const row = recordScenario(task, { scenario: 'fuzz: no secret or key in a log line or a Temporal payload' });
+    // Registrations, rotations and relay sessions among the requests above answered with secrets of their own.
+    const answeredSecrets = [...shown].filter((value) => value.startsWith('whsec_'));
+    expect(answeredSecrets.length).toBeGreaterThan(2);
+    const key = FIXED_SECRET_KEYS.split(':')[1];
+    const needles = [...answeredSecrets.flatMap(secretForms), Buffer.from(key), Buffer.from(key, 'base64'), Buffer.from('whsec_')];
+    const found = (bytes: Buffer) => needles.filter((needle) => bytes.includes(needle)).map((needle) => needle.toString('utf8', 0, 10));
+    const logs = stack.logs.join('');
+    const kept = await keptWorkflows(
+      stack.service.client,
+      `TaskQueue = '${stack.taskQueue}' OR TaskQueue = '${bulkTaskQueue(stack.taskQueue)}'`,
+    );
+    row.outcome = `${answeredSecrets.length} secrets and the key: in none of ${stack.logs.length} log lines and ${kept.length} workflows`;
+    expect(stack.logs.length).toBeGreaterThan(0);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(found(Buffer.from(logs))).toEqual([]);
+    for (const workflow of kept) {
+      expect(found(workflow.bytes), workflow.workflowId).toEqual([]);
+      expect(found(Buffer.from(workflow.description)), workflow.workflowId).toEqual([]);
+    }
   });
 
   it('leaves no trace on Object.prototype (the API runs in this process)', ({ task }) => {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { FIXED_SECRET_KEYS } from '../../scripts/lib/fixed-secret-keys';
 import { freePort } from '../support/ports';
 import { startWatched } from '../support/watched-process';
 
@@ -96,7 +97,7 @@ afterEach(async () => {
 /** The environment of `npm start`, without what this test run itself was given. */
 function startEnvironment(backing: Record<string, string>, port: number): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...backing, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
-  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'INTERNAL_API_TOKEN']) {
+  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'INTERNAL_API_TOKEN', 'SECRET_KEYS']) {
     if (!(name in backing)) delete env[name];
   }
   return env;
@@ -104,9 +105,11 @@ function startEnvironment(backing: Record<string, string>, port: number): NodeJS
 
 const SETUPS = {
   'the embedded defaults (Temporal dev server and PostgreSQL started by the service)': () => ({}),
+  // The run's database, whose secrets the tests seal under the fixed key.
   'a PostgreSQL and a Temporal server of its own (DATABASE_URL, TEMPORAL_ADDRESS)': () => ({
     DATABASE_URL: inject('databaseUrl'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
+    SECRET_KEYS: FIXED_SECRET_KEYS,
   }),
 };
 

@@ -16,6 +16,7 @@ import type { Receiver } from '../support/receiver';
 import { startSmtpServer, type SmtpServer } from '../support/smtp';
 import { startTestStack, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';
+import { fixedSecretBox } from '../../scripts/lib/fixed-secret-keys';
 
 const FROM = 'Webhook notices <notices@webhooks.example.test>';
 const PUBLIC_BASE_URL = 'https://webhooks.example.test';
@@ -106,7 +107,7 @@ describe('notice mail', () => {
     expect(pausedMail.parsed.text).toContain('Reactivate the webhook');
 
     // Never a secret, never the receiver's answer, in the mail; nor the address or the SMTP login in Temporal.
-    const secret = (await stack.service.sql`SELECT secret FROM webhooks WHERE id = ${webhook.webhookId}`)[0].secret as string;
+    const secret = await stack.secretOf(webhook.webhookId);
     for (const mail of [failingMail, pausedMail]) {
       const raw = `${mail.parsed.subject} ${mail.parsed.text} ${[...mail.parsed.headers.values()].map(String).join(' ')}`;
       expect(raw).not.toContain(secret);
@@ -197,6 +198,7 @@ describe('notice mail', () => {
     const activities = createWebhookStateActivities({
       sql: stack.service.sql,
       http,
+      secrets: fixedSecretBox(),
       logger: createLogger('silent'),
       metrics,
       client: stack.service.client,

@@ -13,6 +13,7 @@ import { freePort } from './ports';
 import { startReceiver, type Receiver } from './receiver';
 import { requestTo, type RequestFunction } from './stack';
 import { createTestCa, issueServerCert } from '../../scripts/lib/tls';
+import { FIXED_SECRET_KEYS } from '../../scripts/lib/fixed-secret-keys';
 import { waitFor } from './wait';
 
 const MAIN = path.resolve(__dirname, '../../dist/src/main.js');
@@ -86,8 +87,8 @@ export interface ServiceProcesses {
   request: RequestFunction;
   /** The service's database, for what the API does not show. */
   sql: Sql;
-  /** An account with a list and a webhook at `/{name}` on it, registered through the API. */
-  setUp(name: string): Promise<{ listId: string; webhookId: string; path: string; token: string }>;
+  /** An account with a list and a webhook at `/{name}` on it, registered through the API (with the secret it answered). */
+  setUp(name: string): Promise<{ accountId: string; listId: string; webhookId: string; secret: string; path: string; token: string }>;
   /** Reports the writes, `concurrency` at a time; `answers` fills as they come, for a test that acts part-way. */
   report(listId: string, writeIds: string[], concurrency?: number, answers?: Map<string, WriteAnswer>): Promise<Map<string, WriteAnswer>>;
   /** Waits until every write's workflow has finished (through restarts). */
@@ -117,6 +118,7 @@ export async function prepareServiceProcesses(options: {
       DATABASE_URL: options.databaseUrl,
       TEMPORAL_ADDRESS: options.temporalAddress,
       INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      SECRET_KEYS: FIXED_SECRET_KEYS,
       WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
       NODE_EXTRA_CA_CERTS: caFile,
       DELIVERY_TIMEOUT_MS: '2000',
@@ -133,7 +135,14 @@ export async function prepareServiceProcesses(options: {
       if (list.status !== 201) throw new Error(`creating list ${listId} answered ${list.status}`);
       const webhook = await request('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor(`/${name}`) } });
       if (webhook.status !== 201) throw new Error(`registering /${name} answered ${webhook.status}: ${JSON.stringify(webhook.body)}`);
-      return { listId, webhookId: webhook.body.id as string, path: `/${name}`, token: account.token as string };
+      return {
+        accountId: account.id as string,
+        listId,
+        webhookId: webhook.body.id as string,
+        secret: webhook.body.secret as string,
+        path: `/${name}`,
+        token: account.token as string,
+      };
     },
     async report(listId, writeIds, concurrency = 20, answers = new Map()) {
       const queue = [...writeIds];

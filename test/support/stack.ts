@@ -21,6 +21,9 @@ import { startResettingServer } from './dead-server';
 import { outcomesSignalled } from './outcome-signals';
 import { startReceiver, type Receiver } from './receiver';
 import { createTestCa, issueServerCert, type Pem } from '../../scripts/lib/tls';
+import { FIXED_SECRET_KEYS } from '../../scripts/lib/fixed-secret-keys';
+import { createSecretBox } from '../../src/secret-keys';
+import { findSealedSecret } from '../../src/db/webhooks';
 import { sdkMetricsUrl } from './runtime';
 import { waitFor } from './wait';
 
@@ -70,6 +73,8 @@ export interface TestStack {
   reportWrite(listId: string, writeId: string, changes?: ListChange[], extra?: Pick<ListWriteBody, 'at'>): Promise<WriteAccepted>;
   /** Waits until GET /v3/webhooks/{id} shows this consecutive-failure count, and returns the webhook. */
   waitForFailureCount(token: string, webhookId: string, count: number): Promise<any>;
+  /** The webhook's signing secret as PostgreSQL keeps it, opened. */
+  secretOf(webhookId: string): Promise<string>;
   /** The handle of the webhook's `webhook/{id}` (its latest run). */
   lifecycle(webhookId: string): WorkflowHandle;
   /** The outcomes each signal to `webhook/{id}` (this run) carried, in the order received. */
@@ -104,6 +109,10 @@ export function requestTo(baseUrl: string): RequestFunction {
 }
 
 export interface TestStackOptions {
+  /** The CA the service trusts for deliveries; default: one of its own. Stacks started one after another on one CA reach the same receivers. */
+  ca?: Pem;
+  /** The database the service runs on; default: the test run's. */
+  databaseUrl?: string;
   /**
    * Resolves webhook host names for both the API's URL check and the sender's dials
    * (ServiceOptions.sender.resolve); default: the system resolver.
@@ -140,7 +149,7 @@ export const GENEROUS_RATE_LIMITS = {
 };
 
 export async function startTestStack(env: Record<string, string> = {}, options: TestStackOptions = {}): Promise<TestStack> {
-  const ca = await createTestCa();
+  const ca = options.ca ?? (await createTestCa());
   const serverCert = await issueServerCert(ca);
   const internalApiToken = newInternalToken();
   const logs: string[] = [];
@@ -154,17 +163,20 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     PORT: '0',
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
     DELIVERY_TIMEOUT_MS: String(DELIVERY_TIMEOUT_MS),
+    SECRET_KEYS: FIXED_SECRET_KEYS,
     ...GENEROUS_RATE_LIMITS,
     ...env,
   });
+  const secretKeys = config.secretKeys!;
   const taskQueue = `test-${randomBytes(4).toString('hex')}`;
   // Process-wide, as in the service: a file that turns tracing on has it on for its whole run.
   const tracing = await startTracing(config.tracing);
   const service = await startService({
     config,
-    databaseUrl: inject('databaseUrl'),
+    databaseUrl: options.databaseUrl ?? inject('databaseUrl'),
     temporalAddress: inject('temporalAddress'),
     internalApiToken,
+    secretKeys,
     logger: createLogger('info', logSink),
     taskQueue,
     sender: { ca: [ca.cert], resolve: options.resolve },
@@ -223,6 +235,11 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
         },
         { what: `consecutiveFailures ${count} on ${webhookId}` },
       ),
+    async secretOf(webhookId) {
+      const sealed = await findSealedSecret(service.sql, webhookId);
+      if (sealed === null) throw new Error(`webhook ${webhookId} has no secret: it does not exist`);
+      return createSecretBox(secretKeys).open(sealed, webhookId);
+    },
     lifecycle: (webhookId) => service.client.workflow.getHandle(lifecycleWorkflowId(webhookId)),
     async outcomeSignals(webhookId) {
       const history = await stack.lifecycle(webhookId).fetchHistory();
@@ -239,6 +256,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
       const app = createApp({
         access: ownAccess!,
         sql: service.sql,
+        secrets: createSecretBox(secretKeys),
         workflows: createWorkflows(service.client, {
           taskQueue,
           deliveryTimeoutMs: config.deliveryTimeoutMs,

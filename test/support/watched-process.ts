@@ -9,6 +9,8 @@ export interface WatchedProcess {
   output(): string;
   /** true once it has exited, else undefined (a waitFor probe). */
   exited(): Promise<true | undefined>;
+  /** Its exit code once it has exited by itself; null while it runs or when a signal ended it. */
+  exitCode(): number | null;
   /** Waits until it answers /healthz on the port, or exits first: says which. */
   answering(port: number, timeoutMs: number): Promise<'answering /healthz' | 'exited'>;
   /** Sends the signal to its pid alone and waits for the exit: its code, or the signal that ended it. */
@@ -25,6 +27,7 @@ export function startWatched(command: string, args: string[], options: Omit<Spaw
     pid: child.pid!,
     output: () => output,
     exited,
+    exitCode: () => child.exitCode,
     answering: (port, timeoutMs) =>
       waitFor(
         async () => {

@@ -1,6 +1,6 @@
-import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack';
+import { keptWorkflows, type KeptWorkflow } from '../support/temporal-payloads';
 import { waitFor } from '../support/wait';
 
 let stack: TestStack;
@@ -9,27 +9,14 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.stop());
 
-/** Every history (and its description) of the workflows these search attributes find, once there are `count`. */
-async function historiesOf(query: string, count: number): Promise<{ type: string; bytes: Buffer; description: string }[]> {
-  const client = stack.service.client;
-  const executions = await waitFor(
+/** What Temporal keeps of the workflows these search attributes find, once there are `count`. */
+function historiesOf(query: string, count: number): Promise<KeptWorkflow[]> {
+  return waitFor(
     async () => {
-      const found = [];
-      for await (const execution of client.workflow.list({ query })) found.push(execution);
+      const found = await keptWorkflows(stack.service.client, query);
       return found.length === count ? found : undefined;
     },
     { what: `${count} workflows in visibility` },
-  );
-  return Promise.all(
-    executions.map(async (execution) => {
-      const handle = client.workflow.getHandle(execution.workflowId, execution.runId);
-      const history = await handle.fetchHistory();
-      return {
-        type: execution.type,
-        bytes: Buffer.from(temporal.api.history.v1.History.encode(history).finish()),
-        description: JSON.stringify((await handle.describe()).raw),
-      };
-    }),
   );
 }
 
@@ -59,7 +46,7 @@ describe('no signing secret in Temporal', () => {
       await stack.reportWrite(listId, writeId);
     }
     receiver.respondWith({});
-    const abandoned = await stack.service.sql`SELECT secret FROM registrations WHERE account_id = ${account.id} AND secret IS NOT NULL`;
+    const abandoned = await stack.service.sql`SELECT 1 FROM registrations WHERE account_id = ${account.id} AND secret_sealed IS NOT NULL`;
     expect(abandoned).toHaveLength(0); // registrations forget their secret once decided
 
     // 3 registrations, the webhook's own workflow, the ping and the two writes.

@@ -3,7 +3,18 @@
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { lifecycleWorkflowId, listWriteWorkflowId, recoveryWorkflowId, redeliveryWorkflowId } from '../../src/contract/workflows';
+import {
+  lifecycleWorkflowId,
+  listWriteWorkflowId,
+  recoveryWorkflowId,
+  redeliveryWorkflowId,
+  reencryptionWorkflowId,
+} from '../../src/contract/workflows';
+import { createAccount } from '../../src/db/accounts';
+import { newSecretKeys } from '../../src/secret-keys';
+import { FIXED_SECRET_KEYS, fixedSecretBox } from '../../scripts/lib/fixed-secret-keys';
+import { withMigratedDatabase } from '../support/database';
+import { insertSealedWebhooks } from '../support/sealed-webhooks';
 import { lifecycleStateQuery } from '../../src/contract/messages';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -129,5 +140,48 @@ describe('the Temporal Web UI', () => {
     await page.getByRole('button', { name: 'Run Query' }).click();
     await page.getByText('"delivered": 3').waitFor({ timeout: 15_000 });
     await page.close();
+  });
+
+  it('shows the re-encryption under a new first key: its summary, each batch with what remained, and its current details', async () => {
+    const uiUrl = inject('temporalUiUrl');
+    // On a database of its own: it changes the key every secret there is sealed under.
+    await withMigratedDatabase(async (sql, url) => {
+      const account = await createAccount(sql, 'the re-encryption in the Web UI');
+      await insertSealedWebhooks(sql, fixedSecretBox(), account.id, 1200, (i) => `https://receiver.test/ui/${i}`);
+      const keyId = 'k2';
+      const rotated = await startTestStack({ SECRET_KEYS: `${newSecretKeys(keyId)},${FIXED_SECRET_KEYS}` }, { databaseUrl: url });
+      try {
+        const workflowId = reencryptionWorkflowId(rotated.taskQueue, keyId);
+        expect(await rotated.service.client.workflow.getHandle(workflowId).result()).toEqual({ keyId, resealed: 1200 });
+        const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+        await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`);
+        // Its history: three batches of resealSecrets, and the result.
+        await expect.poll(() => page.getByText('"resealed": 1200').count(), { timeout: 15_000 }).toBeGreaterThan(0);
+        for (const batch of ['{"resealed":500,"remaining":700}', '{"resealed":500,"remaining":200}', '{"resealed":200,"remaining":0}']) {
+          await expect.poll(() => page.getByText(batch).count(), { message: batch }).toBeGreaterThan(0);
+        }
+        await page.getByText('{"resealed":500,"remaining":200}').first().scrollIntoViewIfNeeded();
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'reencryption-workflow.png') });
+        // Its summary and current details, which the UI renders (as Markdown) in frames of their own.
+        await page.getByText('User Metadata').first().click();
+        const shown = async () =>
+          (
+            await Promise.all(
+              page.frames().map((frame) =>
+                frame
+                  .locator('body')
+                  .innerText()
+                  .catch(() => ''),
+              ),
+            )
+          ).join('\n');
+        await expect.poll(shown, { timeout: 15_000 }).toContain(`Re-encrypts every stored signing secret under key ${keyId}`);
+        await expect.poll(shown).toContain(`1200 signing secrets re-sealed under key ${keyId}; 0 remain under other keys.`);
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'reencryption-details.png') });
+        await page.close();
+      } finally {
+        await rotated.stop();
+      }
+    });
   });
 });

@@ -19,6 +19,7 @@ const contractTypes: Record<keyof WorkflowTypes, true> = {
   recoverDeliveries: true,
   mailNotice: true,
   probePausedWebhook: true,
+  reencryptSecrets: true,
 };
 
 describe('the workflow contract', () => {

@@ -2,6 +2,7 @@
 // only from modules that import nothing of it back, so that no import circle runs through it.
 import { type Sql } from 'postgres';
 import { type Recovery } from '../../../src/objects';
+import { type SecretBox } from '../../../src/secret-keys';
 import { type GeneratorApi } from '../generator';
 import { type ReceiversApi } from '../receivers';
 import { type TraceSinkCounts } from '../trace-sink';
@@ -109,6 +110,8 @@ export interface ServiceTarget extends Target {
   temporal: TemporalServer;
   /** The harness's own connection to the scenario's database. */
   sql: Sql;
+  /** SECRET_KEYS of the scenario's service, for rows written straight into its database. */
+  secrets: SecretBox;
   logFiles: { name: string; file: string }[];
   internal: <T = unknown>(method: string, route: string, body: unknown) => Promise<{ status: number; body: T }>;
   setUpFanout(lists: ListLayout[]): Promise<(MadeList & { accounts: Account[] })[]>;

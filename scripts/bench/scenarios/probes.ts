@@ -139,13 +139,14 @@ async function seedPausedWebhooks(target: ServiceTarget, ctx: Context, tag: stri
   const url = (id: string, k: number) => `https://127.0.0.1:${ctx.ports[k % ctx.ports.length]}/probe/${tag}/${id}`;
   for (let first = 0; first < webhooks.length; first += 1000) {
     const chunk = webhooks.slice(first, first + 1000);
+    const sealed = chunk.map((w) => target.secrets.seal(w.secret, w.id));
     await target.sql`
-      INSERT INTO webhooks (id, account_id, url, secret, events, status, paused_reason, consecutive_failures,
+      INSERT INTO webhooks (id, account_id, url, secret_key_id, secret_sealed, events, status, paused_reason, consecutive_failures,
                             failures_reported, failures_counted)
-      SELECT id, account_id, url, secret, ${['list.changed']}, 'paused', 'auto_failures', 20, 20, 20
+      SELECT id, account_id, url, ${target.secrets.keyId}, decode(sealed, 'base64'), ${['list.changed']}, 'paused', 'auto_failures', 20, 20, 20
       FROM unnest(${chunk.map((w) => w.id)}::text[], ${chunk.map((w) => w.accountId)}::text[],
-                  ${chunk.map((w, k) => url(w.id, first + k))}::text[], ${chunk.map((w) => w.secret)}::text[])
-           AS seeded (id, account_id, url, secret)`;
+                  ${chunk.map((w, k) => url(w.id, first + k))}::text[], ${sealed.map((s) => s.sealed.toString('base64'))}::text[])
+           AS seeded (id, account_id, url, sealed)`;
     await ctx.receivers('secrets', { entries: chunk.map((w) => [w.id, w.secret] as [string, string]) });
   }
   await ctx.receivers('probes', { prefix: `/probe/${tag}/` });

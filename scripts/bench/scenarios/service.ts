@@ -4,6 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
+import { parseSecretKeys } from '../../../src/config';
+import { createSecretBox, newSecretKeys } from '../../../src/secret-keys';
 import { newInternalToken } from '../../../src/secrets';
 import { CONFIG, DIST, ROOT, log } from '../lib/config';
 import { call, createAccount } from '../lib/http';
@@ -98,12 +100,14 @@ export async function startService(
   const sql = postgres(db.url, { max: 1, onnotice: () => {} });
   const stopSql = stack.onStop('harness database connection', () => sql.end({ timeout: 5 }));
   const internalApiToken = newInternalToken();
+  const secretKeys = newSecretKeys('bench');
   const apiPort = await stack.freePort();
   const env = {
     ...process.env,
     DATABASE_URL: db.url,
     TEMPORAL_ADDRESS: temporal.address,
     INTERNAL_API_TOKEN: internalApiToken,
+    SECRET_KEYS: secretKeys,
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
     NODE_EXTRA_CA_CERTS: ctx.caFile,
     DELIVERY_TIMEOUT_MS: String(CONFIG.deliveryTimeoutMs),
@@ -148,6 +152,7 @@ export async function startService(
     metricsUrl,
     temporal,
     sql,
+    secrets: createSecretBox(parseSecretKeys(secretKeys)),
     logFiles: processes.map((p) => ({ name: p.name, file: p.logFile })),
     internal,
     setUpFanout: (lists: ListLayout[]) => setUpFanout(ctx, baseUrl, internal, lists),

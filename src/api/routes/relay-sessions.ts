@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import { findListIdsNotOwned } from '../../db/lists';
 import { createRelaySession, issueRelayTicket } from '../../db/relay-sessions';
 import type { Sql } from '../../db/sql';
+import type { SecretBox } from '../../secret-keys';
 import { MAX_RELAY_SESSIONS_PER_ACCOUNT } from '../../limits';
 import { TOPICS } from '../../topics';
 import { apiErrors } from '../errors';
@@ -12,6 +13,7 @@ import { findOwnWebhook } from './webhooks';
 
 export interface RelaySessionRoutesDeps {
   sql: Sql;
+  secrets: SecretBox;
   /** Reads the JSON body, on the routes that take one. */
   body: Middleware<ApiState>;
 }
@@ -21,7 +23,7 @@ export interface RelaySessionRoutesDeps {
  * the tickets its connections are opened with. The connection itself is a WebSocket upgrade
  * that src/relay/hub.ts answers, outside these routes.
  */
-export function relaySessionRoutes({ sql, body: jsonBody }: RelaySessionRoutesDeps): Router<ApiState> {
+export function relaySessionRoutes({ sql, secrets, body: jsonBody }: RelaySessionRoutesDeps): Router<ApiState> {
   const router = new Router<ApiState>(ROUTER_OPTIONS);
 
   // A webhook of the account with relay: true, closed until its first connection.
@@ -31,7 +33,7 @@ export function relaySessionRoutes({ sql, body: jsonBody }: RelaySessionRoutesDe
     const listIds = body.listIds ?? [];
     const invalidListIds = await findListIdsNotOwned(sql, accountId, listIds);
     if (invalidListIds.length > 0) throw apiErrors.invalidListIds(invalidListIds);
-    const session = await createRelaySession(sql, { accountId, events: body.events ?? [...TOPICS], listIds }, ctx.state.actor!);
+    const session = await createRelaySession(sql, secrets, { accountId, events: body.events ?? [...TOPICS], listIds }, ctx.state.actor!);
     if (session === null) throw apiErrors.relayLimitExceeded(MAX_RELAY_SESSIONS_PER_ACCOUNT);
     ctx.status = 201;
     ctx.set('Location', `/v3/webhooks/${session.id}`);

@@ -10,12 +10,13 @@ import {
   deleteWebhookRow,
   findWebhook,
   findWebhookByUrl,
-  getWebhookSecret,
+  findSealedSecret,
   listWebhooks,
   replaceWebhookSecret,
   updateSubscription,
 } from '../../db/webhooks';
 import { idPattern, newId } from '../../ids';
+import type { SecretBox } from '../../secret-keys';
 import { newSigningSecret } from '../../secrets';
 import type { RegisteredWebhook } from '../../contract/payloads';
 import type { Workflows } from '../../temporal/client';
@@ -31,6 +32,7 @@ import { validate, validators } from '../schemas';
 
 export interface WebhookRoutesDeps {
   sql: Sql;
+  secrets: SecretBox;
   workflows: Workflows;
   /** Parses, normalises and checks a webhook URL against the SSRF policy, or throws UrlNotAllowedError. */
   checkUrl: (raw: string) => Promise<URL>;
@@ -40,7 +42,14 @@ export interface WebhookRoutesDeps {
 }
 
 /** The public webhook routes under /v3; the caller has authenticated the account. */
-export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, body: jsonBody }: WebhookRoutesDeps): Router<ApiState> {
+export function webhookRoutes({
+  sql,
+  secrets,
+  workflows,
+  checkUrl,
+  deliveryTimeoutMs,
+  body: jsonBody,
+}: WebhookRoutesDeps): Router<ApiState> {
   const router = new Router<ApiState>(ROUTER_OPTIONS);
 
   const ownWebhook = (ctx: PathContext) => findOwnWebhook(sql, ctx);
@@ -74,9 +83,9 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     const listIds = body.listIds ?? [];
     await assertListsOwned(accountId, listIds).catch(countAs('invalid_list_ids'));
 
-    // The secret is kept here, in PostgreSQL, for the workflow's ping to be signed with.
+    // The secret is kept here, sealed in PostgreSQL, for the workflow's ping to be signed with.
     const registrationId = newId('reg');
-    const { webhookId } = await beginRegistration(sql, { registrationId, accountId, url });
+    const { webhookId } = await beginRegistration(sql, secrets, { registrationId, accountId, url });
     const result = await workflows.runRegistration({
       registrationId,
       webhookId,
@@ -90,7 +99,8 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     metrics.registrations.inc({ outcome: result.outcome });
     switch (result.outcome) {
       case 'created': {
-        const secret = await getWebhookSecret(sql, result.webhook.id);
+        const sealed = await findSealedSecret(sql, result.webhook.id);
+        const secret = sealed && secrets.open(sealed, result.webhook.id);
         ctx.status = 201;
         ctx.set('Location', `/v3/webhooks/${result.webhook.id}`);
         ctx.body = { ...(await answered(accountId, result.webhook)), secret };
@@ -204,12 +214,12 @@ export function webhookRoutes({ sql, workflows, checkUrl, deliveryTimeoutMs, bod
     ctx.body = { deliveryId, ...result };
   });
 
-  // Never through Temporal: the secret stays in PostgreSQL and in this one answer.
+  // Never through Temporal: the secret stays in PostgreSQL, sealed, and in this one answer.
   router.post('/webhooks/:id/secret', jsonBody, async (ctx) => {
     const body = ctx.request.body === undefined ? {} : validate(validators.rotateSecretBody, ctx.request.body);
     const webhook = await ownWebhook(ctx);
     const secret = body.secret ?? newSigningSecret();
-    await replaceWebhookSecret(sql, webhook.id, secret, ctx.state.actor!);
+    await replaceWebhookSecret(sql, webhook.id, secrets.seal(secret, webhook.id), ctx.state.actor!);
     ctx.body = { secret };
   });
 

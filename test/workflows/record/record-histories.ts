@@ -27,9 +27,22 @@ import {
   redeliveryWorkflowId,
   registrationWorkflowId,
   testEventWorkflowId,
+  reencryptionWorkflowId,
 } from '../../../src/contract/workflows';
 import type { ListWriteDeliveries } from '../../../src/contract/payloads';
-import { deliverListWrite, mailNotice, probePausedWebhook, pruneRecords, recoverDeliveries, webhookLifecycle } from '../../../workflows';
+import {
+  deliverListWrite,
+  mailNotice,
+  probePausedWebhook,
+  pruneRecords,
+  recoverDeliveries,
+  reencryptSecrets,
+  webhookLifecycle,
+} from '../../../workflows';
+import { RESEAL_BATCH_SIZE } from '../../../activities/reencryption';
+import { parseSecretKeys } from '../../../src/config';
+import { createSecretBox } from '../../../src/secret-keys';
+import { insertSealedWebhooks } from '../../support/sealed-webhooks';
 import { lifecycleStateQuery } from '../../../src/contract/messages';
 import { insertNotice } from '../../../src/db/notices';
 import { recordRecovery } from '../../../src/db/recoveries';
@@ -38,6 +51,7 @@ import { AccountIdKey, ListIdKey, WebhookIdKey, WebhookStatusKey } from '../../.
 import type { Receiver } from '../../support/receiver';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { waitFor } from '../../support/wait';
+import { FIXED_SECRET_KEYS, fixedSecretBox } from '../../../scripts/lib/fixed-secret-keys';
 import {
   earlierRecording,
   eventSequence,
@@ -52,13 +66,19 @@ const histories = traced ? tracedHistoriesDirectory : historiesDirectory;
 const directory = path.join(histories, release);
 const written: string[] = [];
 const leftOut: string[] = [];
+/** A key the stack also holds, after the fixed one: secrets sealed under it are re-sealed under the first. */
+const OLDER_KEY = `recorder-older:${Buffer.alloc(32, 5).toString('base64')}`;
 
 let stack: TestStack;
 let receiver: Receiver;
 beforeAll(async () => {
   // Tracing on without an exporter: the trace context travels, and nothing is sent anywhere.
   // Probes a second apart, so that a pause's probes are recorded within the run.
-  stack = await startTestStack({ PROBE_INTERVALS: '1s', ...(traced ? { TRACE_RECEIVERS: 'on' } : {}) });
+  stack = await startTestStack({
+    PROBE_INTERVALS: '1s',
+    SECRET_KEYS: `${FIXED_SECRET_KEYS},${OLDER_KEY}`,
+    ...(traced ? { TRACE_RECEIVERS: 'on' } : {}),
+  });
   receiver = await stack.startReceiver();
   // Paths under /fail answer 500; everything else 200.
   receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
@@ -299,6 +319,7 @@ describe(`recording workflow histories of release ${release}`, () => {
     const activities = createActivities({
       sql: stack.service.sql,
       http,
+      secrets: fixedSecretBox(),
       logger: createLogger('silent'),
       metrics,
       client: stack.service.client,
@@ -499,5 +520,22 @@ describe(`recording workflow histories of release ${release}`, () => {
     expect(await continued.result()).toMatchObject({ status: 'completed', total: 5, delivered: 5 });
     await save('recovery-continued-as-new', workflowId, continued.firstExecutionRunId);
     await save('recovery-completed', workflowId);
+  });
+
+  it('reencryptSecrets: continue-as-new after its batches, and completed', async () => {
+    // One secret more than a batch holds, under the older key: a run of one batch continues-as-new, and the next completes.
+    const account = await stack.createAccount();
+    const older = createSecretBox(parseSecretKeys(OLDER_KEY));
+    await insertSealedWebhooks(stack.service.sql, older, account.id, RESEAL_BATCH_SIZE + 1, (i) => `https://receiver.test/resealed/${i}`);
+    const keyId = fixedSecretBox().keyId;
+    const workflowId = reencryptionWorkflowId(stack.taskQueue, keyId);
+    const started = await stack.service.client.workflow.start(reencryptSecrets, {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [{ keyId, batchesPerRun: 1 }],
+    });
+    expect(await started.result()).toEqual({ keyId, resealed: RESEAL_BATCH_SIZE + 1 });
+    await save('reencryption-continued-as-new', workflowId, started.firstExecutionRunId);
+    await save('reencryption-completed', workflowId);
   });
 });

@@ -1,0 +1,122 @@
+// Signing secrets at rest: sealed with AES-256-GCM under the keys of SECRET_KEYS (the first
+// seals, every one opens), a fresh 96-bit nonce each, the webhook's id as associated data, so
+// that a sealed secret opens only as the secret of the webhook it was sealed for. Stored as the
+// key's id beside nonce ‖ ciphertext ‖ tag; the key itself never leaves the process.
+import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+
+/** One key of SECRET_KEYS. A KeyObject prints as its type alone, never its bytes. */
+export interface SecretKey {
+  id: string;
+  key: KeyObject;
+}
+
+/** A signing secret as PostgreSQL keeps it: the id of the key that sealed it, and nonce ‖ ciphertext ‖ tag. */
+export interface SealedSecret {
+  keyId: string;
+  sealed: Buffer;
+}
+
+export interface SecretBox {
+  /** The first key's id: what seal() seals under. */
+  readonly keyId: string;
+  /** Whether a key of this id is configured (it can open what was sealed under it). */
+  holds(keyId: string): boolean;
+  seal(secret: string, webhookId: string): SealedSecret;
+  /** Throws UnknownSecretKeyError for a key not configured, SealedSecretError for bytes that do not open. */
+  open(secret: SealedSecret, webhookId: string): string;
+}
+
+const ALGORITHM = 'aes-256-gcm';
+const KEY_BYTES = 32;
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+
+/** A key id: 1 to 32 letters, digits, `_` or `-`. */
+export const KEY_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
+
+export class UnknownSecretKeyError extends Error {
+  override readonly name = 'UnknownSecretKeyError';
+  constructor(readonly keyId: string) {
+    super(`signing secrets sealed under key "${keyId}" cannot be opened: SECRET_KEYS holds no key of that id`);
+  }
+}
+
+export class SealedSecretError extends Error {
+  override readonly name = 'SealedSecretError';
+}
+
+/** A secret key from its 32 bytes in base64 (standard or URL-safe alphabet); null for anything else. */
+export function secretKeyFrom(base64: string): KeyObject | null {
+  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(base64)) return null;
+  const bytes = Buffer.from(base64, 'base64');
+  return bytes.length === KEY_BYTES ? createSecretKey(bytes) : null;
+}
+
+/** A SECRET_KEYS value of one new random key, as kept under the data directory when SECRET_KEYS is unset. */
+export function newSecretKeys(keyId: string): string {
+  return `${keyId}:${randomBytes(KEY_BYTES).toString('base64')}`;
+}
+
+/** Seals under the first of `keys` and opens under any of them. */
+export function createSecretBox(keys: readonly SecretKey[]): SecretBox {
+  if (keys.length === 0) throw new Error('a secret box needs at least one key');
+  const byId = new Map(keys.map(({ id, key }) => [id, key]));
+  const first = keys[0];
+  return {
+    keyId: first.id,
+    holds: (keyId) => byId.has(keyId),
+    seal(secret, webhookId) {
+      const nonce = randomBytes(NONCE_BYTES);
+      const cipher = createCipheriv(ALGORITHM, first.key, nonce, { authTagLength: TAG_BYTES });
+      cipher.setAAD(Buffer.from(webhookId, 'utf8'));
+      const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+      return { keyId: first.id, sealed: Buffer.concat([nonce, ciphertext, cipher.getAuthTag()]) };
+    },
+    open({ keyId, sealed }, webhookId) {
+      const key = byId.get(keyId);
+      if (key === undefined) throw new UnknownSecretKeyError(keyId);
+      const cannotOpen = () =>
+        new SealedSecretError(
+          `the signing secret of ${webhookId} does not open under key "${keyId}": altered, or sealed for another webhook`,
+        );
+      if (sealed.length < NONCE_BYTES + TAG_BYTES) throw cannotOpen();
+      const decipher = createDecipheriv(ALGORITHM, key, sealed.subarray(0, NONCE_BYTES), { authTagLength: TAG_BYTES });
+      decipher.setAAD(Buffer.from(webhookId, 'utf8'));
+      decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+      try {
+        return Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+      } catch {
+        throw cannotOpen();
+      }
+    },
+  };
+}
+
+/**
+ * `box`, remembering what it opened, per webhook, for the `max` webhooks used last: a delivery
+ * to a webhook whose sealed secret is the one opened before takes it from memory. A rotation or
+ * a re-encryption stores other bytes, which are opened again. Sealing is the box's own.
+ */
+export function rememberOpened(box: SecretBox, max: number): SecretBox {
+  const opened = new Map<string, { secret: SealedSecret; clear: string }>();
+  return {
+    get keyId() {
+      return box.keyId;
+    },
+    holds: (keyId) => box.holds(keyId),
+    seal: (secret, webhookId) => box.seal(secret, webhookId),
+    open(secret, webhookId) {
+      const known = opened.get(webhookId);
+      // A Map iterates in insertion order: taken out and put back, an entry is the newest.
+      opened.delete(webhookId);
+      if (known && known.secret.keyId === secret.keyId && known.secret.sealed.equals(secret.sealed)) {
+        opened.set(webhookId, known);
+        return known.clear;
+      }
+      const clear = box.open(secret, webhookId);
+      opened.set(webhookId, { secret: { keyId: secret.keyId, sealed: Buffer.from(secret.sealed) }, clear });
+      if (opened.size > max) opened.delete(opened.keys().next().value!);
+      return clear;
+    },
+  };
+}
