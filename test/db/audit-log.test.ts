@@ -10,6 +10,7 @@ import { recordAskedDeliveries } from '../../src/db/deliveries';
 import { createRelaySession, sweepRelaySessions } from '../../src/db/relay-sessions';
 import { deleteRecordsOlderThan } from '../../src/db/retention';
 import { deleteWebhookRow, mirrorWebhookState } from '../../src/db/webhooks';
+import { fixedSecretBox } from '../../scripts/lib/fixed-secret-keys';
 import { attemptRecord, insertWebhook } from '../../scripts/lib/webhook-rows';
 import { TEST_ACTOR, useMigratedDatabase } from '../support/database';
 import { initialLifecycleState, storeRules } from '../support/lifecycle-state';
@@ -95,7 +96,12 @@ describe('recordAskedDeliveries', () => {
 describe('relay sessions', () => {
   it('records relay.opened with who opened it, and relay.closed with no actor when the service deletes it past its grace', async () => {
     const { id: accountId } = await createAccount(database.sql, 'relay audit');
-    const session = (await createRelaySession(database.sql, { accountId, events: ['list.changed'], listIds: [] }, TEST_ACTOR))!;
+    const session = (await createRelaySession(
+      database.sql,
+      fixedSecretBox(),
+      { accountId, events: ['list.changed'], listIds: [] },
+      TEST_ACTOR,
+    ))!;
     await database.sql`UPDATE webhooks SET relay_closed_at = now() - interval '2 minutes' WHERE id = ${session.id}`;
     expect((await sweepRelaySessions(database.sql, 60)).deleted).toContain(session.id);
     expect(await entries(accountId)).toEqual([

@@ -8,7 +8,7 @@ import { createAccount } from '../../src/db/accounts';
 import { beginRegistration, claimRegistrationPing } from '../../src/db/registrations';
 import { countSealedUnderOtherKeys, keyIdsInUse, resealSecrets } from '../../src/db/sealed-secrets';
 import type { Sql } from '../../src/db/sql';
-import { findSealedSecret, replaceWebhookSecret } from '../../src/db/webhooks';
+import { findSealedSecret } from '../../src/db/webhooks';
 import { newId } from '../../src/ids';
 import { createSecretBox } from '../../src/secret-keys';
 import { FIXED_SECRET_KEYS, fixedSecretBox } from '../../scripts/lib/fixed-secret-keys';
@@ -77,7 +77,9 @@ describe('resealSecrets', () => {
       const rotation = await sql.reserve();
       try {
         await rotation`BEGIN`;
-        await replaceWebhookSecret(rotation, rotating, rotated.seal('whsec_rotated-by-its-owner-while-resealing', rotating));
+        // The UPDATE of replaceWebhookSecret, whose own transaction would commit at once.
+        const sealed = rotated.seal('whsec_rotated-by-its-owner-while-resealing', rotating);
+        await rotation`UPDATE webhooks SET secret_key_id = ${sealed.keyId}, secret_sealed = ${sealed.sealed} WHERE id = ${rotating}`;
         const batch = resealSecrets(sql, rotated, 500);
         await waitFor(
           async () => {
