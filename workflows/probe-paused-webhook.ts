@@ -13,8 +13,8 @@ import { oneAttempt } from './one-attempt';
  * never reactivates anything. Reactivating or deleting the webhook cancels it.
  */
 export async function probePausedWebhook(input: ProbeInput): Promise<void> {
-  // Local: the probe runs in the workflow task its timer wakes, with no round trip through the
-  // server, at about half the cost. A retried task may send a probe again: a ping, harmless.
+  // Local: the probe runs in the workflow task its timer wakes, with no activity task and no
+  // second workflow task. A retried task may send a probe again: a ping, harmless.
   const { probeWebhook } = oneAttempt(input.plan.deliveryTimeoutMs, { local: true });
   for (let sent = input.sent; ; sent++) {
     const dueAt = probeDueAt(input.plan, input.since, sent);
