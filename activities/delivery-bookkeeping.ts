@@ -1,9 +1,9 @@
 // A worker's delivery bookkeeping: the claims and log rows of the deliveries it runs, and
 // the outcomes it tells each webhook's `webhook/{id}`, each gathered across the deliveries
 // under way in this process. A write's deliveries start together, so their claims reach
-// PostgreSQL in one statement rather than one each; their POSTs end apart, so their log rows
-// wait a moment for each other; and a webhook failing fast gets a few signals a second
-// rather than one per delivery.
+// PostgreSQL in one statement rather than one each; event deliveries' log rows wait for
+// those of the writes that follow, so one statement logs several writes; and a webhook
+// failing fast gets a few signals a second rather than one per delivery.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import DataLoader from 'dataloader';
@@ -44,44 +44,89 @@ export function createDeliveryBookkeeping(sql: Sql, client: Client): DeliveryBoo
 }
 
 /**
- * How long a log row waits for others before its statement is sent. The statement's fixed
- * cost in PostgreSQL is several times a row's, and POSTs end apart (a write's ten on loopback
- * within a few milliseconds), so alone each would pay it. The wait delays the end of the
- * delivery's activity, not its POST: the claim, before the POST, never waits.
+ * How long an event delivery's log row waits for others before its statement is sent. A
+ * statement's fixed cost in PostgreSQL is several times a row's, and its updates of each
+ * webhook's counters, health hour and account meter are made once however many of the
+ * webhook's rows it holds; so the rows of the writes that follow within this time share them.
+ * At 20 writes/s of fan-out 10 that halves PostgreSQL's CPU per delivery against a wait of
+ * 10 ms (docs/performance.md). The wait delays the end of the delivery's activity, and so
+ * the count of a failure, not its POST: the claim, before the POST, hardly waits.
  */
-export const LOG_ROWS_GATHER_MS = 10;
+export const LOG_ROWS_GATHER_MS = 250;
 
-/** The claims and log rows of this process's deliveries, gathered into batches of one statement each. */
+/**
+ * A batch of event deliveries' log rows this full goes without waiting out the rest of
+ * LOG_ROWS_GATHER_MS: its statement's fixed cost is already shared, and the rows wait in
+ * local activities, whose slots (100 a worker by default) would otherwise cap a worker at
+ * about 100 deliveries per LOG_ROWS_GATHER_MS.
+ */
+export const LOG_ROWS_PER_STATEMENT = 50;
+
+/**
+ * How long a claim waits for others. A write's deliveries start as local activities of one
+ * workflow task, a millisecond or so apart: without this the first went alone and the rest
+ * in a second statement. It is the only wait before a POST.
+ */
+export const CLAIMS_GATHER_MS = 2;
+
+/**
+ * The claims and log rows of this process's deliveries, gathered into batches of one statement
+ * each. The log rows of pings, test events, redeliveries and probes never wait: an owner, or a
+ * recovery's pace, waits on each of them.
+ */
 export function createDeliveryBatcher(sql: Sql): DeliveryBatcher {
-  const claims = batchedOneAtATime((batch: readonly DeliveryClaim[]) => claimDeliveries(sql, batch));
-  const records = batchedOneAtATime((batch: readonly DeliveryRecord[]) => recordAskedDeliveries(sql, batch), LOG_ROWS_GATHER_MS);
+  const claims = batchedOneAtATime((batch: readonly DeliveryClaim[]) => claimDeliveries(sql, batch), { gatherMs: CLAIMS_GATHER_MS });
+  const logRows = (options: { gatherMs: number; maxBatchSize?: number }) =>
+    batchedOneAtATime((batch: readonly DeliveryRecord[]) => recordAskedDeliveries(sql, batch), options);
+  const eventRows = logRows({ gatherMs: LOG_ROWS_GATHER_MS, maxBatchSize: LOG_ROWS_PER_STATEMENT });
+  const onDemandRows = logRows({ gatherMs: 0 });
   return {
     claim: (claim) => claims.load(claim),
-    record: (delivery) => records.load(delivery),
+    record: (delivery) => (delivery.kind === 'event' ? eventRows : onDemandRows).load(delivery),
   };
 }
 
 /**
  * A loader whose statements run one at a time: a batch is sent `gatherMs` after its first
- * call came (at the end of that call's turn of the event loop, with 0), or once the statement
- * before it has answered, whichever is later. Idle, a call waits for nothing more; busy, the
- * calls that come while a statement runs go together in the next one (a group commit)
- * instead of queueing a statement each.
+ * call came (at the end of that call's turn of the event loop, with 0), or as soon as it holds
+ * `maxBatchSize` calls, and never before the statement ahead of it has answered. Idle, a call
+ * waits for nothing more; busy, the calls that come while a statement runs go together in the
+ * next one (a group commit) instead of queueing a statement each.
  */
-function batchedOneAtATime<K, V>(run: (batch: readonly K[]) => Promise<V[]>, gatherMs = 0): DataLoader<K, V> {
-  let previous: Promise<unknown> = Promise.resolve();
+function batchedOneAtATime<K, V>(run: (batch: readonly K[]) => Promise<V[]>, { gatherMs = 0, maxBatchSize = 500 } = {}): DataLoader<K, V> {
+  let running: Promise<unknown> = Promise.resolve();
+  /** Settles once the last batch sent so far has its answer: the next waits for it. */
+  let sent: Promise<unknown> = Promise.resolve();
+  /** Sends the batch being gathered; null once it is sent. */
+  let sendGathering: (() => void) | null = null;
   return new DataLoader<K, V>(
     (batch) => {
       const statement = run(batch);
-      previous = statement.catch(() => {});
+      running = statement.catch(() => {});
       return statement;
     },
     {
       cache: false, // every call is work to do, never an answer to reuse
-      maxBatchSize: 500,
+      maxBatchSize,
       batchScheduleFn: (send) => {
-        const gathered = gatherMs === 0 ? previous : Promise.all([previous, new Promise((resolve) => setTimeout(resolve, gatherMs))]);
-        void gathered.then(() => setImmediate(send));
+        // DataLoader opens a batch while another still gathers only when that one is full.
+        sendGathering?.();
+        const sendOnce = () => {
+          if (sendGathering !== sendOnce) return;
+          sendGathering = null;
+          sent = sent.then(
+            () =>
+              new Promise((answered) =>
+                setImmediate(() => {
+                  send();
+                  void running.then(answered);
+                }),
+              ),
+          );
+        };
+        sendGathering = sendOnce;
+        if (gatherMs === 0) sendOnce();
+        else setTimeout(sendOnce, gatherMs);
       },
     },
   );

@@ -1,7 +1,12 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createAccount } from '../../src/db/accounts';
-import { createDeliveryBatcher, LOG_ROWS_GATHER_MS, type DeliveryBatcher } from '../../activities/delivery-bookkeeping';
+import {
+  createDeliveryBatcher,
+  LOG_ROWS_GATHER_MS,
+  LOG_ROWS_PER_STATEMENT,
+  type DeliveryBatcher,
+} from '../../activities/delivery-bookkeeping';
 import type { Sql } from '../../src/db/sql';
 import { newId } from '../../src/ids';
 import { useMigratedDatabase } from '../support/database';
@@ -105,12 +110,50 @@ describe('createDeliveryBatcher', () => {
     }
   });
 
+  it('sends a batch of LOG_ROWS_PER_STATEMENT log rows as soon as another row comes, without waiting out the gathering', async () => {
+    const webhookId = await newWebhook();
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      events.length = 0;
+      const full = Array.from({ length: LOG_ROWS_PER_STATEMENT }, () => batcher.record(attemptRecord(webhookId)));
+      await database.sql`SELECT 1`;
+      expect(events).toEqual([]);
+      const next = batcher.record(attemptRecord(webhookId));
+      // No timer advances: the full batch goes on its own, the next row waits for its time.
+      expect(await Promise.all(full)).toHaveLength(LOG_ROWS_PER_STATEMENT);
+      expect(events).toEqual(['record statement']);
+      vi.advanceTimersByTime(LOG_ROWS_GATHER_MS);
+      await next;
+      expect(events).toEqual(['record statement', 'record statement']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("sends an on-demand attempt's log row at once, while event deliveries' rows wait", async () => {
+    const webhookId = await newWebhook();
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      events.length = 0;
+      const event = batcher.record(attemptRecord(webhookId));
+      await database.sql`SELECT 1`;
+      // No timer advances: the ping's statement goes on its own, the event's row keeps waiting.
+      expect(await batcher.record(attemptRecord(webhookId, { kind: 'ping' }))).toEqual({ failuresToReset: false });
+      expect(events).toEqual(['record statement']);
+      vi.advanceTimersByTime(LOG_ROWS_GATHER_MS);
+      expect(await event).toEqual({ failuresToReset: false });
+      expect(events).toEqual(['record statement', 'record statement']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('fails every call of a batch whose statement fails, and goes on with the next', async () => {
     const webhookId = await newWebhook();
-    // A kind the deliveries table refuses: its CHECK fails the whole statement.
-    const refused = { ...attemptRecord(webhookId), kind: 'unknown' as never };
+    // A row the deliveries table refuses (it has no event): its NOT NULL fails the whole statement.
+    const refused = { ...attemptRecord(webhookId), event: null as never };
     const failing = [batcher.record(attemptRecord(webhookId)), batcher.record(refused)];
-    for (const call of failing) await expect(call).rejects.toThrow(/deliveries_kind_check/);
+    for (const call of failing) await expect(call).rejects.toThrow(/null value in column "event"/);
     await expect(batcher.record(attemptRecord(webhookId))).resolves.toEqual({ failuresToReset: false });
     const [{ count }] = await database.sql<
       { count: number }[]
