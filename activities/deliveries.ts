@@ -12,6 +12,7 @@ import type {
   TestEvent,
 } from '../src/contract/payloads';
 import { DELIVERY_FAILED, WEBHOOK_GONE } from '../src/contract/rules';
+import { isBulkTaskQueue } from '../src/contract/workflows';
 import { findDeliveryTarget, type DeliveryRecord, type DeliveryTarget } from '../src/db/deliveries';
 import type { DeliveryBookkeeping } from './delivery-bookkeeping';
 import { eventPayload, pingPayload, postSigned } from '../src/delivery/message';
@@ -150,7 +151,12 @@ export function createDeliveryActivities({ sql, http, secrets, logger, metrics }
       error: result.error,
       durationMs: result.durationMs,
     });
-    return bookkeeping.record(eventRecord(delivery, event, attempt));
+    return recordEvent(eventRecord(delivery, event, attempt));
+  }
+
+  /** An event delivery's log row, gathered as its write's task queue allows (createDeliveryBatcher). */
+  function recordEvent(record: DeliveryRecord): Promise<{ failuresToReset: boolean }> {
+    return bookkeeping.record(record, { bulk: isBulkTaskQueue(Context.current().info.taskQueue) });
   }
 
   /** A ping, redelivery or test event an owner asked for, to the webhook as it is now. */
@@ -233,7 +239,7 @@ export function createDeliveryActivities({ sql, http, secrets, logger, metrics }
       }
       // Paused: logged as skipped, never sent, never counted.
       if (target.status !== 'active') {
-        await bookkeeping.record(eventRecord(delivery, event, { result: 'skipped', request: null, response: null }));
+        await recordEvent(eventRecord(delivery, event, { result: 'skipped', request: null, response: null }));
         return skip(delivery, event, 'paused');
       }
       const body = eventPayload(delivery.topic, event.listId, event.cursor, event.at);

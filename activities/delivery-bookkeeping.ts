@@ -15,8 +15,11 @@ import { currentTraceId, inDatabaseSpan, inSpan } from '../src/tracing/spans';
 export interface DeliveryBatcher {
   /** See `claimDeliveries`. */
   claim: (claim: DeliveryClaim) => Promise<ClaimedTarget | null>;
-  /** See `recordDeliveries` and `recordAskedDeliveries`. */
-  record: (delivery: DeliveryRecord) => Promise<{ failuresToReset: boolean }>;
+  /**
+   * See `recordDeliveries` and `recordAskedDeliveries`. `bulk`: an event delivery of the bulk
+   * task queue (a large write), whose rows fill a statement by themselves.
+   */
+  record: (delivery: DeliveryRecord, from?: { bulk: boolean }) => Promise<{ failuresToReset: boolean }>;
 }
 
 export interface OutcomeSignals {
@@ -35,7 +38,7 @@ export function createDeliveryBookkeeping(sql: Sql, client: Client): DeliveryBoo
   const outcomes = createOutcomeSignals(client);
   return {
     claim: (claim) => inDatabaseSpan('claim delivery', () => batcher.claim(claim)),
-    record: (delivery) => inDatabaseSpan('log delivery', () => batcher.record({ ...delivery, traceId: currentTraceId() })),
+    record: (delivery, from) => inDatabaseSpan('log delivery', () => batcher.record({ ...delivery, traceId: currentTraceId() }, from)),
     tellOutcome: (webhookId, delivered) =>
       inSpan('tell webhook/{id}', { 'webhook.id': webhookId, outcome: delivered ? 'delivered' : 'failed' }, () =>
         outcomes.tell(webhookId, delivered),
@@ -44,15 +47,22 @@ export function createDeliveryBookkeeping(sql: Sql, client: Client): DeliveryBoo
 }
 
 /**
- * How long an event delivery's log row waits for others before its statement is sent. A
- * statement's fixed cost in PostgreSQL is several times a row's, and its updates of each
- * webhook's counters, health hour and account meter are made once however many of the
+ * How long the log row of a small write's event delivery waits for others before its statement
+ * is sent. A statement's fixed cost in PostgreSQL is several times a row's, and its updates of
+ * each webhook's counters, health hour and account meter are made once however many of the
  * webhook's rows it holds; so the rows of the writes that follow within this time share them.
  * At 20 writes/s of fan-out 10 that halves PostgreSQL's CPU per delivery against a wait of
  * 10 ms (docs/performance.md). The wait delays the end of the delivery's activity, and so
  * the count of a failure, not its POST: the claim, before the POST, hardly waits.
  */
 export const LOG_ROWS_GATHER_MS = 250;
+
+/**
+ * How long the log row of a large write's delivery (the bulk task queue) waits: its write's
+ * own deliveries, as many at once as the queue's slots (BULK_DELIVERIES_PER_WORKER), fill a
+ * statement, and a longer wait would hold those few slots and slow the write.
+ */
+export const BULK_LOG_ROWS_GATHER_MS = 10;
 
 /**
  * A batch of event deliveries' log rows this full goes without waiting out the rest of
@@ -78,11 +88,13 @@ export function createDeliveryBatcher(sql: Sql): DeliveryBatcher {
   const claims = batchedOneAtATime((batch: readonly DeliveryClaim[]) => claimDeliveries(sql, batch), { gatherMs: CLAIMS_GATHER_MS });
   const logRows = (options: { gatherMs: number; maxBatchSize?: number }) =>
     batchedOneAtATime((batch: readonly DeliveryRecord[]) => recordAskedDeliveries(sql, batch), options);
-  const eventRows = logRows({ gatherMs: LOG_ROWS_GATHER_MS, maxBatchSize: LOG_ROWS_PER_STATEMENT });
+  const smallWriteRows = logRows({ gatherMs: LOG_ROWS_GATHER_MS, maxBatchSize: LOG_ROWS_PER_STATEMENT });
+  const bulkRows = logRows({ gatherMs: BULK_LOG_ROWS_GATHER_MS });
   const onDemandRows = logRows({ gatherMs: 0 });
   return {
     claim: (claim) => claims.load(claim),
-    record: (delivery) => (delivery.kind === 'event' ? eventRows : onDemandRows).load(delivery),
+    record: (delivery, { bulk } = { bulk: false }) =>
+      (delivery.kind !== 'event' ? onDemandRows : bulk ? bulkRows : smallWriteRows).load(delivery),
   };
 }
 

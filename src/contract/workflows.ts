@@ -31,6 +31,7 @@ export const TASK_QUEUE = 'webhooks';
  * ahead of another account's one-delivery write on `taskQueue`.
  */
 export const bulkTaskQueue = (taskQueue: string) => `${taskQueue}-bulk`;
+export const isBulkTaskQueue = (taskQueue: string) => taskQueue.endsWith('-bulk');
 
 /**
  * Each workflow type by its name, as the client starts it: the signatures the functions in

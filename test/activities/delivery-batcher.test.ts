@@ -2,6 +2,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createAccount } from '../../src/db/accounts';
 import {
+  BULK_LOG_ROWS_GATHER_MS,
   createDeliveryBatcher,
   LOG_ROWS_GATHER_MS,
   LOG_ROWS_PER_STATEMENT,
@@ -124,6 +125,25 @@ describe('createDeliveryBatcher', () => {
       expect(events).toEqual(['record statement']);
       vi.advanceTimersByTime(LOG_ROWS_GATHER_MS);
       await next;
+      expect(events).toEqual(['record statement', 'record statement']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("holds a large write's log row (the bulk task queue) only BULK_LOG_ROWS_GATHER_MS", async () => {
+    const webhookId = await newWebhook();
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      events.length = 0;
+      const small = batcher.record(attemptRecord(webhookId));
+      const bulk = batcher.record(attemptRecord(webhookId), { bulk: true });
+      await database.sql`SELECT 1`;
+      vi.advanceTimersByTime(BULK_LOG_ROWS_GATHER_MS);
+      expect(await bulk).toEqual({ failuresToReset: false });
+      expect(events).toEqual(['record statement']);
+      vi.advanceTimersByTime(LOG_ROWS_GATHER_MS - BULK_LOG_ROWS_GATHER_MS);
+      await small;
       expect(events).toEqual(['record statement', 'record statement']);
     } finally {
       vi.useRealTimers();
