@@ -41,6 +41,16 @@ async function newWebhook(): Promise<string> {
   return insertWebhook(database.sql, account.id);
 }
 
+/** Runs `test` with only setTimeout faked: turns of the event loop and the database's answers stay real. */
+async function withFakeTimeouts(test: () => Promise<void>): Promise<void> {
+  vi.useFakeTimers({ toFake: ['setTimeout'] });
+  try {
+    await test();
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
 describe('createDeliveryBatcher', () => {
   it('sends the claims and the log rows made in one turn of the event loop as one statement each', async () => {
     const webhookIds = [await newWebhook(), await newWebhook()];
@@ -92,9 +102,7 @@ describe('createDeliveryBatcher', () => {
 
   it('holds a log row LOG_ROWS_GATHER_MS for the rows that come after it, and sends them together', async () => {
     const webhookId = await newWebhook();
-    // Only the clock is faked: turns of the event loop and the database's answers are real.
-    vi.useFakeTimers({ toFake: ['setTimeout'] });
-    try {
+    await withFakeTimeouts(async () => {
       events.length = 0;
       const first = batcher.record(attemptRecord(webhookId));
       await database.sql`SELECT 1`;
@@ -106,15 +114,12 @@ describe('createDeliveryBatcher', () => {
       vi.advanceTimersByTime(1);
       expect(await Promise.all([first, second])).toEqual([{ failuresToReset: false }, { failuresToReset: false }]);
       expect(events).toEqual(['record statement']);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it('sends a batch of LOG_ROWS_PER_STATEMENT log rows as soon as another row comes, without waiting out the gathering', async () => {
     const webhookId = await newWebhook();
-    vi.useFakeTimers({ toFake: ['setTimeout'] });
-    try {
+    await withFakeTimeouts(async () => {
       events.length = 0;
       const full = Array.from({ length: LOG_ROWS_PER_STATEMENT }, () => batcher.record(attemptRecord(webhookId)));
       await database.sql`SELECT 1`;
@@ -126,15 +131,12 @@ describe('createDeliveryBatcher', () => {
       vi.advanceTimersByTime(LOG_ROWS_GATHER_MS);
       await next;
       expect(events).toEqual(['record statement', 'record statement']);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it("holds a large write's log row (the bulk task queue) only BULK_LOG_ROWS_GATHER_MS", async () => {
     const webhookId = await newWebhook();
-    vi.useFakeTimers({ toFake: ['setTimeout'] });
-    try {
+    await withFakeTimeouts(async () => {
       events.length = 0;
       const small = batcher.record(attemptRecord(webhookId));
       const bulk = batcher.record(attemptRecord(webhookId), { bulk: true });
@@ -145,15 +147,12 @@ describe('createDeliveryBatcher', () => {
       vi.advanceTimersByTime(LOG_ROWS_GATHER_MS - BULK_LOG_ROWS_GATHER_MS);
       await small;
       expect(events).toEqual(['record statement', 'record statement']);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it("sends an on-demand attempt's log row at once, while event deliveries' rows wait", async () => {
     const webhookId = await newWebhook();
-    vi.useFakeTimers({ toFake: ['setTimeout'] });
-    try {
+    await withFakeTimeouts(async () => {
       events.length = 0;
       const event = batcher.record(attemptRecord(webhookId));
       await database.sql`SELECT 1`;
@@ -163,9 +162,7 @@ describe('createDeliveryBatcher', () => {
       vi.advanceTimersByTime(LOG_ROWS_GATHER_MS);
       expect(await event).toEqual({ failuresToReset: false });
       expect(events).toEqual(['record statement', 'record statement']);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it('fails every call of a batch whose statement fails, and goes on with the next', async () => {
