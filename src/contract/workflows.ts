@@ -31,6 +31,7 @@ export const TASK_QUEUE = 'webhooks';
  * ahead of another account's one-delivery write on `taskQueue`.
  */
 export const bulkTaskQueue = (taskQueue: string) => `${taskQueue}-bulk`;
+/** Whether a task queue is a bulk one (bulkTaskQueue's): an activity reads its own from its Context. */
 export const isBulkTaskQueue = (taskQueue: string) => taskQueue.endsWith('-bulk');
 
 /**
