@@ -5,6 +5,7 @@
 import { newId } from '../ids';
 import type { AuditAction, AuditActor, AuditDetails, AuditEntry, AuditTarget } from '../objects';
 import type { Db, Tx } from './sql';
+import { afterRow } from './pages';
 
 /** A change to record: in whose account, what, about what, who made it (null: the service), and what it set. */
 export interface AuditRecord {
@@ -57,7 +58,7 @@ export async function listAuditLog(
     FROM audit_log
     WHERE account_id = ${accountId}
       ${action ? sql`AND action = ${action}` : sql``}
-      ${before ? sql`AND (at, id) < (SELECT at, id FROM audit_log WHERE id = ${before} AND account_id = ${accountId})` : sql``}
+      ${afterRow(sql, { table: 'audit_log', time: 'at', owner: 'account_id' }, accountId, before)}
     ORDER BY at DESC, id DESC
     LIMIT ${page.limit}`;
   return rows.map(toEntry);

@@ -18,6 +18,7 @@ import { addReportedFailures, failuresToReset, reportsFailure } from './failure-
 import { sealedSecretOf, type SealedColumns } from './sealed-secrets';
 import type { Db, Sql } from './sql';
 import { hourOf } from './webhook-health';
+import { afterRow } from './pages';
 
 // ---- where a delivery goes, and the claim of its one attempt ----
 
@@ -333,7 +334,7 @@ export async function listDeliveries(
       ${outcome ? sql`AND outcome = ${outcome}` : sql``}
       ${kind ? sql`AND kind = ${kind}` : sql``}
       ${event ? sql`AND event = ${event}` : sql``}
-      ${before ? sql`AND (attempted_at, id) < (SELECT attempted_at, id FROM deliveries WHERE id = ${before} AND webhook_id = ${webhookId})` : sql``}
+      ${afterRow(sql, { table: 'deliveries', time: 'attempted_at', owner: 'webhook_id' }, webhookId, before)}
     ORDER BY attempted_at DESC, id DESC
     LIMIT ${page.limit}`;
   return rows.map(toLogEntry);

@@ -5,6 +5,7 @@ import type { NoticeMailOutcome } from '../contract/payloads';
 import { newId } from '../ids';
 import type { Notice, NoticeType } from '../objects';
 import type { Db, Sql } from './sql';
+import { afterRow } from './pages';
 
 /**
  * What became of a notice's mail (the column `mail`): `pending` until its workflow claims it,
@@ -61,7 +62,7 @@ export async function listNotices(
     FROM notices
     WHERE account_id = ${accountId}
       ${webhookId ? sql`AND webhook_id = ${webhookId}` : sql``}
-      ${before ? sql`AND (created_at, id) < (SELECT created_at, id FROM notices WHERE id = ${before} AND account_id = ${accountId})` : sql``}
+      ${afterRow(sql, { table: 'notices', time: 'created_at', owner: 'account_id' }, accountId, before)}
     ORDER BY created_at DESC, id DESC
     LIMIT ${page.limit}`;
   return rows.map(toNotice);
