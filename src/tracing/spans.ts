@@ -2,6 +2,7 @@
 // (src/tracing/setup.ts) each is a no-op that records nothing and costs next to nothing.
 import { SpanKind, SpanStatusCode, context, isSpanContextValid, trace, type Attributes, type Span } from '@opentelemetry/api';
 import { version } from '../../package.json';
+import { formatTraceparent } from './traceparent';
 
 const tracer = trace.getTracer('svc-webhooks', version);
 
@@ -49,6 +50,5 @@ export function currentTraceId(): string | null {
 export function traceparentOf(span: Span): string | null {
   const spanContext = span.spanContext();
   if (!isSpanContextValid(spanContext)) return null;
-  const { traceId, spanId, traceFlags } = spanContext;
-  return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+  return formatTraceparent(spanContext);
 }

@@ -4,6 +4,7 @@
 // answers queries and updates with tracing on and replays the result.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { ROOT_CONTEXT, TraceFlags, context, trace, type SpanContext } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
@@ -22,10 +23,14 @@ import { waitFor } from '../support/wait';
 const tracing = inMemoryTracing();
 /** The delivery ids each write's run gave its activities, by workflow id. */
 const delivered = new Map<string, string[]>();
+/** The trace context each write's deliveries ran in, by workflow id. */
+const deliveryContexts = new Map<string, SpanContext[]>();
 const activities = {
   async deliverEvent({ delivery }: EventDelivery) {
     const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
     delivered.set(workflowId, [...(delivered.get(workflowId) ?? []), delivery.deliveryId]);
+    const spanContext = trace.getSpanContext(context.active());
+    if (spanContext) deliveryContexts.set(workflowId, [...(deliveryContexts.get(workflowId) ?? []), spanContext]);
     return { delivered: true, statusCode: 200, durationMs: 1, error: null } as const;
   },
   async storeWebhookState() {},
@@ -106,6 +111,57 @@ it('traces a write: its start, its run and each delivery, in one trace', async (
     return ['RunWorkflow:deliverListWrite', 'RunActivity:deliverEvent'].every((name) => names.includes(name)) ? names : undefined;
   });
   expect(inTrace).toContain('StartWorkflow:deliverListWrite');
+});
+
+/** Runs a write of one delivery on the traced worker, its client in `parent`'s trace; its workflow id. */
+async function writeInTrace(parent: SpanContext, name: string): Promise<string> {
+  const writeId = `${name}-${randomBytes(4).toString('hex')}`;
+  const workflowId = `list-write/list-${name}/${writeId}`;
+  const write = { listId: `list-${name}`, writeId, cursor: 1, at: new Date().toISOString(), topics: [...TOPICS] };
+  await context.with(trace.setSpanContext(ROOT_CONTEXT, parent), () =>
+    traced.client.workflow.execute(deliverListWrite, {
+      taskQueue: traced.taskQueue,
+      workflowId,
+      args: [{ write, recipients: [{ webhookId: `wh_${name}`, topics: ['list.changed'] }], deliveryTimeoutMs: 1_000 }],
+    }),
+  );
+  return workflowId;
+}
+
+const upstream = (traceFlags: TraceFlags): SpanContext => ({
+  traceId: randomBytes(16).toString('hex'),
+  spanId: randomBytes(8).toString('hex'),
+  traceFlags,
+  isRemote: true,
+});
+
+it("parents each delivery on the workflow's run, and exports nothing of a trace its upstream did not sample", async () => {
+  const unsampled = upstream(TraceFlags.NONE);
+  const unsampledWrite = await writeInTrace(unsampled, 'unsampled');
+  const sampled = upstream(TraceFlags.SAMPLED);
+  const sampledWrite = await writeInTrace(sampled, 'sampled');
+
+  // The later write's spans come after the earlier one's through the same worker and sink.
+  const spans = await waitFor(async () => {
+    const inTrace = tracing.spans.getFinishedSpans().filter((span) => span.spanContext().traceId === sampled.traceId);
+    return inTrace.some((span) => span.name === 'RunWorkflow:deliverListWrite') &&
+      inTrace.some((span) => span.name === 'RunActivity:deliverEvent')
+      ? inTrace
+      : undefined;
+  });
+  const run = spans.find((span) => span.name === 'RunWorkflow:deliverListWrite')!;
+  const start = spans.find((span) => span.name === 'StartWorkflow:deliverListWrite')!;
+  expect(run.parentSpanId).toBe(start.spanContext().spanId);
+  expect(start.parentSpanId).toBe(sampled.spanId);
+  expect(spans.find((span) => span.name === 'RunActivity:deliverEvent')!.parentSpanId).toBe(run.spanContext().spanId);
+  expect(deliveryContexts.get(sampledWrite)).toEqual([
+    expect.objectContaining({ traceId: sampled.traceId, traceFlags: TraceFlags.SAMPLED }),
+  ]);
+
+  expect(tracing.spans.getFinishedSpans().filter((span) => span.spanContext().traceId === unsampled.traceId)).toEqual([]);
+  expect(deliveryContexts.get(unsampledWrite)).toEqual([
+    expect.objectContaining({ traceId: unsampled.traceId, traceFlags: TraceFlags.NONE }),
+  ]);
 });
 
 it('answers queries and updates on webhook/{id} with tracing on, and the result replays with tracing on and off', async () => {
