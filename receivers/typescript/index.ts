@@ -8,6 +8,7 @@
 import { createRequire } from 'node:module';
 import type * as OpenTelemetry from '@opentelemetry/api';
 import { verifySignature } from '../../src/delivery/signing';
+import { parseTraceparent as parseSpanContext } from '../../src/tracing/traceparent';
 
 /** The topic that fires on every write of a list, so that its cursors come one by one. */
 export const LIST_CHANGED = 'list.changed';
@@ -137,23 +138,16 @@ export function verify(body: string | Uint8Array, header: string | null | undefi
   return secrets.map((secret) => verifySignature(raw, header ?? undefined, secret)).includes(true);
 }
 
-/** version-traceid-parentid-flags, then, after a version above 00, more fields after a dash. */
-const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
-
 /**
  * The trace context a traceparent header names, or null when it is absent or invalid. Follows
  * W3C Trace Context level 1: version 00 is exactly 55 characters; a later version may have more
  * fields after a dash, which are ignored; version ff, an all-zero trace-id or parent-id, and
- * upper-case hex are invalid.
+ * upper-case hex are invalid. The service reads the header by the same rules (src/tracing/traceparent.ts).
  */
 export function parseTraceparent(header: string | null | undefined): TraceContext | null {
-  const match = TRACEPARENT.exec(header ?? '');
-  if (match === null) return null;
-  // `extra` is undefined when the header ends at the flags.
-  const [, version, traceId, parentId, flags, extra] = match;
-  if (version === 'ff' || (version === '00' && extra !== undefined)) return null;
-  if (traceId === '0'.repeat(32) || parentId === '0'.repeat(16)) return null;
-  return { traceId, parentId, sampled: (parseInt(flags, 16) & 0x01) === 0x01 };
+  const context = parseSpanContext(header ?? undefined);
+  if (context === null) return null;
+  return { traceId: context.traceId, parentId: context.spanId, sampled: (context.traceFlags & 0x01) === 0x01 };
 }
 
 /** Request headers: Node's `req.headers`, a plain object, or anything with `get(name)` (the Fetch API's Headers). */

@@ -25,14 +25,16 @@ import type {
 
 export const TASK_QUEUE = 'webhooks';
 
+const BULK_SUFFIX = '-bulk';
+
 /**
  * Where large writes (their batches with them) and recoveries run: a worker of their own in
  * each worker process, with slots of its own, so their thousands of deliveries never queue
  * ahead of another account's one-delivery write on `taskQueue`.
  */
-export const bulkTaskQueue = (taskQueue: string) => `${taskQueue}-bulk`;
+export const bulkTaskQueue = (taskQueue: string) => `${taskQueue}${BULK_SUFFIX}`;
 /** Whether a task queue is a bulk one (bulkTaskQueue's): an activity reads its own from its Context. */
-export const isBulkTaskQueue = (taskQueue: string) => taskQueue.endsWith('-bulk');
+export const isBulkTaskQueue = (taskQueue: string) => taskQueue.endsWith(BULK_SUFFIX);
 
 /**
  * Each workflow type by its name, as the client starts it: the signatures the functions in

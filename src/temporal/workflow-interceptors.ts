@@ -164,12 +164,12 @@ class WorkflowTracing {
     }
   }
 
-  /** `headers` with the span under way as the parent of whatever they go with; unchanged outside any span. */
-  withContext(headers: Headers): Headers {
+  /** `input` with the span under way in its headers, the parent of whatever it starts; unchanged outside any span. */
+  carryingContext<T extends { headers: Headers }>(input: T): T {
     const span = this.current.getStore();
-    if (span === undefined) return headers;
+    if (span === undefined) return input;
     span.header ??= defaultPayloadConverter.toPayload(carrierOf(span.context));
-    return { ...headers, [TRACE_HEADER]: span.header };
+    return { ...input, headers: { ...input.headers, [TRACE_HEADER]: span.header } };
   }
 
   /** The span under way, or undefined. */
@@ -233,31 +233,27 @@ class TracingOutbound implements WorkflowOutboundCallsInterceptor {
   constructor(private readonly tracing: WorkflowTracing) {}
 
   scheduleActivity(input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>) {
-    return next({ ...input, headers: this.tracing.withContext(input.headers) });
+    return next(this.tracing.carryingContext(input));
   }
 
   scheduleLocalActivity(input: LocalActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleLocalActivity'>) {
-    return next({ ...input, headers: this.tracing.withContext(input.headers) });
+    return next(this.tracing.carryingContext(input));
   }
 
   startChildWorkflowExecution(
     input: StartChildWorkflowExecutionInput,
     next: Next<WorkflowOutboundCallsInterceptor, 'startChildWorkflowExecution'>,
   ) {
-    return this.inOwnSpan(spanName(SpanName.CHILD_WORKFLOW_START, input.workflowType), () =>
-      next({ ...input, headers: this.tracing.withContext(input.headers) }),
-    );
+    return this.inOwnSpan(spanName(SpanName.CHILD_WORKFLOW_START, input.workflowType), () => next(this.tracing.carryingContext(input)));
   }
 
   signalWorkflow(input: SignalWorkflowInput, next: Next<WorkflowOutboundCallsInterceptor, 'signalWorkflow'>) {
-    return this.inOwnSpan(spanName(SpanName.WORKFLOW_SIGNAL, input.signalName), () =>
-      next({ ...input, headers: this.tracing.withContext(input.headers) }),
-    );
+    return this.inOwnSpan(spanName(SpanName.WORKFLOW_SIGNAL, input.signalName), () => next(this.tracing.carryingContext(input)));
   }
 
   continueAsNew(input: ContinueAsNewInput, next: Next<WorkflowOutboundCallsInterceptor, 'continueAsNew'>) {
     const name = spanName(SpanName.CONTINUE_AS_NEW, input.options.workflowType ?? '');
-    return this.inOwnSpan(name, () => next({ ...input, headers: this.tracing.withContext(input.headers) }), isContinueAsNew);
+    return this.inOwnSpan(name, () => next(this.tracing.carryingContext(input)), isContinueAsNew);
   }
 
   getLogAttributes(input: Record<string, unknown>, next: Next<WorkflowOutboundCallsInterceptor, 'getLogAttributes'>) {

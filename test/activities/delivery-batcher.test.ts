@@ -41,11 +41,16 @@ async function newWebhook(): Promise<string> {
   return insertWebhook(database.sql, account.id);
 }
 
-/** Runs `test` with only setTimeout faked: turns of the event loop and the database's answers stay real. */
-async function withFakeTimeouts(test: () => Promise<void>): Promise<void> {
+/**
+ * Runs `test` on a new webhook with no statement seen yet and only setTimeout faked: turns of
+ * the event loop and the database's answers stay real.
+ */
+async function withFakeTimeouts(test: (webhookId: string) => Promise<void>): Promise<void> {
+  const webhookId = await newWebhook();
   vi.useFakeTimers({ toFake: ['setTimeout'] });
   try {
-    await test();
+    events.length = 0;
+    await test(webhookId);
   } finally {
     vi.useRealTimers();
   }
@@ -101,9 +106,7 @@ describe('createDeliveryBatcher', () => {
   });
 
   it('holds a log row LOG_ROWS_GATHER_MS for the rows that come after it, and sends them together', async () => {
-    const webhookId = await newWebhook();
-    await withFakeTimeouts(async () => {
-      events.length = 0;
+    await withFakeTimeouts(async (webhookId) => {
       const first = batcher.record(attemptRecord(webhookId));
       await database.sql`SELECT 1`;
       const second = batcher.record(attemptRecord(webhookId));
@@ -118,9 +121,7 @@ describe('createDeliveryBatcher', () => {
   });
 
   it('sends a batch of LOG_ROWS_PER_STATEMENT log rows as soon as another row comes, without waiting out the gathering', async () => {
-    const webhookId = await newWebhook();
-    await withFakeTimeouts(async () => {
-      events.length = 0;
+    await withFakeTimeouts(async (webhookId) => {
       const full = Array.from({ length: LOG_ROWS_PER_STATEMENT }, () => batcher.record(attemptRecord(webhookId)));
       await database.sql`SELECT 1`;
       expect(events).toEqual([]);
@@ -135,9 +136,7 @@ describe('createDeliveryBatcher', () => {
   });
 
   it("holds a large write's log row (the bulk task queue) only BULK_LOG_ROWS_GATHER_MS", async () => {
-    const webhookId = await newWebhook();
-    await withFakeTimeouts(async () => {
-      events.length = 0;
+    await withFakeTimeouts(async (webhookId) => {
       const small = batcher.record(attemptRecord(webhookId));
       const bulk = batcher.record(attemptRecord(webhookId), { bulk: true });
       await database.sql`SELECT 1`;
@@ -151,9 +150,7 @@ describe('createDeliveryBatcher', () => {
   });
 
   it("sends an on-demand attempt's log row at once, while event deliveries' rows wait", async () => {
-    const webhookId = await newWebhook();
-    await withFakeTimeouts(async () => {
-      events.length = 0;
+    await withFakeTimeouts(async (webhookId) => {
       const event = batcher.record(attemptRecord(webhookId));
       await database.sql`SELECT 1`;
       // No timer advances: the ping's statement goes on its own, the event's row keeps waiting.
