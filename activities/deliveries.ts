@@ -182,9 +182,23 @@ export function createDeliveryActivities({ sql, http, secrets, logger, metrics }
       return sendOnDemand(asked(ping, actor, entry), pingPayload(webhookId));
     },
 
-    /** A probe of a webhook paused by failures: a ping's body and headers, logged as `probe`, never counted. */
-    probeWebhook(webhookId: string): Promise<DeliveryResult> {
-      return sendOnDemand(pingOf(webhookId, 'probe'), pingPayload(webhookId));
+    /**
+     * Probes of webhooks paused by failures, sent at once: a ping's body and headers each, logged
+     * as `probe`, never counted. A probe that fails on our side (its webhook deleted meanwhile)
+     * is one not answered.
+     */
+    probeWebhooks(webhookIds: string[]): Promise<boolean[]> {
+      return Promise.all(
+        webhookIds.map((webhookId) =>
+          sendOnDemand(pingOf(webhookId, 'probe'), pingPayload(webhookId)).then(
+            (result) => result.delivered,
+            (error: unknown) => {
+              logger.warn({ msg: 'probe not sent', webhookId, error: String(error) });
+              return false;
+            },
+          ),
+        ),
+      );
     },
 
     /**

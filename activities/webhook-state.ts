@@ -1,10 +1,11 @@
 // The activities of `webhook/{id}`: its state mirrored into PostgreSQL with the notices and
-// audit log entries it makes, its deletion, and the plan of a pause's probes.
+// audit log entries it makes, its deletion, and the start of a pause's probes.
 import { Context } from '@temporalio/activity';
-import type { AuditActor, ProbePlan, WebhookLifecycleState } from '../src/contract/payloads';
+import type { AuditActor, WebhookLifecycleState } from '../src/contract/payloads';
 import { deleteWebhookRow, mirrorWebhookState } from '../src/db/webhooks';
 import { noticeCrossed } from '../src/notices/crossing';
 import { startNoticeMail } from '../src/temporal/notice-client';
+import { startProbing } from '../src/temporal/probes-client';
 import type { ActivityDependencies } from './dependencies';
 
 export function createWebhookStateActivities({ sql, logger, metrics, client, notices, probing }: ActivityDependencies) {
@@ -48,9 +49,11 @@ export function createWebhookStateActivities({ sql, logger, metrics, client, not
       return deleteWebhookRow(sql, webhookId, actor ?? null);
     },
 
-    /** Read as a pause's probing begins: a change of PROBE_INTERVALS applies to the pauses after it. */
-    planProbes(): Promise<ProbePlan | null> {
-      return Promise.resolve(probing);
+    /** The plan is read as a pause's probing begins: a change of PROBE_INTERVALS applies to the pauses after it. */
+    async startProbing(webhookId: string, since: number, taskQueue: string): Promise<boolean> {
+      if (probing === null) return false;
+      await startProbing(client, taskQueue, { webhookId, since, plan: probing });
+      return true;
     },
   };
 }

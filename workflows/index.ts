@@ -10,5 +10,5 @@ export { deliverListWriteBatch } from './deliver-list-write-batch';
 export { pruneRecords } from './prune-records';
 export { recoverDeliveries } from './recover-deliveries';
 export { mailNotice } from './mail-notice';
-export { probePausedWebhook } from './probe-paused-webhook';
+export { probePausedWebhooks } from './probe-paused-webhooks';
 export { reencryptSecrets } from './reencrypt-secrets';

@@ -3,13 +3,11 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
-  ParentClosePolicy,
   patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   sleep,
-  startChild,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -21,30 +19,31 @@ import {
   lifecycleStateQuery,
   probesEndedSignal,
   setStatusUpdate,
+  stopProbingSignal,
   wakeToProbeSignal,
 } from '../src/contract/messages';
 import { DEFAULT_SIGNALS_PER_RUN, MAX_CONSECUTIVE_FAILURES } from '../src/contract/rules';
-import { bulkTaskQueue, probeWorkflowId } from '../src/contract/workflows';
+import { bulkTaskQueue, probesWorkflowId } from '../src/contract/workflows';
 import type { AuditActor, WebhookLifecycleInput, WebhookLifecycleState } from '../src/contract/payloads';
-import { probePausedWebhook } from './probe-paused-webhook';
 
 /** Patch id (0.2.0): continue-as-new decided in a task of its own, carrying uncounted outcomes. */
 const CONTINUE_AS_NEW_IN_OWN_TASK = 'continue-as-new-in-own-task';
-/** Patch id (0.7.0): a pause by failures is probed by a workflow of its own (probePausedWebhook). */
+/** Patch id (0.7.0): a pause by failures is handed to `probes/{taskQueue}/{shard}` (probePausedWebhooks). */
 const PROBE_PAUSED_WEBHOOK = 'probe-paused-webhook';
 
 const retry = { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' };
 // Stored inside the workflow task that counted the outcomes, not in a task of its own: under
 // a flood of failures this loop must keep up, and outcomes arriving meanwhile wait as one batch.
-const { storeWebhookState, planProbes } = proxyLocalActivities<ActivityTypes>({ startToCloseTimeout: '10 seconds', retry });
+const { storeWebhookState, startProbing } = proxyLocalActivities<ActivityTypes>({ startToCloseTimeout: '10 seconds', retry });
 const { deleteWebhook } = proxyActivities<ActivityTypes>({ startToCloseTimeout: '10 seconds', retry });
 
 /**
  * `webhook/{id}`: lives as long as its webhook and owns its consecutive-failure count.
  * A failed delivery adds one, a delivered one resets it; at 20 the webhook is paused and
- * later outcomes change nothing until it is reactivated. A pause by failures is probed by a
- * workflow this one starts, until a probe is answered (then the store makes the notice
- * `webhook.reachable`), time runs out, or the owner reactivates or deletes the webhook.
+ * later outcomes change nothing until it is reactivated. A pause by failures is probed by
+ * `probes/{taskQueue}/{shard}`, which this one hands it to, until a probe is answered (then
+ * the store makes the notice `webhook.reachable`), time runs out, or the owner reactivates or
+ * deletes the webhook.
  * PostgreSQL mirrors the state (for the API and for deciding recipients); only this loop
  * writes it, one version at a time.
  */
@@ -76,32 +75,24 @@ export async function webhookLifecycle({
 
   const pausedByFailures = () => !deleted && state.status === 'paused' && state.pausedReason === 'auto_failures';
   const needsProbes = () => pausedByFailures() && !state.probes && !probingOff;
-  /** Starts the pause's probing, unless PROBE_MAX_DAYS is 0 or the pause ended meanwhile. */
+  const probesQueue = bulkTaskQueue(workflowInfo().taskQueue);
+  /** Starts the pause's probing, unless PROBE_MAX_DAYS is 0; stops it again if the pause ended meanwhile. */
   const startProbes = async () => {
-    const plan = await planProbes();
-    if (plan === null) probingOff = true;
-    if (plan === null || !needsProbes()) return;
     const since = Date.now();
-    await startChild(probePausedWebhook, {
-      workflowId: probeWorkflowId(state.webhookId, since),
-      taskQueue: bulkTaskQueue(workflowInfo().taskQueue),
-      // It outlives this run's continue-as-new; a reactivation or a deletion cancels it.
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      args: [{ webhookId: state.webhookId, since, plan, sent: 0 }],
-    });
-    if (needsProbes()) change({ probes: 'probing', probesSince: since });
-    else cancelProbing(since);
+    if (!(await startProbing(state.webhookId, since, probesQueue))) probingOff = true;
+    else if (needsProbes()) change({ probes: 'probing', probesSince: since });
+    else stopProbing(since);
   };
   /** Ends the pause's probing as the pause ends; the fields that forget it (none for a run of a release before probes). */
   const endProbes = (): Partial<WebhookLifecycleState> => {
     if (!state.probes) return {};
-    if (state.probes === 'probing' && state.probesSince) cancelProbing(state.probesSince);
+    if (state.probes === 'probing' && state.probesSince) stopProbing(state.probesSince);
     return { probes: null, probesSince: null };
   };
-  const cancelProbing = (since: number) => {
-    // Refused when the probing has just ended by itself: then there is nothing to cancel.
-    void getExternalWorkflowHandle(probeWorkflowId(state.webhookId, since))
-      .cancel()
+  const stopProbing = (since: number) => {
+    // A pause whose probing has just ended by itself is not there to stop: nothing to do.
+    void getExternalWorkflowHandle(probesWorkflowId(probesQueue, state.webhookId))
+      .signal(stopProbingSignal, { webhookId: state.webhookId, since })
       .catch(() => undefined);
   };
 

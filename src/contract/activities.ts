@@ -13,7 +13,6 @@ import type {
   EventDeliveryOutcome,
   LostSendSettlement,
   NoticeMailOutcome,
-  ProbePlan,
   Pruned,
   RecoveryEnd,
   RecoverySend,
@@ -46,11 +45,16 @@ export interface ActivityTypes {
   /** `requester`: who asked, through /v3, for the status change this store holds, if one does. */
   storeWebhookState: (state: WebhookLifecycleState, requester?: AuditActor) => Promise<void>;
   deleteWebhook: (webhookId: string, actor?: AuditActor) => Promise<void>;
-  /** Null: probing is off (PROBE_MAX_DAYS=0). */
-  planProbes: () => Promise<ProbePlan | null>;
+  /**
+   * Hands the pause that began at `since` to `probes/{taskQueue}/{shard}` of `taskQueue`
+   * (starting it if need be), with PROBE_INTERVALS and PROBE_MAX_DAYS as they are now; false:
+   * probing is off (PROBE_MAX_DAYS=0).
+   */
+  startProbing: (webhookId: string, since: number, taskQueue: string) => Promise<boolean>;
 
-  // probePausedWebhook
-  probeWebhook: (webhookId: string) => Promise<DeliveryResult>;
+  // probePausedWebhooks
+  /** Whether each webhook answered its probe with a 2xx, in order. */
+  probeWebhooks: (webhookIds: string[]) => Promise<boolean[]>;
 
   // recoverDeliveries
   awaitRecoveryRecorded: (recoveryId: string) => Promise<void>;

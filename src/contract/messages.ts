@@ -1,9 +1,19 @@
 // REPLAY-SENSITIVE: what crosses into workflows (src/contract/). The messages of
-// `webhook/{id}` and of `recovery/{webhookId}/{recoveryId}`: the API and the delivery
+// `webhook/{id}`, `probes/{taskQueue}/{shard}` and `recovery/{webhookId}/{recoveryId}`: the API and the delivery
 // activities send them, the workflows handle them. Their names are kept in histories: never
 // rename one.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { AuditActor, DeliveryOutcomes, ProbesEnded, RecoveryState, WebhookLifecycleState, WebhookStatus } from './payloads';
+import type {
+  AuditActor,
+  DeliveryOutcomes,
+  PauseProbing,
+  ProbesEnded,
+  ProbingStart,
+  ProbingStop,
+  RecoveryState,
+  WebhookLifecycleState,
+  WebhookStatus,
+} from './payloads';
 
 export const lifecycleStateQuery = defineQuery<WebhookLifecycleState>('state');
 /** Outcomes of event deliveries, in the order they happened (a worker batches those of one webhook: activities/delivery-bookkeeping.ts). */
@@ -22,8 +32,15 @@ export const deleteWebhookUpdate = defineUpdate<void, [actor: AuditActor | undef
  * already, or is not paused by failures, ignores it.
  */
 export const wakeToProbeSignal = defineSignal('wakeToProbe');
-/** From `probe/{webhookId}/{since}`: its probing ended by itself, answered or out of time. */
+/** From `probes/{taskQueue}/{shard}`: a pause's probing ended by itself, answered or out of time. */
 export const probesEndedSignal = defineSignal<[ProbesEnded]>('probesEnded');
+
+/** From `webhook/{id}` (through an activity that starts the workflow if need be): probe this pause. A repeat is ignored. */
+export const startProbingSignal = defineSignal<[ProbingStart]>('startProbing');
+/** From `webhook/{id}`: this pause ended (reactivated or deleted); its probes stop. */
+export const stopProbingSignal = defineSignal<[ProbingStop]>('stopProbing');
+/** The pauses `probes/{taskQueue}/{shard}` probes, for operators (the Temporal Web UI's Queries) and tests. */
+export const probingQuery = defineQuery<PauseProbing[]>('probing');
 
 /** A recovery's progress, as its workflow counts it (the API reads the same from PostgreSQL). */
 export const recoveryProgressQuery = defineQuery<RecoveryState>('progress');

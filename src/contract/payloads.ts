@@ -101,17 +101,35 @@ export interface ProbePlan {
   deliveryTimeoutMs: number;
 }
 
-/** Input of `probe/{webhookId}/{since}`, carried across continue-as-new. */
-export interface ProbeInput {
+/** One pause's probing, as `probes/{taskQueue}/{shard}` keeps it. */
+export interface PauseProbing {
   webhookId: string;
-  /** When the pause's probing began (workflow time, ms since the epoch): the schedule counts from it. */
+  /** When the pause's probing began (workflow time of `webhook/{id}`, ms since the epoch): the schedule counts from it, and it tells a pause from the next one. */
   since: number;
   plan: ProbePlan;
-  /** Probes sent by earlier runs. */
+  /** Probes sent so far. */
   sent: number;
 }
 
-/** What `probe/{webhookId}/{since}` tells `webhook/{id}` as its probing ends by itself. */
+/** What `webhook/{id}` hands `probes/{taskQueue}/{shard}` as a pause by failures begins to be probed. */
+export type ProbingStart = Omit<PauseProbing, 'sent'>;
+
+/** What `webhook/{id}` tells `probes/{taskQueue}/{shard}` as a pause ends (reactivated or deleted). */
+export type ProbingStop = Pick<PauseProbing, 'webhookId' | 'since'>;
+
+/**
+ * Input of `probes/{taskQueue}/{shard}`, carried across continue-as-new: the pauses it probes,
+ * each naming its plan by index in `plans`, so that thousands of pauses under the same
+ * PROBE_INTERVALS carry that plan once.
+ */
+export interface ProbesInput {
+  plans: ProbePlan[];
+  pauses: (Omit<PauseProbing, 'plan'> & { plan: number })[];
+  /** Continue-as-new once the history holds this many events (PROBES_RUN_EVENTS); tests lower it. */
+  eventsPerRun?: number;
+}
+
+/** What `probes/{taskQueue}/{shard}` tells `webhook/{id}` as a pause's probing ends by itself. */
 export interface ProbesEnded {
   since: number;
   outcome: Exclude<ProbeState, 'probing'>;

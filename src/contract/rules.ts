@@ -1,7 +1,7 @@
 // REPLAY-SENSITIVE: what crosses into workflows (src/contract/). The rules workflows read
 // while they decide, and the failure types they tell apart: a workflow replaying its history
 // must decide as it did, so a change here goes behind patched() in the workflow that reads it.
-import type { ProbePlan } from './payloads';
+import type { PauseProbing, ProbePlan, ProbesInput } from './payloads';
 
 /** Consecutive failed deliveries that pause a webhook (`webhook/{id}`). */
 export const MAX_CONSECUTIVE_FAILURES = 20;
@@ -62,11 +62,49 @@ export const SENDS_PER_RUN = 500;
 export const ATTEMPTS_OF_UNCLAIMED_SEND = 3;
 
 /**
- * A run of `probe/{webhookId}/{since}` continues-as-new after this many probes: six history
- * events each (a timer, the workflow task it wakes, the local activity's marker), so a run stays
- * near 600 events however long the pause and however short PROBE_INTERVALS.
+ * A run of `probes/{taskQueue}/{shard}` continues-as-new once its history holds this many
+ * events (a wake is about ten: its timer, the workflow tasks, the activity's three, the
+ * messages to `webhook/{id}`), however long its pauses last and however short PROBE_INTERVALS.
  */
-export const PROBES_PER_RUN = 100;
+export const PROBES_RUN_EVENTS = 2_000;
+
+/** Probes sent by one activity of `probes/{taskQueue}/{shard}`: more due at once go in several. */
+export const PROBES_PER_ACTIVITY = 100;
+
+/**
+ * `probes/{taskQueue}/{shard}` wakes at most once in this share of the shortest interval of the
+ * plans it follows: a probe waits that long at most for the others due soon after it, so that
+ * one workflow task sends them all.
+ */
+export const PROBE_GATHER_SHARE = 0.02;
+
+/** The least time between two wakes of `probes/{taskQueue}/{shard}` probing `plans` (PROBE_GATHER_SHARE). */
+export function probeGatherMs(plans: Iterable<ProbePlan>): number {
+  let shortest = Infinity;
+  for (const plan of plans) shortest = Math.min(shortest, ...plan.intervalsMs);
+  return shortest === Infinity ? 0 : Math.ceil(shortest * PROBE_GATHER_SHARE);
+}
+
+/** The input of a run of `probes/{taskQueue}/{shard}` that goes on probing `pauses`: each plan once. */
+export function packProbes(pauses: Iterable<PauseProbing>): Omit<ProbesInput, 'eventsPerRun'> {
+  const plans: ProbePlan[] = [];
+  const indexOf = new Map<string, number>();
+  const packed = [...pauses].map(({ plan, ...pause }) => {
+    const key = JSON.stringify(plan);
+    let index = indexOf.get(key);
+    if (index === undefined) {
+      index = plans.push(plan) - 1;
+      indexOf.set(key, index);
+    }
+    return { ...pause, plan: index };
+  });
+  return { plans, pauses: packed };
+}
+
+/** The pauses a run of `probes/{taskQueue}/{shard}` was handed (packProbes' inverse). */
+export function unpackProbes({ plans, pauses }: ProbesInput): PauseProbing[] {
+  return pauses.map((pause) => ({ ...pause, plan: plans[pause.plan] }));
+}
 
 /**
  * A run of `reencrypt-secrets/{taskQueue}/{keyId}` continues-as-new after this many batches of

@@ -18,7 +18,7 @@ import type {
   DeliveryResult,
   NoticeMailRequest,
   NoticeMailOutcome,
-  ProbeInput,
+  ProbesInput,
   Reencryption,
   ReencryptionInput,
 } from './payloads';
@@ -52,7 +52,7 @@ export interface WorkflowTypes {
   pruneRecords: (request: PruneRequest) => Promise<Pruned>;
   recoverDeliveries: (input: RecoveryInput) => Promise<RecoveryState>;
   mailNotice: (request: NoticeMailRequest) => Promise<NoticeMailOutcome>;
-  probePausedWebhook: (input: ProbeInput) => Promise<void>;
+  probePausedWebhooks: (input: ProbesInput) => Promise<void>;
   reencryptSecrets: (input: ReencryptionInput) => Promise<Reencryption>;
 }
 
@@ -67,8 +67,24 @@ export const listWriteWorkflowId = (listId: string, writeId: string) => `list-wr
 export const listWriteBatchWorkflowId = (listId: string, writeId: string, batch: number) =>
   `${listWriteWorkflowId(listId, writeId)}/batch/${batch}`;
 export const noticeWorkflowId = (noticeId: string) => `notice/${noticeId}`;
-/** One pause's probes: `since` (ms since the epoch) tells a pause from the next one. */
-export const probeWorkflowId = (webhookId: string, since: number) => `probe/${webhookId}/${since}`;
+/**
+ * The probes of a paused webhook's pauses, run on the bulk task queue `taskQueue`: one workflow
+ * for each of PROBE_SHARDS shards of the webhooks, a webhook's shard fixed by its id.
+ */
+export const probesWorkflowId = (taskQueue: string, webhookId: string) => `probes/${taskQueue}/${probeShardOf(webhookId)}`;
+
+/**
+ * How many `probes/{taskQueue}/{shard}` share a deployment's pauses. A running pause is found by
+ * its shard, so a change is a migration of the open probes.
+ */
+export const PROBE_SHARDS = 16;
+
+/** The shard of a webhook's probes: FNV-1a of its id, so that shards fill evenly. */
+export function probeShardOf(webhookId: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < webhookId.length; i++) hash = Math.imul(hash ^ webhookId.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % PROBE_SHARDS;
+}
 /**
  * Re-encrypts every stored signing secret under the key `keyId` (the first of SECRET_KEYS): one
  * per deployment (its task queue, as for the pruning schedule) and key, started by the workers.

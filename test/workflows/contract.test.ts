@@ -18,7 +18,7 @@ const contractTypes: Record<keyof WorkflowTypes, true> = {
   pruneRecords: true,
   recoverDeliveries: true,
   mailNotice: true,
-  probePausedWebhook: true,
+  probePausedWebhooks: true,
   reencryptSecrets: true,
 };
 

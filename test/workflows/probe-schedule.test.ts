@@ -1,6 +1,8 @@
-// When a pause's probes are due (probeDueAt, src/contract/rules.ts): the rule alone.
+// When a pause's probes are due, how long a wake waits for the probes due soon after, how a
+// run's pauses are carried, and which shard probes a webhook (src/contract/): the rules alone.
 import { describe, expect, it } from 'vitest';
-import { probeDueAt } from '../../src/contract/rules';
+import { packProbes, probeDueAt, probeGatherMs, unpackProbes } from '../../src/contract/rules';
+import { PROBE_SHARDS, probeShardOf } from '../../src/contract/workflows';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -24,5 +26,37 @@ describe('probeDueAt', () => {
   it('probes at a probe exactly at the limit, and never with no time at all', () => {
     expect(probeDueAt({ ...plan, intervalsMs: [HOUR], forMs: 2 * HOUR }, since, 1)).toBe(since + 2 * HOUR);
     expect(probeDueAt({ ...plan, intervalsMs: [HOUR], forMs: 0 }, since, 0)).toBeNull();
+  });
+});
+
+describe('probeGatherMs', () => {
+  it('is 2% of the shortest interval of any plan, and 0 with no plan', () => {
+    const hourly = { ...plan, intervalsMs: [HOUR] };
+    expect(probeGatherMs([plan])).toBe(6_000);
+    expect(probeGatherMs([hourly, { ...plan, intervalsMs: [10_000, HOUR] }])).toBe(200);
+    expect(probeGatherMs([])).toBe(0);
+  });
+});
+
+describe('packProbes', () => {
+  it('carries each plan once, and unpacks to the pauses it was given, in order', () => {
+    const other = { ...plan, intervalsMs: [MINUTE] };
+    const pauses = [plan, other, plan, { ...plan }].map((p, k) => ({ webhookId: `wh_${k}`, since: since + k, plan: p, sent: k }));
+    const packed = packProbes(pauses);
+    expect(packed.plans).toEqual([plan, other]);
+    expect(packed.pauses.map((pause) => pause.plan)).toEqual([0, 1, 0, 0]);
+    expect(unpackProbes(packed)).toEqual(pauses);
+  });
+});
+
+describe('probeShardOf', () => {
+  it('keeps the shard of a webhook, since a running pause is found by it, and fills the shards evenly', () => {
+    const ids = Array.from({ length: 16_000 }, (_, k) => `wh_${k.toString(36).padStart(24, '0')}`);
+    const counts = Array<number>(PROBE_SHARDS).fill(0);
+    for (const id of ids) counts[probeShardOf(id)]++;
+    // Pinned: another hash would send a pause's stop to a shard that does not hold it.
+    expect(['wh_000000000000000000000000', 'wh_7k2m9q4x8c1v5b3n6z0l2p4r', 'wh_a'].map(probeShardOf)).toEqual([15, 10, 10]);
+    expect(Math.min(...counts)).toBeGreaterThan(800);
+    expect(Math.max(...counts)).toBeLessThan(1_200);
   });
 });

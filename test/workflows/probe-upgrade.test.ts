@@ -2,8 +2,8 @@
 // wake it (docs/upgrades.md, "Probes of pauses made before 0.7.0"). The histories are 0.6.0's
 // own recordings of `webhook/{id}` runs left open as its worker left them
 // (test/workflows/upgrades/0.6.0): paused by failures, and paused by hand. With the workers'
-// wake signal appended, the current code, past the recorded events, plans the probes of the
-// first and ignores the second.
+// wake signal appended, the current code, past the recorded events, hands the pause of the
+// first to its probes (the local activity startProbing) and ignores the second.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
@@ -94,8 +94,8 @@ describe('a pause made by 0.6.0', () => {
     expect(await scheduledPast(history)).toEqual([]);
   });
 
-  it('plans its probes once the workers wake it, when failures paused it', async () => {
-    expect(await scheduledPast(withSignal(pausedByFailures, wakeToProbeSignal.name))).toEqual(['local activity planProbes']);
+  it('hands its pause to the probes once the workers wake it, when failures paused it', async () => {
+    expect(await scheduledPast(withSignal(pausedByFailures, wakeToProbeSignal.name))).toEqual(['local activity startProbing']);
   });
 
   it('ignores the wake when its owner paused it', async () => {

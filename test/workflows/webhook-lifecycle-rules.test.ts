@@ -27,8 +27,8 @@ beforeAll(async () => {
       deleted.push({ webhookId, actor });
     },
     // Probing off: a pause by failures stores nothing more.
-    async planProbes() {
-      return null;
+    async startProbing() {
+      return false;
     },
   });
 });

@@ -15,7 +15,7 @@ export function emptyProbeReceipts(): ProbeReceipts {
   return { t: [], webhook: [], sigOk: [] };
 }
 
-/** One pause's probing: the webhook, and `since` of its workflow `probe/{webhookId}/{since}`. */
+/** One pause's probing: the webhook, and the `since` its probes count from. */
 export interface ProbeSchedule {
   webhookId: string;
   since: number;

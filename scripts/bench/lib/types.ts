@@ -431,12 +431,12 @@ export interface ProbesDrift {
   badSignatures: number;
 }
 
-/** One round of `split-probes`: the paused webhooks' probe workflows started, a phase with their probes, then one without. */
+/** One round of `split-probes`: the paused webhooks handed to their probe workflows, a phase with their probes, then one without. */
 export interface ProbesRound {
   round: number;
-  /** From the first start of `probe/{webhookId}/{since}` to the last. */
+  /** From the first pause handed to `probes/{taskQueue}/{shard}` to the last. */
   startMs: number;
-  /** Probe workflows started (one per paused webhook). */
+  /** Pauses handed over (one per paused webhook). */
   probing: number;
   /** From the first start to the first probe due, when the phase with the probes begins. */
   leadMs: number;
@@ -452,7 +452,7 @@ export interface ProbesRound {
    */
   serviceCpuMsPerProbe: number | null;
   drift: ProbesDrift;
-  /** Terminating the probe workflows. */
+  /** Terminating the probe workflows (one per shard). */
   stopMs: number;
   /** Then until the service was calm (under a quarter of a core two seconds running), before the phase without the probes. */
   calmMs: number;

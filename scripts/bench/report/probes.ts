@@ -61,8 +61,8 @@ function roundColumns({ targets, phases }: ProbesSummary): Column<ProbesRound>[]
 /** How each round was set going and stopped. */
 function roundLine(r: ProbesRound): string {
   return (
-    `round ${r.round}: ${r.probing} probe workflows started in ${num(r.startMs / 1000)} s, the first probe due` +
-    ` ${num(r.leadMs / 1000)} s after the first start; terminated in ${num(r.stopMs / 1000)} s, the service calm ${num(r.calmMs / 1000)} s later`
+    `round ${r.round}: ${r.probing} pauses handed to their probe workflows in ${num(r.startMs / 1000)} s, the first probe due` +
+    ` ${num(r.leadMs / 1000)} s after the first; the probe workflows terminated in ${num(r.stopMs / 1000)} s, the service calm ${num(r.calmMs / 1000)} s later`
   );
 }
 
@@ -72,12 +72,13 @@ export function probesSection(s: ScenarioResult): string[] {
     `${p.webhooks} webhooks of ${p.accounts} accounts paused by failures (seeded), probed at PROBE_INTERVALS=${p.intervals}` +
       ' by receivers answering 503, beside a quiet account whose one-delivery writes go at' +
       ` ${p.quietWritesPerSec}/s for ${num(p.phaseMs / 1000)} s a phase after the warm-up: first without the probes` +
-      '; then each round starts their probe workflows (as `webhook/{id}` does at a pause, with `since` set back so that' +
-      ' the first probes come due evenly over one interval from a set time after the first start), runs a phase with' +
+      '; then each round hands their pauses to the probe workflows `probes/{taskQueue}/{shard}` (as `webhook/{id}` does at a' +
+      ' pause, with `since` set back so that the first probes come due evenly over one interval from a set time after the' +
+      ' first hand-over), runs a phase with' +
       ' the probes from that time on, in their steady state, terminates the probe workflows one interval (a minute at' +
       ' most) later and, once the service is calm, runs a phase without them.' +
       " Latencies from each write's due time to its delivery's first receipt;" +
-      " a probe's drift from its due time (`since` of `probe/{webhookId}/{since}` plus the intervals) to its arrival," +
+      " a probe's drift from its due time (its pause's `since` plus the intervals) to its arrival," +
       ' for the probes due during the phase with them (one due and not received before the stop counts as late until the' +
       ' stop: the least it is late by).',
     '',

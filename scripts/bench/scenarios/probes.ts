@@ -6,9 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { loadConfig } from '../../../src/config';
 import type { ProbePlan } from '../../../src/contract/payloads';
-import { bulkTaskQueue, probeWorkflowId, TASK_QUEUE, type WorkflowTypes } from '../../../src/contract/workflows';
+import { bulkTaskQueue, probesWorkflowId, TASK_QUEUE } from '../../../src/contract/workflows';
 import { newId } from '../../../src/ids';
 import { newSigningSecret } from '../../../src/secrets';
+import { startProbing as handToProbes } from '../../../src/temporal/probes-client';
 import { CONFIG, log } from '../lib/config';
 import { createAccount } from '../lib/http';
 import { scanLogs } from '../lib/logs';
@@ -72,7 +73,7 @@ interface Run {
  * 200), and `webhooks` webhooks of `accounts` other accounts, written into the table as failures
  * leave them (paused, `auto_failures`, 20 failures counted), each at a URL of its own under
  * `/probe/{tag}/` that the receivers answer 503. The quiet account writes for a phase before any
- * probe. Then each round starts the paused webhooks' probe workflows through the Temporal client
+ * probe. Then each round hands the pauses to their probe workflows through the Temporal client
  * (startProbing); from their first probe due, the quiet account writes for a phase (the probes'
  * drift measured over the same time); one interval later the probe workflows are terminated
  * and, once the service is calm, the quiet account writes for another phase without them.
@@ -162,7 +163,7 @@ async function runRound(run: Run, r: number, before: ProbesPhase) {
   const { client, plan, ctx } = run;
   await ctx.receivers('takeProbes'); // the round's probes only
   const { schedules, startMs, firstDue } = await startProbing(run);
-  log(`probes round ${r}: ${schedules.length} probe workflows started in ${round(startMs / 1000)} s`);
+  log(`probes round ${r}: ${schedules.length} pauses handed to their probe workflows in ${round(startMs / 1000)} s`);
   if (firstDue > Date.now()) await stack.sleep(firstDue - Date.now());
 
   const from = nowMs();
@@ -170,9 +171,8 @@ async function runRound(run: Run, r: number, before: ProbesPhase) {
   const to = nowMs();
   // A probe due as the phase ends has one more interval (a minute at most) to arrive before its workflow ends.
   await stack.sleep(Math.min(plan.intervalsMs[plan.intervalsMs.length - 1], 60_000));
-  const stopMs = await eachAtOnce(schedules, (s) =>
-    terminate(client, probeWorkflowId(s.webhookId, s.since), 'bench: the phase without probes'),
-  );
+  const shards = [...new Set(schedules.map((s) => probesWorkflowId(bulkTaskQueue(TASK_QUEUE), s.webhookId)))];
+  const stopMs = await eachAtOnce(shards, (workflowId) => terminate(client, workflowId, 'bench: the phase without probes'));
   await stack.sleep(1000);
   const received = await ctx.receivers('takeProbes');
   const drift = driftOf(plan, schedules, received, { from, to, takenAt: nowMs() });
@@ -244,8 +244,8 @@ function ratios(withProbes: ProbesPhase, before: ProbesPhase, after: ProbesPhase
 }
 
 /**
- * Starts every seeded webhook's `probe/{webhookId}/{since}` on the bulk task queue, as its
- * `webhook/{id}` starts it at a pause by failures, but with `since` set back so that the first
+ * Hands every seeded webhook's pause to its `probes/{taskQueue}/{shard}` on the bulk task queue,
+ * as its `webhook/{id}` does at a pause by failures, but with `since` set back so that the first
  * probes come due evenly over one interval from a minute after the first start: the phase with
  * the probes begins then and measures probing in its steady state, the starts (as fast as the
  * server takes them) and their first workflow tasks over before it.
@@ -258,11 +258,7 @@ async function startProbing({ client, webhooks, plan }: Run) {
     since: Math.round(firstDue + (k * firstInterval) / webhooks.length - firstInterval),
   }));
   const startMs = await eachAtOnce(schedules, ({ webhookId, since }) =>
-    client.workflow.start<WorkflowTypes['probePausedWebhook']>('probePausedWebhook', {
-      taskQueue: bulkTaskQueue(TASK_QUEUE),
-      workflowId: probeWorkflowId(webhookId, since),
-      args: [{ webhookId, since, plan, sent: 0 }],
-    }),
+    handToProbes(client, bulkTaskQueue(TASK_QUEUE), { webhookId, since, plan }),
   );
   return { schedules, startMs, firstDue };
 }

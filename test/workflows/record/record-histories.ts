@@ -20,7 +20,7 @@ import { TOPICS } from '../../../src/topics';
 import {
   bulkTaskQueue,
   lifecycleWorkflowId,
-  probeWorkflowId,
+  probesWorkflowId,
   listWriteBatchWorkflowId,
   noticeWorkflowId,
   recoveryWorkflowId,
@@ -33,7 +33,7 @@ import type { ListWriteDeliveries } from '../../../src/contract/payloads';
 import {
   deliverListWrite,
   mailNotice,
-  probePausedWebhook,
+  probePausedWebhooks,
   pruneRecords,
   recoverDeliveries,
   reencryptSecrets,
@@ -43,7 +43,7 @@ import { RESEAL_BATCH_SIZE } from '../../../activities/reencryption';
 import { parseSecretKeys } from '../../../src/config';
 import { createSecretBox } from '../../../src/secret-keys';
 import { insertSealedWebhooks } from '../../support/sealed-webhooks';
-import { lifecycleStateQuery } from '../../../src/contract/messages';
+import { lifecycleStateQuery, probingQuery } from '../../../src/contract/messages';
 import { insertNotice } from '../../../src/db/notices';
 import { recordRecovery } from '../../../src/db/recoveries';
 import { newId } from '../../../src/ids';
@@ -386,8 +386,12 @@ describe(`recording workflow histories of release ${release}`, () => {
     await save('webhook-deleted', lifecycleWorkflowId(webhookId));
   });
 
-  it('probePausedWebhook: answered, out of time, cancelled; webhookLifecycle: told its probes were answered', async () => {
+  it('probePausedWebhooks: answered, stopped, out of time across a continue-as-new; webhookLifecycle: told its probes were answered', async () => {
     const client = stack.service.client;
+    const probesQueue = bulkTaskQueue(stack.taskQueue);
+    /** Whether `workflowId` probes a pause of `webhookId`. */
+    const probes = async (workflowId: string, webhookId: string) =>
+      (await client.workflow.getHandle(workflowId).query(probingQuery)).some((pause) => pause.webhookId === webhookId);
     // Each receiver breaks once registered (its ping answered), until it comes back.
     const broken = new Set<string>();
     receiver.respondWith((request) => (request.path.startsWith('/fail') || broken.has(request.path) ? { status: 500 } : {}));
@@ -397,47 +401,51 @@ describe(`recording workflow histories of release ${release}`, () => {
     broken.add('/probed/answered');
     for (let i = 0; i < 20; i++) await stack.reportWrite(answered.listId, `probed-${i}`);
     await stack.waitForFailureCount(answered.owner.token, answered.webhookId, 20);
-    const since = await probingOf(answered.webhookId);
+    await probingOf(answered.webhookId);
     await waitFor(async () => {
-      const probes = await stack.request('GET', `/v3/webhooks/${answered.webhookId}/deliveries?kind=probe`, {
+      const probed = await stack.request('GET', `/v3/webhooks/${answered.webhookId}/deliveries?kind=probe`, {
         token: answered.owner.token,
       });
-      return probes.body.data.length > 0 || undefined;
+      return probed.body.data.length > 0 || undefined;
     });
     broken.delete('/probed/answered');
-    await client.workflow.getHandle(probeWorkflowId(answered.webhookId, since)).result();
     await waitFor(async () => {
       const state = await client.workflow.getHandle(lifecycleWorkflowId(answered.webhookId)).query(lifecycleStateQuery);
       return state.probes === 'reachable' || undefined;
     });
-    await save('probe-answered', probeWorkflowId(answered.webhookId, since));
+    await save('probes-answered-open', probesWorkflowId(probesQueue, answered.webhookId));
     await save('webhook-probes-answered-open', lifecycleWorkflowId(answered.webhookId));
 
-    // Cancelled: the owner reactivates the webhook while it is probed.
-    const cancelled = await stack.setUpListWebhook(receiver.urlFor('/probed/cancelled'));
-    broken.add('/probed/cancelled');
-    for (let i = 0; i < 20; i++) await stack.reportWrite(cancelled.listId, `cancelled-${i}`);
-    await stack.waitForFailureCount(cancelled.owner.token, cancelled.webhookId, 20);
-    const cancelledSince = await probingOf(cancelled.webhookId);
-    await setWebhookStatus(cancelled.owner.token, cancelled.webhookId, 'active');
-    await expect(client.workflow.getHandle(probeWorkflowId(cancelled.webhookId, cancelledSince)).result()).rejects.toThrow();
-    await save('probe-cancelled', probeWorkflowId(cancelled.webhookId, cancelledSince));
+    // Stopped: the owner reactivates the webhook while it is probed.
+    const stopped = await stack.setUpListWebhook(receiver.urlFor('/probed/stopped'));
+    broken.add('/probed/stopped');
+    for (let i = 0; i < 20; i++) await stack.reportWrite(stopped.listId, `stopped-${i}`);
+    await stack.waitForFailureCount(stopped.owner.token, stopped.webhookId, 20);
+    await probingOf(stopped.webhookId);
+    await setWebhookStatus(stopped.owner.token, stopped.webhookId, 'active');
+    const stoppedShard = probesWorkflowId(probesQueue, stopped.webhookId);
+    await waitFor(async () => !(await probes(stoppedShard, stopped.webhookId)) || undefined);
+    await save('probes-stopped-open', stoppedShard);
 
-    // Out of time: a plan of two probes, started directly (PROBE_MAX_DAYS is counted in days).
-    const expiredSince = Date.now();
-    await client.workflow.execute(probePausedWebhook, {
-      taskQueue: bulkTaskQueue(stack.taskQueue),
-      workflowId: probeWorkflowId(cancelled.webhookId, expiredSince),
+    // Out of time: a run of its own with a plan of a few probes (PROBE_MAX_DAYS is counted in
+    // days), and a history budget small enough to continue-as-new on the way.
+    const expiredShard = `probes/recording/${stopped.webhookId}`;
+    const started = await client.workflow.start(probePausedWebhooks, {
+      taskQueue: probesQueue,
+      workflowId: expiredShard,
       args: [
         {
-          webhookId: cancelled.webhookId,
-          since: expiredSince,
-          plan: { intervalsMs: [200], forMs: 500, deliveryTimeoutMs: 2_000 },
-          sent: 0,
+          plans: [{ intervalsMs: [200], forMs: 1_000, deliveryTimeoutMs: 2_000 }],
+          pauses: [{ webhookId: stopped.webhookId, since: Date.now(), plan: 0, sent: 0 }],
+          eventsPerRun: 20,
         },
       ],
     });
-    await save('probe-expired', probeWorkflowId(cancelled.webhookId, expiredSince));
+    await waitFor(async () => !(await probes(expiredShard, stopped.webhookId)) || undefined);
+    const { runId } = await client.workflow.getHandle(expiredShard).describe();
+    expect(runId).not.toBe(started.firstExecutionRunId);
+    await save('probes-continued-as-new', expiredShard, started.firstExecutionRunId);
+    await save('probes-expired-open', expiredShard, runId);
     receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
   });
 

@@ -1,12 +1,10 @@
 // The way back from a pause (docs/api.md, "Probes"): a webhook paused by failures is probed
-// by `probe/{webhookId}/{since}` until it answers, and its owner is told; the service never
+// by `probes/{taskQueue}/{shard}` until it answers, and its owner is told; the service never
 // reactivates it. PROBE_INTERVALS of a second keep the suite short.
-import { WorkflowFailedError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import type { ProbeState } from '../../src/contract/payloads';
-import { lifecycleStateQuery } from '../../src/contract/messages';
-import { bulkTaskQueue, probeWorkflowId } from '../../src/contract/workflows';
-import { probePausedWebhook } from '../../workflows';
+import { lifecycleStateQuery, probingQuery, startProbingSignal, stopProbingSignal } from '../../src/contract/messages';
+import { bulkTaskQueue, probesWorkflowId } from '../../src/contract/workflows';
 import { useStackWithReceiver } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -40,12 +38,19 @@ function probesReach(webhookId: string, probes: ProbeState | null) {
   );
 }
 
-describe('probe/{webhookId}/{since}', () => {
+/** The pause of `webhookId` as its shard's workflow probes it; undefined: it probes none. */
+async function probing(webhookId: string) {
+  const shard = suite.stack.service.client.workflow.getHandle(probesWorkflowId(bulkTaskQueue(suite.stack.taskQueue), webhookId));
+  return (await shard.query(probingQuery)).find((pause) => pause.webhookId === webhookId);
+}
+
+describe('probes/{taskQueue}/{shard}', () => {
   it('probes a webhook paused by failures until it answers, tells its owner once, and leaves it paused', async () => {
     const path = '/probe/comes-back';
     const { owner, webhookId } = await pausedByFailures(path);
     const { probesSince } = await probesReach(webhookId, 'probing');
     expect(await stateOfProbeColumn(webhookId)).toBe('probing');
+    expect(await probing(webhookId)).toMatchObject({ since: probesSince });
 
     // Failing probes: logged as probes of the ping, never counted against the webhook.
     const failed = await waitFor(async () => {
@@ -68,8 +73,8 @@ describe('probe/{webhookId}/{since}', () => {
       return page.body.data.find((found: { type: string }) => found.type === 'webhook.reachable');
     });
     expect(notice).toMatchObject({ type: 'webhook.reachable', webhookId, consecutiveFailures: 20, lastError: 'non_2xx' });
-    await suite.stack.service.client.workflow.getHandle(probeWorkflowId(webhookId, probesSince!)).result();
     await probesReach(webhookId, 'reachable');
+    expect(await probing(webhookId)).toBeUndefined();
 
     // Still paused, the count where the pause left it: only the owner reactivates.
     const webhook = await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token: owner.token });
@@ -95,33 +100,32 @@ describe('probe/{webhookId}/{since}', () => {
     for (const end of ['reactivate', 'delete'] as const) {
       const { owner, webhookId } = await pausedByFailures(`/probe/${end}`);
       const { probesSince } = await probesReach(webhookId, 'probing');
-      const probing = suite.stack.service.client.workflow.getHandle(probeWorkflowId(webhookId, probesSince!));
+      expect(await probing(webhookId)).toMatchObject({ since: probesSince });
       const ended =
         end === 'reactivate'
           ? await suite.stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token: owner.token, body: { status: 'active' } })
           : await suite.stack.request('DELETE', `/v3/webhooks/${webhookId}`, { token: owner.token });
       expect(ended.status).toBeLessThan(300);
-      const outcome = await probing.result().then(
-        () => 'completed',
-        (error: unknown) => (error instanceof WorkflowFailedError ? error.cause?.name : String(error)),
-      );
-      expect(outcome, end).toBe('CancelledFailure');
+      await waitFor(async () => ((await probing(webhookId)) === undefined ? true : undefined), {
+        what: `the probes of ${webhookId} to stop (${end})`,
+      });
     }
   });
 
   it('ends by itself once PROBE_MAX_DAYS have passed, and the webhook stays paused', async () => {
     const { owner, webhookId } = await pausedByFailures('/probe/never-back');
     const { probesSince } = await probesReach(webhookId, 'probing');
-    const client = suite.stack.service.client;
-    // The same pause's probing with a plan a test can outlive: two more probes, half a second apart.
-    await client.workflow.getHandle(probeWorkflowId(webhookId, probesSince!)).terminate('test: a shorter plan');
+    // The same pause handed over again with a plan a test can outlive: two more probes, half a second apart.
+    const shard = suite.stack.service.client.workflow.getHandle(probesWorkflowId(bulkTaskQueue(suite.stack.taskQueue), webhookId));
+    await shard.signal(stopProbingSignal, { webhookId, since: probesSince! });
     const forMs = Date.now() - probesSince! + 1_200;
-    await client.workflow.execute(probePausedWebhook, {
-      taskQueue: bulkTaskQueue(suite.stack.taskQueue),
-      workflowId: probeWorkflowId(webhookId, probesSince!),
-      args: [{ webhookId, since: probesSince!, plan: { intervalsMs: [500], forMs, deliveryTimeoutMs: 2_000 }, sent: 0 }],
+    await shard.signal(startProbingSignal, {
+      webhookId,
+      since: probesSince!,
+      plan: { intervalsMs: [500], forMs, deliveryTimeoutMs: 2_000 },
     });
     await probesReach(webhookId, 'expired');
+    expect(await probing(webhookId)).toBeUndefined();
     expect(await stateOfProbeColumn(webhookId)).toBe('expired');
     const webhook = await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token: owner.token });
     expect(webhook.body).toMatchObject({ status: 'paused', pausedReason: 'auto_failures' });
