@@ -59,10 +59,10 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
     const { probeWebhooks } = oneAttempt(Math.max(...batch.map((pause) => pause.plan.deliveryTimeoutMs)));
     // A batch lost on our side (a worker gone mid-way) is as many probes that were not answered.
     const answered = await probeWebhooks(batch.map((pause) => pause.webhookId)).catch(() => batch.map(() => false));
-    batch.forEach((sent, i) => {
-      sending.delete(sent.webhookId);
-      const pause = pauses.get(sent.webhookId);
-      if (pause?.since !== sent.since) return; // stopped meanwhile
+    batch.forEach((probed, i) => {
+      sending.delete(probed.webhookId);
+      const pause = pauses.get(probed.webhookId);
+      if (pause?.since !== probed.since) return; // stopped meanwhile
       pause.sent++;
       if (answered[i]) end(pause, 'reachable');
     });
