@@ -13,7 +13,7 @@ import type {
 } from '../src/contract/payloads';
 import { DELIVERY_FAILED, WEBHOOK_GONE } from '../src/contract/rules';
 import { isBulkTaskQueue } from '../src/contract/workflows';
-import { findDeliveryTarget, type DeliveryRecord, type DeliveryTarget } from '../src/db/deliveries';
+import { findDeliveryTarget, findDeliveryTargets, type DeliveryRecord, type DeliveryTarget } from '../src/db/deliveries';
 import type { DeliveryBookkeeping } from './delivery-bookkeeping';
 import { eventPayload, pingPayload, postSigned } from '../src/delivery/message';
 import type { HttpExchange } from '../src/delivery/sender';
@@ -183,21 +183,31 @@ export function createDeliveryActivities({ sql, http, secrets, logger, metrics }
     },
 
     /**
-     * Probes of webhooks paused by failures, sent at once: a ping's body and headers each, logged
-     * as `probe`, never counted. A probe that fails on our side (its webhook deleted meanwhile)
-     * is one not answered.
+     * Probes of webhooks paused by failures, sent at once to the webhooks as they are now (read
+     * in one statement): a ping's body and headers each, logged as `probe`, never counted. A
+     * probe that fails on our side (its webhook deleted meanwhile) is one not answered.
      */
-    probeWebhooks(webhookIds: string[]): Promise<boolean[]> {
+    async probeWebhooks(webhookIds: string[]): Promise<boolean[]> {
+      const targets = await findDeliveryTargets(sql, webhookIds);
+      const notSent = (webhookId: string, error: unknown) => {
+        logger.warn({ msg: 'probe not sent', webhookId, error: String(error) });
+        return false;
+      };
       return Promise.all(
-        webhookIds.map((webhookId) =>
-          sendOnDemand(pingOf(webhookId, 'probe'), pingPayload(webhookId)).then(
+        webhookIds.map(async (webhookId) => {
+          const target = targets.get(webhookId);
+          if (target === undefined) return notSent(webhookId, `webhook ${webhookId} no longer exists`);
+          return sendOnDemandTo(
+            { http, secrets, logger, metrics },
+            bookkeeping,
+            target,
+            pingOf(webhookId, 'probe'),
+            pingPayload(webhookId),
+          ).then(
             (result) => result.delivered,
-            (error: unknown) => {
-              logger.warn({ msg: 'probe not sent', webhookId, error: String(error) });
-              return false;
-            },
-          ),
-        ),
+            (error: unknown) => notSent(webhookId, error),
+          );
+        }),
       );
     },
 

@@ -37,9 +37,11 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
   setHandler(probingQuery, () => [...pauses.values()]);
 
   const waiting = () => [...pauses.values()].filter((pause) => !sending.has(pause.webhookId));
+  /** When the pause's next probe is due; null: after PROBE_MAX_DAYS, so never. */
+  const dueAt = (pause: PauseProbing) => probeDueAt(pause.plan, pause.since, pause.sent);
   /** When the next wake is due; null: no probe to wait for. */
   const nextWake = (): number | null => {
-    const dues = waiting().map((pause) => probeDueAt(pause.plan, pause.since, pause.sent) ?? -Infinity);
+    const dues = waiting().map((pause) => dueAt(pause) ?? -Infinity);
     if (dues.length === 0) return null;
     return Math.max(Math.min(...dues), lastWake + probeGatherMs(new Set([...pauses.values()].map((pause) => pause.plan))));
   };
@@ -70,7 +72,7 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
 
   for (;;) {
     // A pause whose next probe would come after PROBE_MAX_DAYS is over.
-    for (const pause of waiting()) if (probeDueAt(pause.plan, pause.since, pause.sent) === null) end(pause, 'expired');
+    for (const pause of waiting()) if (dueAt(pause) === null) end(pause, 'expired');
     if (runIsLong()) {
       await condition(() => underWay === 0 && allHandlersFinished());
       await continueAsNew<typeof probePausedWebhooks>({ ...packProbes(pauses.values()), eventsPerRun });
@@ -86,7 +88,7 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
       continue;
     }
     lastWake = Date.now();
-    const due = waiting().filter((pause) => probeDueAt(pause.plan, pause.since, pause.sent)! <= lastWake);
+    const due = waiting().filter((pause) => dueAt(pause)! <= lastWake);
     for (let first = 0; first < due.length; first += PROBES_PER_ACTIVITY) {
       void track(probe(due.slice(first, first + PROBES_PER_ACTIVITY)));
     }

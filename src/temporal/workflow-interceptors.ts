@@ -198,34 +198,34 @@ class TracingInbound implements WorkflowInboundCallsInterceptor {
   constructor(private readonly tracing: WorkflowTracing) {}
 
   execute(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>) {
-    const name = spanName(SpanName.WORKFLOW_EXECUTE, workflowInfo().workflowType);
-    return this.tracing.inSpan(name, contextFromHeaders(input.headers), () => next(input), { acceptable: isContinueAsNew });
+    return this.fromCaller(SpanName.WORKFLOW_EXECUTE, workflowInfo().workflowType, input, () => next(input), {
+      acceptable: isContinueAsNew,
+    });
   }
 
   handleSignal(input: SignalInput, next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>) {
-    return this.tracing.inSpan(spanName(SpanName.WORKFLOW_HANDLE_SIGNAL, input.signalName), contextFromHeaders(input.headers), () =>
-      next(input),
-    );
+    return this.fromCaller(SpanName.WORKFLOW_HANDLE_SIGNAL, input.signalName, input, () => next(input));
   }
 
   handleUpdate(input: UpdateInput, next: Next<WorkflowInboundCallsInterceptor, 'handleUpdate'>) {
-    const name = spanName(SpanName.WORKFLOW_HANDLE_UPDATE, input.name);
-    return this.tracing.inSpan(name, contextFromHeaders(input.headers), () => next(input), {
+    return this.fromCaller(SpanName.WORKFLOW_HANDLE_UPDATE, input.name, input, () => next(input), {
       attributes: { temporalUpdateId: input.updateId },
     });
   }
 
   validateUpdate(input: UpdateInput, next: Next<WorkflowInboundCallsInterceptor, 'validateUpdate'>) {
-    const name = spanName(SpanName.WORKFLOW_VALIDATE_UPDATE, input.name);
-    this.tracing.inSpan(name, contextFromHeaders(input.headers), () => next(input), {
+    this.fromCaller(SpanName.WORKFLOW_VALIDATE_UPDATE, input.name, input, () => next(input), {
       attributes: { temporalUpdateId: input.updateId },
     });
   }
 
   handleQuery(input: QueryInput, next: Next<WorkflowInboundCallsInterceptor, 'handleQuery'>) {
-    return this.tracing.inSpan(spanName(SpanName.WORKFLOW_HANDLE_QUERY, input.queryName), contextFromHeaders(input.headers), () =>
-      next(input),
-    );
+    return this.fromCaller(SpanName.WORKFLOW_HANDLE_QUERY, input.queryName, input, () => next(input));
+  }
+
+  /** A span for a call from outside the workflow, the child of the context its caller sent. */
+  private fromCaller<T>(kind: SpanName, what: string, input: { headers: Headers }, work: () => T, options?: SpanOptions): T {
+    return this.tracing.inSpan(spanName(kind, what), contextFromHeaders(input.headers), work, options);
   }
 }
 
