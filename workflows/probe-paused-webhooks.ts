@@ -25,14 +25,27 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
   /** Activities and messages to `webhook/{id}` under way: a continue-as-new waits for them. */
   let underWay = 0;
   let lastWake = -Infinity;
+  /**
+   * The next wake as last worked out; undefined once the pauses, the probes under way or the
+   * last wake changed. The SDK checks a condition after every job and microtask of an
+   * activation, and working it out reads every pause.
+   */
+  let knownWake: number | null | undefined;
+  const forgetWake = () => (knownWake = undefined);
 
   setHandler(startProbingSignal, (pause) => {
     // A start tried again repeats its signal; a later pause of the same webhook replaces the one it knew.
     const known = pauses.get(pause.webhookId);
-    if (!known || known.since < pause.since) pauses.set(pause.webhookId, { ...pause, sent: 0 });
+    if (!known || known.since < pause.since) {
+      pauses.set(pause.webhookId, { ...pause, sent: 0 });
+      forgetWake();
+    }
   });
   setHandler(stopProbingSignal, ({ webhookId, since }) => {
-    if (pauses.get(webhookId)?.since === since) pauses.delete(webhookId);
+    if (pauses.get(webhookId)?.since === since) {
+      pauses.delete(webhookId);
+      forgetWake();
+    }
   });
   setHandler(probingQuery, () => [...pauses.values()]);
 
@@ -41,9 +54,11 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
   const dueAt = (pause: PauseProbing) => probeDueAt(pause.plan, pause.since, pause.sent);
   /** When the next wake is due; null: no probe to wait for. */
   const nextWake = (): number | null => {
+    if (knownWake !== undefined) return knownWake;
     const dues = waiting().map((pause) => dueAt(pause) ?? -Infinity);
-    if (dues.length === 0) return null;
-    return Math.max(Math.min(...dues), lastWake + probeGatherMs(new Set([...pauses.values()].map((pause) => pause.plan))));
+    if (dues.length === 0) return (knownWake = null);
+    const gatherMs = probeGatherMs(new Set([...pauses.values()].map((pause) => pause.plan)));
+    return (knownWake = Math.max(Math.min(...dues), lastWake + gatherMs));
   };
   const runIsLong = () => workflowInfo().historyLength >= eventsPerRun || workflowInfo().continueAsNewSuggested;
 
@@ -54,13 +69,16 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
   };
   const end = (pause: PauseProbing, outcome: ProbesEnded['outcome']) => {
     pauses.delete(pause.webhookId);
+    forgetWake();
     void track(tellLifecycle(pause.webhookId, { since: pause.since, outcome }));
   };
   const probe = async (batch: PauseProbing[]) => {
     for (const pause of batch) sending.add(pause.webhookId);
+    forgetWake();
     const { probeWebhooks } = oneAttempt(Math.max(...batch.map((pause) => pause.plan.deliveryTimeoutMs)));
     // A batch lost on our side (a worker gone mid-way) is as many probes that were not answered.
     const answered = await probeWebhooks(batch.map((pause) => pause.webhookId)).catch(() => batch.map(() => false));
+    forgetWake();
     batch.forEach((probed, i) => {
       sending.delete(probed.webhookId);
       const pause = pauses.get(probed.webhookId);
@@ -88,6 +106,7 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
       continue;
     }
     lastWake = Date.now();
+    forgetWake();
     const due = waiting().filter((pause) => dueAt(pause)! <= lastWake);
     for (let first = 0; first < due.length; first += PROBES_PER_ACTIVITY) {
       void track(probe(due.slice(first, first + PROBES_PER_ACTIVITY)));
