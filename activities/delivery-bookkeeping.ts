@@ -81,8 +81,9 @@ export const CLAIMS_GATHER_MS = 2;
 
 /**
  * The claims and log rows of this process's deliveries, gathered into batches of one statement
- * each. The log rows of pings, test events, redeliveries and probes never wait: an owner, or a
- * recovery's pace, waits on each of them.
+ * each. The log rows of pings, test events and redeliveries never wait: an owner, or a
+ * recovery's pace, waits on each of them. A probe's waits as a small write's does: nobody waits
+ * on it, and the probes of a wake, answered about together, then share one statement.
  */
 export function createDeliveryBatcher(sql: Sql): DeliveryBatcher {
   const claims = batchedOneAtATime((batch: readonly DeliveryClaim[]) => claimDeliveries(sql, batch), { gatherMs: CLAIMS_GATHER_MS });
@@ -93,8 +94,10 @@ export function createDeliveryBatcher(sql: Sql): DeliveryBatcher {
   const onDemandRows = logRows({ gatherMs: 0 });
   return {
     claim: (claim) => claims.load(claim),
-    record: (delivery, { bulk } = { bulk: false }) =>
-      (delivery.kind !== 'event' ? onDemandRows : bulk ? bulkRows : smallWriteRows).load(delivery),
+    record: (delivery, { bulk } = { bulk: false }) => {
+      if (delivery.kind === 'event') return (bulk ? bulkRows : smallWriteRows).load(delivery);
+      return (delivery.kind === 'probe' ? smallWriteRows : onDemandRows).load(delivery);
+    },
   };
 }
 

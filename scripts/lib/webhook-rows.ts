@@ -33,17 +33,19 @@ export function attemptRecord(
   webhookId: string,
   { kind = 'event', error = null, id = newId('dlv') }: { kind?: DeliveryRecord['kind']; error?: DeliveryError | null; id?: string } = {},
 ): DeliveryRecord {
-  const event = kind === 'ping' ? 'ping' : 'list.changed';
+  // A ping's and a probe's rows name no list.
+  const pingLike = kind === 'ping' || kind === 'probe';
+  const event = pingLike ? 'ping' : 'list.changed';
   const at = new Date().toISOString();
-  const body = kind === 'ping' ? pingPayload(webhookId) : eventPayload('list.changed', 'list-1', 1, at);
+  const body = pingLike ? pingPayload(webhookId) : eventPayload('list.changed', 'list-1', 1, at);
   return {
     id,
     webhookId,
     kind,
     event,
-    listId: kind === 'ping' ? null : 'list-1',
-    cursor: kind === 'ping' ? null : 1,
-    at: kind === 'ping' ? null : at,
+    listId: pingLike ? null : 'list-1',
+    cursor: pingLike ? null : 1,
+    at: pingLike ? null : at,
     result: { delivered: error === null, statusCode: error === null ? 200 : null, durationMs: 3, error },
     request: {
       url: `https://receiver.test/${webhookId}`,

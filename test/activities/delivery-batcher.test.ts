@@ -162,6 +162,23 @@ describe('createDeliveryBatcher', () => {
     });
   });
 
+  it("holds a probe's log row LOG_ROWS_GATHER_MS, in the statement of the event deliveries' rows beside it", async () => {
+    await withFakeTimeouts(async (webhookId) => {
+      const event = batcher.record(attemptRecord(webhookId));
+      const probes = [
+        batcher.record(attemptRecord(webhookId, { kind: 'probe' })),
+        batcher.record(attemptRecord(webhookId, { kind: 'probe' })),
+      ];
+      await database.sql`SELECT 1`;
+      vi.advanceTimersByTime(LOG_ROWS_GATHER_MS - 1);
+      await database.sql`SELECT 1`;
+      expect(events).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(await Promise.all([event, ...probes])).toEqual([0, 1, 2].map(() => ({ failuresToReset: false })));
+      expect(events).toEqual(['record statement']);
+    });
+  });
+
   it('fails every call of a batch whose statement fails, and goes on with the next', async () => {
     const webhookId = await newWebhook();
     // A row the deliveries table refuses (it has no event): its NOT NULL fails the whole statement.
