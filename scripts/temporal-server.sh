@@ -5,6 +5,8 @@
 # (`npm run test:cluster`) and for anyone who wants the service on it rather than on the dev
 # server.
 #
+#   scripts/temporal-server.sh build       builds the binaries if missing (.ci/run does it ahead
+#                                          of time, beside other work)
 #   scripts/temporal-server.sh start DIR   builds the binaries if missing, creates the databases
 #                                          and schemas, starts the server, creates the namespace
 #                                          and the search attributes; prints its address
@@ -17,8 +19,9 @@
 set -euo pipefail
 
 VERSION=1.29.1
-command=${1:?usage: temporal-server.sh start|stop DIR}
-dir=${2:?usage: temporal-server.sh start|stop DIR}
+usage="usage: temporal-server.sh build | start DIR | stop DIR"
+command=${1:?$usage}
+[ "$command" = build ] || dir=${2:?$usage}
 pg_host=${PGHOST:-127.0.0.1}
 pg_port=${PGPORT:-5432}
 pg_user=${PGUSER:-postgres}
@@ -43,14 +46,18 @@ retry() {
   done
 }
 
-start() {
+schema="$(go env GOMODCACHE)/go.temporal.io/server@v$VERSION/schema/postgresql/v12"
+
+build() {
   if [ ! -x "$gobin/server" ] || [ ! -x "$gobin/sql" ]; then
     echo "building the Temporal server $VERSION with go install (about 5 minutes, once)" >&2
     go install "go.temporal.io/server/cmd/server@v$VERSION" "go.temporal.io/server/cmd/tools/sql@v$VERSION"
   fi
-  local schema
-  schema="$(go env GOMODCACHE)/go.temporal.io/server@v$VERSION/schema/postgresql/v12"
   [ -d "$schema" ] || go mod download "go.temporal.io/server@v$VERSION"
+}
+
+start() {
+  build
 
   mkdir -p "$dir/config"
   for db in "$prefix" "${prefix}_visibility"; do
@@ -161,7 +168,8 @@ stop() {
 }
 
 case "$command" in
+  build) build ;;
   start) start ;;
   stop) stop ;;
-  *) echo "usage: temporal-server.sh start|stop DIR" >&2; exit 2 ;;
+  *) echo "$usage" >&2; exit 2 ;;
 esac

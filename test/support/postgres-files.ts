@@ -1,10 +1,8 @@
 // What PostgreSQL keeps on disk, read as a thief of the disk or of a backup would: the files
-// under its data directory (tables, indexes, catalogs, WAL) and a `pg_dump`; and which of them
+// under its data directory (tables, indexes, catalogs, WAL) and a dump of its tables; and which of them
 // hold given secrets, in any of the forms a secret could be written in.
-import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Sql } from '../../src/db/sql';
 
 /** The data directory of the server `sql` is connected to (the tests run where it is readable). */
@@ -26,10 +24,21 @@ export async function filesUnder(directory: string): Promise<string[]> {
   return entries.filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
 }
 
-/** The database as `pg_dump` (the one on the PATH) writes it, in its plain format. */
-export async function pgDump(databaseUrl: string): Promise<Buffer> {
-  const { stdout } = await promisify(execFile)('pg_dump', ['--no-owner', databaseUrl], { encoding: 'buffer', maxBuffer: 1 << 30 });
-  return stdout;
+/**
+ * Every row of the connected database as a dump holds it: each table's rows in their text form
+ * (`SELECT t::text`), the values as `pg_dump` writes them. Read through the server itself, so
+ * that no client of the server's version is needed (the embedded server is newer than Debian's
+ * `pg_dump`), and by plain queries: postgres.js's COPY streams do not always end.
+ */
+export async function tablesDump(sql: Sql): Promise<Buffer> {
+  const tables = await sql<{ name: string }[]>`
+    SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables
+    WHERE schemaname NOT IN ('pg_catalog', 'information_schema')`;
+  const rows: string[] = [];
+  for (const { name } of tables) {
+    for (const { row } of await sql.unsafe<{ row: string }[]>(`SELECT t::text AS row FROM ${name} t`)) rows.push(row);
+  }
+  return Buffer.from(rows.join('\n'));
 }
 
 /**
