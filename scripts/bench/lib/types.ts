@@ -446,6 +446,14 @@ export interface ProbesRound {
   /** ... and over the mean of those two p99s: the figure against the target. */
   p99Ratio: number | null;
   /**
+   * The API's CPU with the probes over the mean of the phases before and after. The API does the
+   * same work in every phase (the quiet account's writes) and none for the probes, so a ratio
+   * away from 1 is the machine's own speed moving between the phases.
+   */
+  apiCpuRatio: number | null;
+  /** p99Ratio with each phase's p99 taken per CPU-second of the API in it (the machine's speed taken out). */
+  p99RatioPerApiCpu: number | null;
+  /**
    * The service's CPU a second with the probes less without (the mean of the phases before and
    * after), over the probes received a second: what a probe costs the API, the worker, Temporal
    * and PostgreSQL together, ms.

@@ -46,6 +46,10 @@ function roundColumns({ targets, phases }: ProbesSummary): Column<ProbesRound>[]
       `ratio to the mean before and after (target ≤ ${num(targets.p99Ratio, 2)}); to each`,
       (r) => `**${num(r.p99Ratio, 2)}×**; ${num(r.p99RatioBefore, 2)}×, ${num(r.p99RatioAfter, 2)}×`,
     ],
+    [
+      "the API's CPU (the same work in each phase) with the probes over the mean without; the p99 ratio per CPU-second of the API",
+      (r) => `${num(r.apiCpuRatio, 2)}×; ${num(r.p99RatioPerApiCpu, 2)}×`,
+    ],
     ['probes received / due', ({ drift: d }) => `${d.received} / ${d.due}`],
     [
       `drift, % of the interval, p50 / p99 / max (target ≤ ${targets.driftPercent})`,

@@ -14,6 +14,7 @@ import { CONFIG, log } from '../lib/config';
 import { createAccount } from '../lib/http';
 import { scanLogs } from '../lib/logs';
 import { arrivalsByWebhook, probeDrift, type ProbeReceipts, type ProbeSchedule } from '../lib/probe-drift';
+import { probeRatios } from '../lib/probe-ratios';
 import * as stack from '../lib/stack';
 import { runStep } from '../lib/step';
 import { nowMs, percentiles, round } from '../lib/stats';
@@ -191,7 +192,7 @@ async function runRound(run: Run, r: number, before: ProbesPhase) {
     startMs,
     probing: schedules.length,
     leadMs: STARTS_LEAD_MS,
-    ...ratios(withProbes, before, after, drift.perSec),
+    ...probeRatios(withProbes, before, after, drift.perSec),
     drift,
     stopMs,
     calmMs,
@@ -222,25 +223,6 @@ async function serviceCalm({ ctx, target }: Run): Promise<number> {
     calmSeconds = cores < CALM_CORES ? calmSeconds + 1 : 0;
   }
   return round(nowMs() - started, 0);
-}
-
-/**
- * The quiet account's p99 with the probes over its p99 in the phases without them before and
- * after (and over their mean), and the service's CPU a second with the probes less without
- * (their mean) over the probes received a second.
- */
-function ratios(withProbes: ProbesPhase, before: ProbesPhase, after: ProbesPhase, probesPerSec: number) {
-  const ratio = (a: number | null, b: number | null) => (a !== null && b ? round(a / b, 2) : null);
-  const p99 = (phase: ProbesPhase) => phase.quietE2eMs.p99;
-  const cpuPerSec = (phase: ProbesPhase) => (phase.serviceCpuMs * 1000) / phase.cpu.wallMs;
-  const [p99Before, p99After] = [p99(before), p99(after)];
-  const extraCpuPerSec = cpuPerSec(withProbes) - (cpuPerSec(before) + cpuPerSec(after)) / 2;
-  return {
-    p99RatioBefore: ratio(p99(withProbes), p99Before),
-    p99RatioAfter: ratio(p99(withProbes), p99After),
-    p99Ratio: ratio(p99(withProbes), p99Before !== null && p99After !== null ? (p99Before + p99After) / 2 : null),
-    serviceCpuMsPerProbe: probesPerSec ? round(extraCpuPerSec / probesPerSec, 2) : null,
-  };
 }
 
 /**

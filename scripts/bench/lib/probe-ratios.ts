@@ -1,0 +1,36 @@
+// What `split-probes` reports of a round against its neighbours: the quiet account's p99 with
+// the probes against the phases without them, and what the probes cost (scenarios/probes.ts).
+import { round } from './stats';
+import { type ProbesPhase } from './types';
+
+/** What the ratios read of a phase. */
+type PhaseFigures = Pick<ProbesPhase, 'quietE2eMs' | 'serviceCpuMs' | 'cpu'>;
+
+/**
+ * The quiet account's p99 with the probes over its p99 in the phases without them before and
+ * after (and over their mean); the API's CPU with the probes over the mean without, and the p99
+ * ratio taken per CPU-second of the API (the API does the same work in every phase, the quiet
+ * account's writes, and none for the probes: its CPU gauges the machine's speed); and the
+ * service's CPU a second with the probes less without (their mean) over the probes received a
+ * second.
+ */
+export function probeRatios(withProbes: PhaseFigures, before: PhaseFigures, after: PhaseFigures, probesPerSec: number) {
+  const ratio = (a: number | null, b: number | null) => (a !== null && b ? round(a / b, 2) : null);
+  const mean = (a: number | null, b: number | null) => (a !== null && b !== null ? (a + b) / 2 : null);
+  const p99 = (phase: PhaseFigures) => phase.quietE2eMs.p99;
+  const apiCpuMs = (phase: PhaseFigures) => phase.cpu.groups.api?.cpuMs ?? null;
+  const p99PerApiCpu = (phase: PhaseFigures) => {
+    const [latency, cpu] = [p99(phase), apiCpuMs(phase)];
+    return latency !== null && cpu ? latency / cpu : null;
+  };
+  const cpuPerSec = (phase: PhaseFigures) => (phase.serviceCpuMs * 1000) / phase.cpu.wallMs;
+  const extraCpuPerSec = cpuPerSec(withProbes) - (cpuPerSec(before) + cpuPerSec(after)) / 2;
+  return {
+    p99RatioBefore: ratio(p99(withProbes), p99(before)),
+    p99RatioAfter: ratio(p99(withProbes), p99(after)),
+    p99Ratio: ratio(p99(withProbes), mean(p99(before), p99(after))),
+    apiCpuRatio: ratio(apiCpuMs(withProbes), mean(apiCpuMs(before), apiCpuMs(after))),
+    p99RatioPerApiCpu: ratio(p99PerApiCpu(withProbes), mean(p99PerApiCpu(before), p99PerApiCpu(after))),
+    serviceCpuMsPerProbe: probesPerSec ? round(extraCpuPerSec / probesPerSec, 2) : null,
+  };
+}
