@@ -33,24 +33,22 @@ export function attemptRecord(
   webhookId: string,
   { kind = 'event', error = null, id = newId('dlv') }: { kind?: DeliveryRecord['kind']; error?: DeliveryError | null; id?: string } = {},
 ): DeliveryRecord {
+  const now = new Date().toISOString();
   // A ping's and a probe's rows name no list.
-  const pingLike = kind === 'ping' || kind === 'probe';
-  const event = pingLike ? 'ping' : 'list.changed';
-  const at = new Date().toISOString();
-  const body = pingLike ? pingPayload(webhookId) : eventPayload('list.changed', 'list-1', 1, at);
+  const { body, ...names } =
+    kind === 'ping' || kind === 'probe'
+      ? { event: 'ping', listId: null, cursor: null, at: null, body: pingPayload(webhookId) }
+      : { event: 'list.changed', listId: 'list-1', cursor: 1, at: now, body: eventPayload('list.changed', 'list-1', 1, now) };
   return {
     id,
     webhookId,
     kind,
-    event,
-    listId: pingLike ? null : 'list-1',
-    cursor: pingLike ? null : 1,
-    at: pingLike ? null : at,
+    ...names,
     result: { delivered: error === null, statusCode: error === null ? 200 : null, durationMs: 3, error },
     request: {
       url: `https://receiver.test/${webhookId}`,
       headers: {
-        'svc-event': event,
+        'svc-event': names.event,
         'svc-signature': signPayload(body, 'whsec_test-rows'),
         'svc-delivery': id,
         'svc-webhook': webhookId,

@@ -16,7 +16,13 @@ type PhaseFigures = Pick<ProbesPhase, 'quietE2eMs' | 'serviceCpuMs' | 'cpu'>;
  */
 export function probeRatios(withProbes: PhaseFigures, before: PhaseFigures, after: PhaseFigures, probesPerSec: number) {
   const ratio = (a: number | null, b: number | null) => (a !== null && b ? round(a / b, 2) : null);
-  const mean = (a: number | null, b: number | null) => (a !== null && b !== null ? (a + b) / 2 : null);
+  /** A figure of the phases without the probes: the mean of the one before and the one after. */
+  const beside = (figure: (phase: PhaseFigures) => number | null) => {
+    const [b, a] = [figure(before), figure(after)];
+    return b !== null && a !== null ? (b + a) / 2 : null;
+  };
+  /** A figure with the probes over the same figure without them. */
+  const withOverBeside = (figure: (phase: PhaseFigures) => number | null) => ratio(figure(withProbes), beside(figure));
   const p99 = (phase: PhaseFigures) => phase.quietE2eMs.p99;
   const apiCpuMs = (phase: PhaseFigures) => phase.cpu.groups.api?.cpuMs ?? null;
   const p99PerApiCpu = (phase: PhaseFigures) => {
@@ -24,13 +30,13 @@ export function probeRatios(withProbes: PhaseFigures, before: PhaseFigures, afte
     return latency !== null && cpu ? latency / cpu : null;
   };
   const cpuPerSec = (phase: PhaseFigures) => (phase.serviceCpuMs * 1000) / phase.cpu.wallMs;
-  const extraCpuPerSec = cpuPerSec(withProbes) - (cpuPerSec(before) + cpuPerSec(after)) / 2;
+  const extraCpuPerSec = cpuPerSec(withProbes) - beside(cpuPerSec)!; // never null: every phase has its CPU
   return {
     p99RatioBefore: ratio(p99(withProbes), p99(before)),
     p99RatioAfter: ratio(p99(withProbes), p99(after)),
-    p99Ratio: ratio(p99(withProbes), mean(p99(before), p99(after))),
-    apiCpuRatio: ratio(apiCpuMs(withProbes), mean(apiCpuMs(before), apiCpuMs(after))),
-    p99RatioPerApiCpu: ratio(p99PerApiCpu(withProbes), mean(p99PerApiCpu(before), p99PerApiCpu(after))),
+    p99Ratio: withOverBeside(p99),
+    apiCpuRatio: withOverBeside(apiCpuMs),
+    p99RatioPerApiCpu: withOverBeside(p99PerApiCpu),
     serviceCpuMsPerProbe: probesPerSec ? round(extraCpuPerSec / probesPerSec, 2) : null,
   };
 }
