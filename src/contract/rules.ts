@@ -76,7 +76,7 @@ export const PROBES_PER_ACTIVITY = 100;
  * plans it follows: a probe waits that long at most for the others due soon after it, so that
  * one workflow task sends them all.
  */
-export const PROBE_GATHER_SHARE = 0.02;
+export const PROBE_GATHER_SHARE = 0.05;
 
 /** The least time between two wakes of `probes/{taskQueue}/{shard}` probing `plans` (PROBE_GATHER_SHARE). */
 export function probeGatherMs(plans: Iterable<ProbePlan>): number {

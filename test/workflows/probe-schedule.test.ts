@@ -30,10 +30,10 @@ describe('probeDueAt', () => {
 });
 
 describe('probeGatherMs', () => {
-  it('is 2% of the shortest interval of any plan, and 0 with no plan', () => {
+  it('is 5% of the shortest interval of any plan, and 0 with no plan', () => {
     const hourly = { ...plan, intervalsMs: [HOUR] };
-    expect(probeGatherMs([plan])).toBe(6_000);
-    expect(probeGatherMs([hourly, { ...plan, intervalsMs: [10_000, HOUR] }])).toBe(200);
+    expect(probeGatherMs([plan])).toBe(15_000);
+    expect(probeGatherMs([hourly, { ...plan, intervalsMs: [10_000, HOUR] }])).toBe(500);
     expect(probeGatherMs([])).toBe(0);
   });
 });
