@@ -1,6 +1,7 @@
-// A round of `split-probes` against the phases beside it (scripts/bench/lib/probe-ratios.ts).
+// A round of `split-probes` against the phases beside it, and the rounds' latencies pooled
+// (scripts/bench/lib/probe-ratios.ts).
 import { describe, expect, it } from 'vitest';
-import { probeRatios } from '../../scripts/bench/lib/probe-ratios';
+import { pooledProbes, probeRatios } from '../../scripts/bench/lib/probe-ratios';
 
 /** A phase of 100 s: the quiet account's p99, the API's CPU and the service's CPU in it. */
 const phase = (p99: number, apiCpuS: number, serviceCpuS: number) => ({
@@ -33,5 +34,33 @@ describe('probeRatios', () => {
       p99RatioPerApiCpu: null,
       apiCpuRatio: 1,
     });
+  });
+});
+
+describe('pooledProbes', () => {
+  /** A phase of 100 writes: 99 at `ms`, and one at `slowMs`. */
+  const phase = (probing: boolean, ms: number, slowMs = ms) => ({
+    probing,
+    quietE2eSamplesMs: [...Array.from({ length: 99 }, () => ms), slowMs],
+  });
+
+  it('takes one p99 of every phase with the probes and one of every phase without', () => {
+    // Without: 300 writes, 3 of them slow (90 ms): the p99 (the 297th) is 30 ms. With: 200 writes, the 198th is 40 ms.
+    const pooled = pooledProbes([phase(false, 30, 90), phase(true, 40), phase(false, 30, 90), phase(true, 40, 200), phase(false, 30, 90)]);
+    expect(pooled.without).toMatchObject({ p99: 30, count: 300 });
+    expect(pooled.withProbes).toMatchObject({ p99: 40, count: 200 });
+    expect(pooled.p99Ratio).toBe(1.33);
+  });
+
+  it('lets one slow tail move the pooled p99 less than it moves its own phase', () => {
+    // One phase without probes with 3 writes of 100 slow has a p99 of 80 ms; pooled with two calm ones, 30 ms.
+    const slow = { probing: false, quietE2eSamplesMs: [...Array.from({ length: 97 }, () => 30), 80, 80, 80] };
+    const pooled = pooledProbes([phase(false, 30), slow, phase(false, 30), phase(true, 33)]);
+    expect(pooled.without.p99).toBe(30);
+    expect(pooled.p99Ratio).toBe(1.1);
+  });
+
+  it('gives no ratio without phases of both kinds', () => {
+    expect(pooledProbes([phase(false, 30)]).p99Ratio).toBeNull();
   });
 });

@@ -52,8 +52,11 @@ export interface StepInput {
   skipped?: Set<string>;
 }
 
-/** A step's writes, deliveries, latencies and ledger (lib/types.ts's StepResult adds what was measured around them). */
-export type StepFigures = ReturnType<typeof computeStep>;
+/**
+ * A step's writes, deliveries, latency percentiles and ledger (lib/types.ts's StepResult adds what was
+ * measured around them).
+ */
+export type StepFigures = Omit<ReturnType<typeof computeStep>, 'e2eSteadySamplesMs'>;
 
 export function computeStep({
   writes,
@@ -109,6 +112,8 @@ export function computeStep({
     deliveriesTotal: found.e2eAll.length,
     acceptMs: percentiles(tally.acceptSteady),
     e2eMs: percentiles(found.e2eSteady),
+    /** The steady phase's end-to-end latencies, for a caller that pools them over steps (runStep's keepE2eSamples). */
+    e2eSteadySamplesMs: found.e2eSteady,
     acceptMsAllPhases: percentiles(tally.acceptAll, [50, 99]),
     e2eMsAllPhases: percentiles(found.e2eAll, [50, 99]),
     generatorLagMs: percentiles(tally.sendLag, [50, 99]),

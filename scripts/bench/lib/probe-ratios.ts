@@ -1,7 +1,7 @@
 // What `split-probes` reports of a round against its neighbours: the quiet account's p99 with
 // the probes against the phases without them, and what the probes cost (scenarios/probes.ts).
-import { round } from './stats';
-import { type ProbesPhase } from './types';
+import { percentiles, round } from './stats';
+import { type PooledProbes, type ProbesPhase } from './types';
 
 /** What the ratios read of a phase. */
 type PhaseFigures = Pick<ProbesPhase, 'quietE2eMs' | 'serviceCpuMs' | 'cpu'>;
@@ -15,7 +15,6 @@ type PhaseFigures = Pick<ProbesPhase, 'quietE2eMs' | 'serviceCpuMs' | 'cpu'>;
  * second.
  */
 export function probeRatios(withProbes: PhaseFigures, before: PhaseFigures, after: PhaseFigures, probesPerSec: number) {
-  const ratio = (a: number | null, b: number | null) => (a !== null && b ? round(a / b, 2) : null);
   /** A figure of the phases without the probes: the mean of the one before and the one after. */
   const beside = (figure: (phase: PhaseFigures) => number | null) => {
     const [b, a] = [figure(before), figure(after)];
@@ -39,4 +38,19 @@ export function probeRatios(withProbes: PhaseFigures, before: PhaseFigures, afte
     p99RatioPerApiCpu: withOverBeside(p99PerApiCpu),
     serviceCpuMsPerProbe: probesPerSec ? round(extraCpuPerSec / probesPerSec, 2) : null,
   };
+}
+
+/** The quiet account's latencies of the phases with the probes against those of the phases without, each kind pooled. */
+export function pooledProbes(phases: Pick<ProbesPhase, 'probing' | 'quietE2eSamplesMs'>[]): PooledProbes {
+  const pool = (probing: boolean) =>
+    percentiles(
+      phases.filter((phase) => phase.probing === probing).flatMap((phase) => phase.quietE2eSamplesMs),
+      [50, 99],
+    );
+  const [withProbes, without] = [pool(true), pool(false)];
+  return { withProbes, without, p99Ratio: ratio(withProbes.p99, without.p99) };
+}
+
+function ratio(a: number | null, b: number | null): number | null {
+  return a !== null && b ? round(a / b, 2) : null;
 }

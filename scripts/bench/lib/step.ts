@@ -24,6 +24,8 @@ export interface StepOptions {
   warmupMs?: number;
   drainLimitMs?: number;
   skippedKeys?: () => Set<string>;
+  /** Return the steady phase's end-to-end latencies (e2eSamplesMs), to pool over steps. */
+  keepE2eSamples?: boolean;
 }
 
 /**
@@ -44,6 +46,7 @@ export async function runStep({
   warmupMs = CONFIG.warmupMs,
   drainLimitMs = CONFIG.drainMs,
   skippedKeys = () => new Set(),
+  keepE2eSamples = false,
 }: StepOptions): Promise<StepResult> {
   const totalMs = durationMs ?? warmupMs + CONFIG.steadyMs;
   const steadyMs = totalMs - warmupMs;
@@ -88,7 +91,7 @@ export async function runStep({
   const prunedUnseen = await poller.prunedUnseen();
   await poller.stop();
   const receipts = await receivers.take();
-  const figures = computeStep({
+  const { e2eSteadySamplesMs, ...figures } = computeStep({
     writes,
     receipts,
     recorded,
@@ -107,6 +110,7 @@ export async function runStep({
     drainMs,
     drained,
     ...figures,
+    ...(keepE2eSamples ? { e2eSamplesMs: e2eSteadySamplesMs.map((ms) => round(ms, 1)) } : {}),
     cpu: measured,
     ...cpuPerDelivery(measured, target, idle, figures.deliveriesTotal),
     workerPeakRssMiB: measured.groups[target.workerGroup]?.peakRssMiB ?? null,

@@ -151,6 +151,8 @@ export interface Idle {
 /** One step of load (lib/step.ts): the ledger's figures, and what was measured around them. */
 export interface StepResult extends StepFigures {
   rate: number;
+  /** The steady phase's end-to-end latencies, ms, where the step was asked to keep them (StepOptions.keepE2eSamples). */
+  e2eSamplesMs?: number[];
   /** How long the step waited for the machine to calm down, and its busy cores outside the bench then. */
   quiet: { waitedMs: number; otherCores: number };
   warmupMs: number;
@@ -411,6 +413,8 @@ export interface ProbesPhase extends Pick<
   probing: boolean;
   /** The most cores busy outside the bench in any second of the phase. */
   outsideMaxCores: number;
+  /** Every steady write's end-to-end latency, ms: the rounds' latencies are pooled (ProbesSummary.pooled). */
+  quietE2eSamplesMs: number[];
 }
 
 /** The probes of one round, due within its phase with the probes, as the receivers saw them. */
@@ -468,6 +472,14 @@ export interface ProbesRound {
   strayProbes: number;
 }
 
+/** The quiet account's end-to-end latencies, all the phases of one kind together (lib/probe-ratios.ts). */
+export interface PooledProbes {
+  withProbes: Percentiles;
+  without: Percentiles;
+  /** p99 with the probes over p99 without them. */
+  p99Ratio: number | null;
+}
+
 /** What `split-probes` (scenarios/probes.ts) found: the quiet account with the probes and without, the probes' drift, per round. */
 export interface ProbesSummary {
   webhooks: number;
@@ -486,6 +498,12 @@ export interface ProbesSummary {
    */
   phases: ProbesPhase[];
   rounds: ProbesRound[];
+  /**
+   * The quiet account's latencies of every phase with the probes together against those of every
+   * phase without them (the one before the first round included): one p99 each from all the
+   * rounds' writes, which a slow tail in one phase moves less than it moves that round's ratio.
+   */
+  pooled: PooledProbes;
   /** The whole scenario after the set-up. */
   cpu: Measured;
 }

@@ -62,6 +62,16 @@ function roundColumns({ targets, phases }: ProbesSummary): Column<ProbesRound>[]
   ];
 }
 
+/** The rounds' latencies pooled: every phase with the probes against every phase without. */
+function pooledLine({ pooled, targets }: ProbesSummary): string {
+  const { withProbes, without } = pooled;
+  return (
+    `- All rounds together: quiet e2e p50 / p99 ${p50p99(withProbes)} ms with the probes (${withProbes.count} writes), ` +
+    `${p50p99(without)} ms without them (${without.count} writes, the phase before the first round's included): ` +
+    `p99 **${num(pooled.p99Ratio, 2)}×** (target ≤ ${num(targets.p99Ratio, 2)}).`
+  );
+}
+
 /** How each round was set going and stopped. */
 function roundLine(r: ProbesRound): string {
   return (
@@ -90,6 +100,7 @@ export function probesSection(s: ScenarioResult): string[] {
     '',
     ...table(roundColumns(p), p.rounds),
     '',
+    pooledLine(p),
     `- Seeded in ${num(p.seedMs / 1000)} s; ${p.rounds.map(roundLine).join('; ')}.`,
     `- Warnings / errors in the logs: ${logSummary(s.logs)}.`,
     '',

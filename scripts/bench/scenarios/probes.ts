@@ -14,7 +14,7 @@ import { CONFIG, log } from '../lib/config';
 import { createAccount } from '../lib/http';
 import { scanLogs } from '../lib/logs';
 import { arrivalsByWebhook, probeDrift, type ProbeReceipts, type ProbeSchedule } from '../lib/probe-drift';
-import { probeRatios } from '../lib/probe-ratios';
+import { pooledProbes, probeRatios } from '../lib/probe-ratios';
 import * as stack from '../lib/stack';
 import { runStep } from '../lib/step';
 import { nowMs, percentiles, round } from '../lib/stats';
@@ -121,6 +121,7 @@ async function runProbes(target: ServiceTarget, ctx: Context): Promise<Outcome> 
       targets: TARGETS,
       phases,
       rounds,
+      pooled: pooledProbes(phases),
       cpu: window(),
     };
     return { steps: [], knee: null, probes: summary, logs: scanLogs(target.logFiles) };
@@ -258,6 +259,7 @@ async function quietPhase({ target, ctx, tag, quiet }: Run, r: number, probing: 
     ctx,
     prefix: `${tag}-r${r}-${probing ? 'probes' : 'without'}`,
     durationMs: CONFIG.warmupMs + settings.phaseMs,
+    keepE2eSamples: true,
   });
   const phase = phaseOf(target, step, r, probing);
   const { quietE2eMs: e2e, quietLedger: l } = phase;
@@ -276,6 +278,7 @@ function phaseOf(target: ServiceTarget, step: StepResult, r: number, probing: bo
     sdk: step.sdk,
     otherWork: step.quiet,
     outsideMaxCores: step.outsideLoad.maxCores,
+    quietE2eSamplesMs: step.e2eSamplesMs ?? [],
     quietWrites: { scheduled: step.writes.scheduled, accepted: step.writes.accepted },
     quietE2eMs: step.e2eMs,
     quietAcceptMs: step.acceptMs,
