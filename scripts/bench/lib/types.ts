@@ -413,7 +413,7 @@ export interface ProbesPhase extends Pick<
   probing: boolean;
   /** The most cores busy outside the bench in any second of the phase. */
   outsideMaxCores: number;
-  /** Every steady write's end-to-end latency, ms: the rounds' latencies are pooled (ProbesSummary.pooled). */
+  /** Every steady write's end-to-end latency, ms, for the rounds' latencies pooled (ProbesSummary.pooled). */
   quietE2eSamplesMs: number[];
 }
 
@@ -501,7 +501,7 @@ export interface ProbesSummary {
   /**
    * The quiet account's latencies of every phase with the probes together against those of every
    * phase without them (the one before the first round included): one p99 each from all the
-   * rounds' writes, which a slow tail in one phase moves less than it moves that round's ratio.
+   * rounds' writes, beside the rounds' own ratios.
    */
   pooled: PooledProbes;
   /** The whole scenario after the set-up. */
