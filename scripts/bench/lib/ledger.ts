@@ -56,7 +56,7 @@ export interface StepInput {
  * A step's writes, deliveries, latency percentiles and ledger (lib/types.ts's StepResult adds what was
  * measured around them).
  */
-export type StepFigures = Omit<ReturnType<typeof computeStep>, 'e2eSteadySamplesMs'>;
+export type StepFigures = Omit<ReturnType<typeof computeStep>, 'e2eSamplesMs'>;
 
 export function computeStep({
   writes,
@@ -113,7 +113,7 @@ export function computeStep({
     acceptMs: percentiles(tally.acceptSteady),
     e2eMs: percentiles(found.e2eSteady),
     /** The steady phase's end-to-end latencies, for a caller that pools them over steps (runStep's keepE2eSamples). */
-    e2eSteadySamplesMs: found.e2eSteady,
+    e2eSamplesMs: found.e2eSteady,
     acceptMsAllPhases: percentiles(tally.acceptAll, [50, 99]),
     e2eMsAllPhases: percentiles(found.e2eAll, [50, 99]),
     generatorLagMs: percentiles(tally.sendLag, [50, 99]),

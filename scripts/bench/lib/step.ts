@@ -91,7 +91,7 @@ export async function runStep({
   const prunedUnseen = await poller.prunedUnseen();
   await poller.stop();
   const receipts = await receivers.take();
-  const { e2eSteadySamplesMs, ...figures } = computeStep({
+  const { e2eSamplesMs, ...figures } = computeStep({
     writes,
     receipts,
     recorded,
@@ -110,7 +110,7 @@ export async function runStep({
     drainMs,
     drained,
     ...figures,
-    ...(keepE2eSamples ? { e2eSamplesMs: e2eSteadySamplesMs.map((ms) => round(ms, 1)) } : {}),
+    ...(keepE2eSamples ? { e2eSamplesMs: e2eSamplesMs.map((ms) => round(ms, 1)) } : {}),
     cpu: measured,
     ...cpuPerDelivery(measured, target, idle, figures.deliveriesTotal),
     workerPeakRssMiB: measured.groups[target.workerGroup]?.peakRssMiB ?? null,
