@@ -11,7 +11,7 @@ import type {
   Redelivery,
   TestEvent,
 } from '../src/contract/payloads';
-import { DELIVERY_FAILED, WEBHOOK_GONE } from '../src/contract/rules';
+import { DELIVERY_FAILED, WEBHOOK_GONE, probeSendDelaysMs } from '../src/contract/rules';
 import { isBulkTaskQueue } from '../src/contract/workflows';
 import { findDeliveryTarget, findDeliveryTargets, type DeliveryRecord, type DeliveryTarget } from '../src/db/deliveries';
 import type { DeliveryBookkeeping } from './delivery-bookkeeping';
@@ -183,18 +183,22 @@ export function createDeliveryActivities({ sql, http, secrets, logger, metrics }
     },
 
     /**
-     * Probes of webhooks paused by failures, sent at once to the webhooks as they are now (read
-     * in one statement): a ping's body and headers each, logged as `probe`, never counted. A
-     * probe that fails on our side (its webhook deleted meanwhile) is one not answered.
+     * Probes of webhooks paused by failures, to the webhooks as they are now (read in one
+     * statement), leaving one after another over `spreadMs`: a ping's body and headers each,
+     * logged as `probe`, never counted. A probe that fails on our side (its webhook deleted
+     * meanwhile) is one not answered.
      */
-    async probeWebhooks(webhookIds: string[]): Promise<boolean[]> {
+    async probeWebhooks(webhookIds: string[], spreadMs = 0): Promise<boolean[]> {
+      const context = Context.current();
       const targets = await findDeliveryTargets(sql, webhookIds);
       const notSent = (webhookId: string, error: unknown) => {
         logger.warn({ msg: 'probe not sent', webhookId, error: String(error) });
         return false;
       };
+      const delaysMs = probeSendDelaysMs(webhookIds.length, spreadMs);
       return Promise.all(
-        webhookIds.map(async (webhookId) => {
+        webhookIds.map(async (webhookId, i) => {
+          if (delaysMs[i] > 0) await context.sleep(delaysMs[i]);
           const target = targets.get(webhookId);
           if (target === undefined) return notSent(webhookId, `webhook ${webhookId} no longer exists`);
           return sendOnDemandTo(

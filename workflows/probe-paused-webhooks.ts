@@ -1,7 +1,15 @@
 import { allHandlersFinished, condition, continueAsNew, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
 import { probesEndedSignal, probingQuery, startProbingSignal, stopProbingSignal } from '../src/contract/messages';
 import type { PauseProbing, ProbesEnded, ProbesInput } from '../src/contract/payloads';
-import { PROBES_PER_ACTIVITY, PROBES_RUN_EVENTS, packProbes, probeDueAt, probeGatherMs, unpackProbes } from '../src/contract/rules';
+import {
+  PROBES_PER_ACTIVITY,
+  PROBES_RUN_EVENTS,
+  packProbes,
+  probeDueAt,
+  probeGatherMs,
+  probeSpreadMs,
+  unpackProbes,
+} from '../src/contract/rules';
 import { lifecycleWorkflowId } from '../src/contract/workflows';
 import { oneAttempt } from './one-attempt';
 
@@ -15,7 +23,8 @@ import { oneAttempt } from './one-attempt';
  * never reactivates anything.
  *
  * One workflow for many pauses, rather than one each: a wake sends every probe due by then in
- * one workflow task, and the workflow stays in the worker's cache between wakes.
+ * one workflow task, and the workflow stays in the worker's cache between wakes. The activity
+ * spreads a wake's probes over part of the time to the next wake (PROBE_SPREAD_SHARE).
  */
 export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
   const { eventsPerRun = PROBES_RUN_EVENTS } = input;
@@ -50,6 +59,7 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
   setHandler(probingQuery, () => [...pauses.values()]);
 
   const waiting = () => [...pauses.values()].filter((pause) => !sending.has(pause.webhookId));
+  const plans = () => new Set([...pauses.values()].map((pause) => pause.plan));
   /** When the pause's next probe is due; null: after PROBE_MAX_DAYS, so never. */
   const dueAt = (pause: PauseProbing) => probeDueAt(pause.plan, pause.since, pause.sent);
   /** When the next wake is due; null: no probe to wait for. */
@@ -57,8 +67,7 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
     if (knownWake !== undefined) return knownWake;
     const dues = waiting().map((pause) => dueAt(pause) ?? -Infinity);
     if (dues.length === 0) return (knownWake = null);
-    const gatherMs = probeGatherMs(new Set([...pauses.values()].map((pause) => pause.plan)));
-    return (knownWake = Math.max(Math.min(...dues), lastWake + gatherMs));
+    return (knownWake = Math.max(Math.min(...dues), lastWake + probeGatherMs(plans())));
   };
   const runIsLong = () => workflowInfo().historyLength >= eventsPerRun || workflowInfo().continueAsNewSuggested;
 
@@ -72,12 +81,15 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
     forgetWake();
     void track(tellLifecycle(pause.webhookId, { since: pause.since, outcome }));
   };
-  const probe = async (batch: PauseProbing[]) => {
+  const probe = async (batch: PauseProbing[], spreadMs: number) => {
     for (const pause of batch) sending.add(pause.webhookId);
     forgetWake();
-    const { probeWebhooks } = oneAttempt(Math.max(...batch.map((pause) => pause.plan.deliveryTimeoutMs)));
+    const { probeWebhooks } = oneAttempt(spreadMs + Math.max(...batch.map((pause) => pause.plan.deliveryTimeoutMs)));
     // A batch lost on our side (a worker gone mid-way) is as many probes that were not answered.
-    const answered = await probeWebhooks(batch.map((pause) => pause.webhookId)).catch(() => batch.map(() => false));
+    const answered = await probeWebhooks(
+      batch.map((pause) => pause.webhookId),
+      spreadMs,
+    ).catch(() => batch.map(() => false));
     forgetWake();
     batch.forEach((probed, i) => {
       sending.delete(probed.webhookId);
@@ -108,8 +120,9 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
     lastWake = Date.now();
     forgetWake();
     const due = waiting().filter((pause) => dueAt(pause)! <= lastWake);
+    const spreadMs = probeSpreadMs(plans());
     for (let first = 0; first < due.length; first += PROBES_PER_ACTIVITY) {
-      void track(probe(due.slice(first, first + PROBES_PER_ACTIVITY)));
+      void track(probe(due.slice(first, first + PROBES_PER_ACTIVITY), spreadMs));
     }
   }
 }

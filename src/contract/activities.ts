@@ -53,8 +53,8 @@ export interface ActivityTypes {
   startProbing: (webhookId: string, since: number, taskQueue: string) => Promise<boolean>;
 
   // probePausedWebhooks
-  /** Whether each webhook answered its probe with a 2xx, in order. */
-  probeWebhooks: (webhookIds: string[]) => Promise<boolean[]>;
+  /** Whether each webhook answered its probe with a 2xx, in order; the probes leave spread over `spreadMs` (none before 0.7.0). */
+  probeWebhooks: (webhookIds: string[], spreadMs?: number) => Promise<boolean[]>;
 
   // recoverDeliveries
   awaitRecoveryRecorded: (recoveryId: string) => Promise<void>;

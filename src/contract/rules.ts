@@ -85,6 +85,24 @@ export function probeGatherMs(plans: Iterable<ProbePlan>): number {
   return shortest === Infinity ? 0 : Math.ceil(shortest * PROBE_GATHER_SHARE);
 }
 
+/**
+ * The probes a wake sends leave one after another over this share of its gather time, not all
+ * at once: many paused webhooks often share one receiver (one customer's outage pauses them
+ * all), and a burst of TLS handshakes at once is what slows the other deliveries beside it. A
+ * probe is then late by at most the gather time and this share of it.
+ */
+export const PROBE_SPREAD_SHARE = 0.5;
+
+/** The time over which a wake of `probes/{taskQueue}/{shard}` probing `plans` spreads its probes (PROBE_SPREAD_SHARE). */
+export function probeSpreadMs(plans: Iterable<ProbePlan>): number {
+  return Math.floor(probeGatherMs(plans) * PROBE_SPREAD_SHARE);
+}
+
+/** How long after its activity starts each of `count` probes leaves, spread evenly over `spreadMs`. */
+export function probeSendDelaysMs(count: number, spreadMs: number): number[] {
+  return Array.from({ length: count }, (_, i) => Math.floor((i * spreadMs) / count));
+}
+
 /** The input of a run of `probes/{taskQueue}/{shard}` that goes on probing `pauses`: each plan once. */
 export function packProbes(pauses: Iterable<PauseProbing>): Omit<ProbesInput, 'eventsPerRun'> {
   const plans: ProbePlan[] = [];

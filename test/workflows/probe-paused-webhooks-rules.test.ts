@@ -12,15 +12,17 @@ import { waitFor } from '../support/wait';
 import { startWorkflowWorker, type WorkflowWorker } from './support/worker';
 
 const HOUR = 3_600_000;
-/** Every call of probeWebhooks, in order. */
+/** Every call of probeWebhooks, in order, and the time each was to spread its probes over. */
 const calls: string[][] = [];
+const spreadsMs: (number | undefined)[] = [];
 /** The webhooks whose receivers answer 2xx. */
 const answering = new Set<string>();
 let worker: WorkflowWorker;
 beforeAll(async () => {
   worker = await startWorkflowWorker({
-    async probeWebhooks(webhookIds) {
+    async probeWebhooks(webhookIds, spreadMs) {
       calls.push(webhookIds);
+      spreadsMs.push(spreadMs);
       return webhookIds.map((id) => answering.has(id));
     },
     async storeWebhookState() {},
@@ -61,7 +63,7 @@ function startPausedLifecycle(webhookId: string, since: number) {
 const callsWith = (webhookId: string) => calls.filter((call) => call.includes(webhookId));
 
 describe('probePausedWebhooks', () => {
-  it('sends every probe due at a wake in one activity; an answer ends the pause and tells its webhook', async () => {
+  it('sends every probe due at a wake in one activity, spread over half the gather time; an answer ends the pause and tells its webhook', async () => {
     const [back, down, later] = [newWebhookId(), newWebhookId(), newWebhookId()];
     answering.add(back);
     const since = Date.now() - HOUR - 1_000; // the first probe of `back` and `down` is due
@@ -80,6 +82,7 @@ describe('probePausedWebhooks', () => {
     });
     expect(state).toMatchObject({ status: 'paused', probesSince: since });
     expect(callsWith(back)).toEqual([[back, down]]);
+    expect(spreadsMs[calls.findIndex((call) => call.includes(back))]).toBe(90_000); // an hour's 5%, halved
     expect(callsWith(later)).toEqual([]);
     const left = await shard.query(probingQuery);
     expect(left.map((pause) => [pause.webhookId, pause.sent])).toEqual([

@@ -1,7 +1,8 @@
-// When a pause's probes are due, how long a wake waits for the probes due soon after, how a
-// run's pauses are carried, and which shard probes a webhook (src/contract/): the rules alone.
+// When a pause's probes are due, how long a wake waits for the probes due soon after and
+// over how long it sends them, how a run's pauses are carried, and which shard probes a
+// webhook (src/contract/): the rules alone.
 import { describe, expect, it } from 'vitest';
-import { packProbes, probeDueAt, probeGatherMs, unpackProbes } from '../../src/contract/rules';
+import { packProbes, probeDueAt, probeGatherMs, probeSendDelaysMs, probeSpreadMs, unpackProbes } from '../../src/contract/rules';
 import { PROBE_SHARDS, probeShardOf } from '../../src/contract/workflows';
 
 const MINUTE = 60_000;
@@ -35,6 +36,17 @@ describe('probeGatherMs', () => {
     expect(probeGatherMs([plan])).toBe(15_000);
     expect(probeGatherMs([hourly, { ...plan, intervalsMs: [10_000, HOUR] }])).toBe(500);
     expect(probeGatherMs([])).toBe(0);
+  });
+});
+
+describe('probeSpreadMs and probeSendDelaysMs', () => {
+  it("spread a wake's probes evenly over half its gather time, the first at once", () => {
+    expect(probeSpreadMs([plan])).toBe(7_500);
+    expect(probeSpreadMs([])).toBe(0);
+    expect(probeSendDelaysMs(4, 7_500)).toEqual([0, 1_875, 3_750, 5_625]);
+    expect(probeSendDelaysMs(3, 100)).toEqual([0, 33, 66]);
+    expect(probeSendDelaysMs(2, 0)).toEqual([0, 0]);
+    expect(probeSendDelaysMs(0, 7_500)).toEqual([]);
   });
 });
 
