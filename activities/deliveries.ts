@@ -13,7 +13,7 @@ import type {
 } from '../src/contract/payloads';
 import { DELIVERY_FAILED, WEBHOOK_GONE, probeSendDelaysMs } from '../src/contract/rules';
 import { isBulkTaskQueue } from '../src/contract/workflows';
-import { findDeliveryTarget, findDeliveryTargets, type DeliveryRecord, type DeliveryTarget } from '../src/db/deliveries';
+import { findDeliveryTarget, type DeliveryRecord, type DeliveryTarget } from '../src/db/deliveries';
 import type { DeliveryBookkeeping } from './delivery-bookkeeping';
 import { eventPayload, pingPayload, postSigned } from '../src/delivery/message';
 import type { HttpExchange } from '../src/delivery/sender';
@@ -183,34 +183,36 @@ export function createDeliveryActivities({ sql, http, secrets, logger, metrics }
     },
 
     /**
-     * Probes of webhooks paused by failures, to the webhooks as they are now (read in one
-     * statement), leaving one after another over `spreadMs`: a ping's body and headers each,
-     * logged as `probe`, never counted. A probe that fails on our side (its webhook deleted
-     * meanwhile) is one not answered.
+     * Probes of webhooks paused by failures, leaving one after another over `spreadMs`: a
+     * ping's body and headers each, to the webhook as it is when its probe leaves, logged as
+     * `probe`, never counted. A webhook reactivated or deleted since the wake gets none; that,
+     * or a probe that fails on our side, is one not answered.
      */
     async probeWebhooks(webhookIds: string[], spreadMs = 0): Promise<boolean[]> {
       const context = Context.current();
-      const targets = await findDeliveryTargets(sql, webhookIds);
-      const notSent = (webhookId: string, error: unknown) => {
-        logger.warn({ msg: 'probe not sent', webhookId, error: String(error) });
-        return false;
-      };
       const delaysMs = probeSendDelaysMs(webhookIds.length, spreadMs);
+      const probe = async (webhookId: string): Promise<boolean> => {
+        const target = await findDeliveryTarget(sql, webhookId);
+        if (target?.status !== 'paused') {
+          logger.info({ msg: 'probe not sent', webhookId, reason: target ? `webhook ${target.status}` : 'webhook deleted' });
+          return false;
+        }
+        const result = await sendOnDemandTo(
+          { http, secrets, logger, metrics },
+          bookkeeping,
+          target,
+          pingOf(webhookId, 'probe'),
+          pingPayload(webhookId),
+        );
+        return result.delivered;
+      };
       return Promise.all(
         webhookIds.map(async (webhookId, i) => {
           if (delaysMs[i] > 0) await context.sleep(delaysMs[i]);
-          const target = targets.get(webhookId);
-          if (target === undefined) return notSent(webhookId, `webhook ${webhookId} no longer exists`);
-          return sendOnDemandTo(
-            { http, secrets, logger, metrics },
-            bookkeeping,
-            target,
-            pingOf(webhookId, 'probe'),
-            pingPayload(webhookId),
-          ).then(
-            (result) => result.delivered,
-            (error: unknown) => notSent(webhookId, error),
-          );
+          return probe(webhookId).catch((error: unknown) => {
+            logger.warn({ msg: 'probe not sent', webhookId, error: String(error) });
+            return false;
+          });
         }),
       );
     },

@@ -119,7 +119,10 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
     }
     lastWake = Date.now();
     forgetWake();
-    const due = waiting().filter((pause) => dueAt(pause)! <= lastWake);
+    // The longest waiting leave first in the spread: a probe's wait and its place in it add up to about the gather time at most.
+    const due = waiting()
+      .filter((pause) => dueAt(pause)! <= lastWake)
+      .sort((a, b) => dueAt(a)! - dueAt(b)!);
     const spreadMs = probeSpreadMs(plans());
     for (let first = 0; first < due.length; first += PROBES_PER_ACTIVITY) {
       void track(probe(due.slice(first, first + PROBES_PER_ACTIVITY), spreadMs));

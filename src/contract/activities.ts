@@ -53,7 +53,7 @@ export interface ActivityTypes {
   startProbing: (webhookId: string, since: number, taskQueue: string) => Promise<boolean>;
 
   // probePausedWebhooks
-  /** Whether each webhook answered its probe with a 2xx, in order; the probes leave spread over `spreadMs` (none before 0.7.0). */
+  /** Whether each webhook answered its probe with a 2xx, in order; the probes leave spread over `spreadMs` (absent: at once). */
   probeWebhooks: (webhookIds: string[], spreadMs?: number) => Promise<boolean[]>;
 
   // recoverDeliveries

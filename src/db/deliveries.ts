@@ -28,13 +28,6 @@ export async function findDeliveryTarget(sql: Db, webhookId: string): Promise<De
   return row ? toTarget(row) : null;
 }
 
-/** The targets of those of `webhookIds` that still exist, by webhook id: one statement for a wake's probes. */
-export async function findDeliveryTargets(sql: Db, webhookIds: string[]): Promise<Map<string, DeliveryTarget>> {
-  const rows = await sql<(TargetRow & { id: string })[]>`
-    SELECT id, url, status, secret_key_id, secret_sealed FROM webhooks WHERE id = ANY(${webhookIds})`;
-  return new Map(rows.map(({ id, ...row }) => [id, toTarget(row)]));
-}
-
 export interface DeliveryTarget {
   url: string;
   /** Sealed: the activity opens it just before it signs. */

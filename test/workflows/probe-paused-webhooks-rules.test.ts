@@ -63,16 +63,16 @@ function startPausedLifecycle(webhookId: string, since: number) {
 const callsWith = (webhookId: string) => calls.filter((call) => call.includes(webhookId));
 
 describe('probePausedWebhooks', () => {
-  it('sends every probe due at a wake in one activity, spread over half the gather time; an answer ends the pause and tells its webhook', async () => {
+  it('sends every probe due at a wake in one activity, longest waiting first, spread over half the gather time; an answer ends the pause and tells its webhook', async () => {
     const [back, down, later] = [newWebhookId(), newWebhookId(), newWebhookId()];
     answering.add(back);
-    const since = Date.now() - HOUR - 1_000; // the first probe of `back` and `down` is due
+    const since = Date.now() - HOUR - 1_000; // the first probe of `back` and `down` is due, of `down` longer
     const lifecycle = await startPausedLifecycle(back, since);
     const shard = await startShard({
       plans: [hourly],
       pauses: [
         { webhookId: back, since, plan: 0, sent: 0 },
-        { webhookId: down, since, plan: 0, sent: 0 },
+        { webhookId: down, since: since - 1_000, plan: 0, sent: 0 },
         { webhookId: later, since: Date.now(), plan: 0, sent: 0 },
       ],
     });
@@ -81,7 +81,7 @@ describe('probePausedWebhooks', () => {
       return told.probes === 'reachable' ? told : undefined;
     });
     expect(state).toMatchObject({ status: 'paused', probesSince: since });
-    expect(callsWith(back)).toEqual([[back, down]]);
+    expect(callsWith(back)).toEqual([[down, back]]); // the longer waiting first
     expect(spreadsMs[calls.findIndex((call) => call.includes(back))]).toBe(90_000); // an hour's 5%, halved
     expect(callsWith(later)).toEqual([]);
     const left = await shard.query(probingQuery);

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { ProbeState } from '../../src/contract/payloads';
 import { lifecycleStateQuery, probingQuery, startProbingSignal, stopProbingSignal } from '../../src/contract/messages';
 import { bulkTaskQueue, probesWorkflowId } from '../../src/contract/workflows';
+import { startProbing } from '../../src/temporal/probes-client';
 import { useStackWithReceiver } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -110,6 +111,23 @@ describe('probes/{taskQueue}/{shard}', () => {
         what: `the probes of ${webhookId} to stop (${end})`,
       });
     }
+  });
+
+  it('sends no probe to a webhook that is no longer paused when its probe would leave', async () => {
+    const path = '/probe/active-again';
+    const { owner, webhookId } = await suite.stack.setUpListWebhook(suite.receiver.urlFor(path));
+    const requestsBefore = suite.receiver.requests.filter((request) => request.path === path).length; // the registration's ping
+    // The shard holds a pause of an active webhook, as after a reactivation whose stop has not reached it yet: a probe due at once.
+    const since = Date.now() - 1_000;
+    const plan = { intervalsMs: [1_000], forMs: 60_000, deliveryTimeoutMs: 2_000 };
+    await startProbing(suite.stack.service.client, bulkTaskQueue(suite.stack.taskQueue), { webhookId, since, plan });
+    await waitFor(async () => (((await probing(webhookId))?.sent ?? 0) >= 1 ? true : undefined), {
+      what: `the shard to have tried the probe of ${webhookId}`,
+    });
+    expect(suite.receiver.requests.filter((request) => request.path === path)).toHaveLength(requestsBefore);
+    expect(await probesLogged(owner.token, webhookId)).toEqual([]);
+    const shard = suite.stack.service.client.workflow.getHandle(probesWorkflowId(bulkTaskQueue(suite.stack.taskQueue), webhookId));
+    await shard.signal(stopProbingSignal, { webhookId, since });
   });
 
   it('ends by itself once PROBE_MAX_DAYS have passed, and the webhook stays paused', async () => {

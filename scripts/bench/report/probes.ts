@@ -90,7 +90,7 @@ export function probesSection(s: ScenarioResult): string[] {
       ' pause, with `since` set back so that the first probes come due evenly over one interval from a set time after the' +
       ' first hand-over), runs a phase with' +
       ' the probes from that time on, in their steady state, terminates the probe workflows one interval (a minute at' +
-      ' most) later and, once the service is calm, runs a phase without them.' +
+      ' most) later and, once their last probes have left and the service is calm, runs a phase without them.' +
       " Latencies from each write's due time to its delivery's first receipt;" +
       " a probe's drift from its due time (its pause's `since` plus the intervals) to its arrival," +
       ' for the probes due during the phase with them (one due and not received before the stop counts as late until the' +

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { loadConfig } from '../../../src/config';
 import type { ProbePlan } from '../../../src/contract/payloads';
+import { probeSpreadMs } from '../../../src/contract/rules';
 import { bulkTaskQueue, probesWorkflowId, TASK_QUEUE } from '../../../src/contract/workflows';
 import { newId } from '../../../src/ids';
 import { newSigningSecret } from '../../../src/secrets';
@@ -77,7 +78,8 @@ interface Run {
  * probe. Then each round hands the pauses to their probe workflows through the Temporal client
  * (startProbing); from their first probe due, the quiet account writes for a phase (the probes'
  * drift measured over the same time); one interval later the probe workflows are terminated
- * and, once the service is calm, the quiet account writes for another phase without them.
+ * and, once their last probes have left and the service is calm, the quiet account writes for
+ * another phase without them.
  */
 async function runProbes(target: ServiceTarget, ctx: Context): Promise<Outcome> {
   const tag = randomBytes(3).toString('hex');
@@ -175,7 +177,8 @@ async function runRound(run: Run, r: number, before: ProbesPhase) {
   await stack.sleep(Math.min(plan.intervalsMs[plan.intervalsMs.length - 1], 60_000));
   const shards = [...new Set(schedules.map((s) => probesWorkflowId(bulkTaskQueue(TASK_QUEUE), s.webhookId)))];
   const stopMs = await eachAtOnce(shards, (workflowId) => terminate(client, workflowId, 'bench: the phase without probes'));
-  await stack.sleep(1000);
+  // A terminated workflow's activity goes on: its probes still leave over the spread, each within a delivery's time-out.
+  await stack.sleep(probeSpreadMs([plan]) + plan.deliveryTimeoutMs);
   const received = await ctx.receivers('takeProbes');
   const drift = driftOf(plan, schedules, received, { from, to, takenAt: nowMs() });
   const calmMs = await serviceCalm(run);
