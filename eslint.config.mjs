@@ -32,10 +32,13 @@ export default tseslint.config(
     },
   },
   {
-    // Workflow code runs in Temporal's deterministic sandbox: at run time it may import only
-    // the workflow API, other workflow files and the contract (src/contract/: what crosses
-    // into workflows, replay-sensitive); anything else (activities, the database, Node) only
-    // as a type.
+    // workflows/ is the code that runs in Temporal's deterministic sandbox: the workflows, the
+    // tracing interceptors bundled beside them when tracing is on, and what they import. At run
+    // time it may import only the workflow API, its own files and the contract (src/contract/:
+    // what crosses into workflows, replay-sensitive), and, for the interceptors, the failure
+    // types and payload converter of @temporalio/common (which the workflow API is built on) and
+    // the span names of Temporal's OpenTelemetry interceptors (their workflow definitions, which
+    // load no OpenTelemetry); anything else (activities, the database, Node) only as a type.
     files: ['workflows/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
@@ -43,10 +46,11 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!@temporalio/workflow$|\\./[\\w-]+$|\\.\\./src/contract/[\\w-]+$)',
+              regex:
+                '^(?!@temporalio/(workflow|common)$|@temporalio/interceptors-opentelemetry/lib/workflow/definitions$|\\./[\\w-]+$|\\.\\./src/contract/[\\w-]+$)',
               allowTypeImports: true,
               message:
-                'Workflow code may import at run time only @temporalio/workflow, other workflow files and src/contract/; import anything else with `import type`.',
+                "Workflow code may import at run time only @temporalio/workflow, @temporalio/common, the OpenTelemetry interceptors' workflow definitions, other workflow files and src/contract/; import anything else with `import type`.",
             },
           ],
         },
