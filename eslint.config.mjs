@@ -4,6 +4,11 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** no-restricted-globals entries for `names`, each with the reason workflow code must not use it. */
+function sandboxGlobals(reason, names) {
+  return names.map((name) => ({ name, message: `${name} is ${reason}.` }));
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.data/**', 'receivers/typescript/**/*.{js,mjs,cjs}', 'eslint.config.mjs'] },
   js.configs.recommended,
@@ -54,6 +59,25 @@ export default tseslint.config(
             },
           ],
         },
+      ],
+      // The sandbox is a bare V8 context with the SDK's globals: Date, Math.random, setTimeout and
+      // clearTimeout made deterministic, console, AsyncLocalStorage, assert, URL, URLSearchParams,
+      // TextEncoder, TextDecoder, AbortController. @types/node types more, which fail or break
+      // replay there (require() is already forbidden everywhere by no-require-imports).
+      'no-restricted-globals': [
+        'error',
+        ...sandboxGlobals(
+          'absent from the workflow sandbox (a ReferenceError there): sleep() or condition() for time, an activity for anything else',
+          ['process', 'Buffer', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'queueMicrotask', 'structuredClone'],
+        ),
+        ...sandboxGlobals(
+          'absent from the workflow sandbox: I/O, random bytes and clocks belong in an activity (uuid4() and Date are replay-safe)',
+          ['fetch', 'crypto', 'performance'],
+        ),
+        ...sandboxGlobals('made by the SDK to throw DeterminismViolationError: garbage collection differs between a run and its replay', [
+          'WeakRef',
+          'FinalizationRegistry',
+        ]),
       ],
     },
   },
