@@ -1,5 +1,7 @@
 // The workflow types the worker registers: each implements its signature in
-// src/contract/workflows.ts, by which the client starts it.
+// src/contract/workflows.ts, by which the client starts it. The tracing interceptors beside
+// them (tracing-interceptors.ts) are not among them: the worker bundles those only with
+// tracing on (src/temporal/tracing.ts).
 export { registerWebhook } from './register-webhook';
 export { pingWebhook } from './ping-webhook';
 export { redeliverEvent } from './redeliver-event';

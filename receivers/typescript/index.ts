@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module';
 import type * as OpenTelemetry from '@opentelemetry/api';
 import { verifySignature } from '../../src/delivery/signing';
-import { parseTraceparent as parseSpanContext } from '../../src/tracing/traceparent';
+import { parseTraceparent as parseSpanContext } from '../../workflows/traceparent';
 
 /** The topic that fires on every write of a list, so that its cursors come one by one. */
 export const LIST_CHANGED = 'list.changed';
@@ -142,7 +142,7 @@ export function verify(body: string | Uint8Array, header: string | null | undefi
  * The trace context a traceparent header names, or null when it is absent or invalid. Follows
  * W3C Trace Context level 1: version 00 is exactly 55 characters; a later version may have more
  * fields after a dash, which are ignored; version ff, an all-zero trace-id or parent-id, and
- * upper-case hex are invalid. The service reads the header by the same rules (src/tracing/traceparent.ts).
+ * upper-case hex are invalid. The service reads the header by the same rules (workflows/traceparent.ts).
  */
 export function parseTraceparent(header: string | null | undefined): TraceContext | null {
   const context = parseSpanContext(header ?? undefined);

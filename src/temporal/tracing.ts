@@ -1,6 +1,6 @@
 // Temporal's part of a trace: the client's interceptor puts the span under way in the headers
 // of each workflow it starts, signals, updates or queries; the workflows' interceptors (run in
-// the sandbox, src/temporal/workflow-interceptors.ts) make their spans and pass the context on
+// the sandbox, workflows/tracing-interceptors.ts) make their spans and pass the context on
 // to activities; the activities' interceptor continues it. None of them changes a workflow's
 // commands: histories recorded with tracing on replay with it off, and the other way round.
 import path from 'node:path';
@@ -21,7 +21,7 @@ export function workerTracing(tracing: Tracing): Pick<WorkerOptions, 'intercepto
   return {
     interceptors: {
       // A path without extension: the workflow bundler finds the .ts in the sources and the .js when built.
-      workflowModules: [path.join(__dirname, 'workflow-interceptors')],
+      workflowModules: [path.join(__dirname, '../../workflows/tracing-interceptors')],
       activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx) })],
     },
     sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },

@@ -2,7 +2,7 @@
 // (src/tracing/setup.ts) each is a no-op that records nothing and costs next to nothing.
 import { SpanKind, SpanStatusCode, context, isSpanContextValid, trace, type Attributes, type Span } from '@opentelemetry/api';
 import { version } from '../../package.json';
-import { formatTraceparent } from './traceparent';
+import { formatTraceparent } from '../../workflows/traceparent';
 
 const tracer = trace.getTracer('svc-webhooks', version);
 

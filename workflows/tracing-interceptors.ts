@@ -1,11 +1,12 @@
-// Runs inside the workflow sandbox (bundled with workflows/ when tracing is on; see
-// src/temporal/tracing.ts): the workflow side of Temporal's OpenTelemetry tracing, speaking
-// its protocol. A workflow, signal, update or query brings its caller's context in the
-// `_tracer-data` header that Temporal's client interceptor writes; the spans made here
-// (`RunWorkflow:…`, `HandleSignal:…` and the rest, named as Temporal's own interceptors name
-// them) leave through the `exporter` sink, which `makeWorkflowExporter` turns into this
-// process's spans; and activities, children, signals and continue-as-new get the span under
-// way in the same header, which Temporal's activity interceptor reads.
+// Runs inside the workflow sandbox, bundled beside the workflows only when tracing is on
+// (src/temporal/tracing.ts loads it by path; workflows/index.ts does not export it): the
+// workflow side of Temporal's OpenTelemetry tracing, speaking its protocol. A workflow,
+// signal, update or query brings its caller's context in the `_tracer-data` header that
+// Temporal's client interceptor writes; the spans made here (`RunWorkflow:…`, `HandleSignal:…`
+// and the rest, named as Temporal's own interceptors name them) leave through the `exporter`
+// sink, which `makeWorkflowExporter` turns into this process's spans; and activities,
+// children, signals and continue-as-new get the span under way in the same header, which
+// Temporal's activity interceptor reads.
 //
 // Why not Temporal's own workflow interceptors: they build an OpenTelemetry SDK in every
 // workflow execution (its modules evaluated again, a tracer provider made), because workflows
@@ -14,8 +15,8 @@
 // object, its context W3C's `traceparent`.
 //
 // Span ids come from a random stream of their own: the workflows' random (delivery ids,
-// workflows/delivery-ids.ts) draws the same numbers with tracing on or off, and a span made
-// for a query, which a replay never makes again, cannot shift it. An activity's scheduling
+// delivery-ids.ts) draws the same numbers with tracing on or off, and a span made for a
+// query, which a replay never makes again, cannot shift it. An activity's scheduling
 // makes no span (Temporal's `StartActivity`): a delivery's span is its activity's run.
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import { ApplicationFailure, ApplicationFailureCategory, defaultPayloadConverter, type Headers } from '@temporalio/common';
@@ -44,7 +45,7 @@ import {
   type WorkflowInterceptorsFactory,
   type WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
-import { formatTraceparent, parseTraceparent, type W3CSpanContext } from '../tracing/traceparent';
+import { formatTraceparent, parseTraceparent, type W3CSpanContext } from './traceparent';
 
 /** The header Temporal's interceptors carry the context in (TRACE_HEADER of their instrumentation module, which loads the OpenTelemetry API). */
 export const TRACE_HEADER = '_tracer-data';

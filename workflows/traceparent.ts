@@ -1,7 +1,7 @@
 // W3C Trace Context's traceparent, read and written without the OpenTelemetry API: for the
-// workflow sandbox (src/temporal/workflow-interceptors.ts), where loading the API would cost
-// each workflow execution its modules again, for the service's own spans, and for the
-// TypeScript receiver library (receivers/typescript), which must not need the API.
+// workflow sandbox's tracing (tracing-interceptors.ts), where loading the API would cost each
+// workflow execution its modules again, for the service's own spans (src/tracing/spans.ts),
+// and for the TypeScript receiver library (receivers/typescript), which must not need the API.
 
 /** A span's context as OpenTelemetry's SpanContext holds it, `traceState` as its header string. */
 export interface W3CSpanContext {

@@ -1,12 +1,12 @@
-// The sandbox's tracing (src/temporal/workflow-interceptors.ts) speaks Temporal's protocol
+// The sandbox's tracing (workflows/tracing-interceptors.ts) speaks Temporal's protocol
 // without loading Temporal's OpenTelemetry modules: the same header, and a traceparent read as
 // the receivers read it. What it makes in a workflow is tested in test/workflows/tracing.test.ts.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { TRACE_HEADER as TEMPORAL_TRACE_HEADER } from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
 import { describe, expect, it } from 'vitest';
-import { TRACE_HEADER } from '../../src/temporal/workflow-interceptors';
-import { formatTraceparent, parseTraceparent } from '../../src/tracing/traceparent';
+import { TRACE_HEADER } from '../../workflows/tracing-interceptors';
+import { formatTraceparent, parseTraceparent } from '../../workflows/traceparent';
 
 interface TraceContextCase {
   name: string;
