@@ -11,7 +11,8 @@ import type {
   Redelivery,
   TestEvent,
 } from '../src/contract/payloads';
-import { DELIVERY_FAILED, WEBHOOK_GONE, probeSendDelaysMs } from '../src/contract/rules';
+import { probeSendDelaysMs } from '../src/contract/probe-schedule';
+import { DELIVERY_FAILED, WEBHOOK_GONE } from '../src/contract/rules';
 import { isBulkTaskQueue } from '../src/contract/workflows';
 import { findDeliveryTarget, type DeliveryRecord, type DeliveryTarget } from '../src/db/deliveries';
 import type { DeliveryBookkeeping } from './delivery-bookkeeping';

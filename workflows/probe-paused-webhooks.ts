@@ -9,7 +9,7 @@ import {
   probeGatherMs,
   probeSpreadMs,
   unpackProbes,
-} from '../src/contract/rules';
+} from '../src/contract/probe-schedule';
 import { lifecycleWorkflowId } from '../src/contract/workflows';
 import { oneAttempt } from './one-attempt';
 

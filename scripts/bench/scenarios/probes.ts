@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { loadConfig } from '../../../src/config';
 import type { ProbePlan } from '../../../src/contract/payloads';
-import { probeSpreadMs } from '../../../src/contract/rules';
+import { probeSpreadMs } from '../../../src/contract/probe-schedule';
 import { bulkTaskQueue, probesWorkflowId, TASK_QUEUE } from '../../../src/contract/workflows';
 import { newId } from '../../../src/ids';
 import { newSigningSecret } from '../../../src/secrets';
