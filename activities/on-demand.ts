@@ -50,7 +50,7 @@ export function createOnDemandActivities({ sql }: ActivityDependencies, bookkeep
     },
 
     /** POST /v3/webhooks/{id}/test-events: one delivery of the topic the owner chose, with the `SVC-Test` header; logged as `test`. */
-    sendTestEvent({ webhookId, deliveryId, topic, event, actor }: TestEvent): Promise<DeliveryResult> {
+    deliverTestEvent({ webhookId, deliveryId, topic, event, actor }: TestEvent): Promise<DeliveryResult> {
       const testEvent = { id: deliveryId, webhookId, kind: 'test', event: topic, ...event } as const;
       const details = { deliveryId, event: topic, listId: event.listId };
       const askedFor = { action: 'webhook.test_event_sent', target: { type: 'webhook', id: webhookId }, details } as const;

@@ -6,11 +6,11 @@ import { Context } from '@temporalio/activity';
 import { probeSendDelaysMs } from '../src/contract/probe-schedule';
 import { findDeliveryTarget } from '../src/db/deliveries';
 import { pingPayload } from '../src/delivery/message';
-import { startProbing } from '../src/temporal/probes-client';
+import { signalWithStartProbes } from '../src/temporal/probes-client';
 import { pingEntry, type DeliveryBookkeeping } from './delivery-bookkeeping';
 import type { ActivityDependencies } from './dependencies';
 
-export function createProbeActivities({ sql, logger, client, probing }: ActivityDependencies, bookkeeping: DeliveryBookkeeping) {
+export function createProbeActivities({ sql, logger, client, probePlan }: ActivityDependencies, bookkeeping: DeliveryBookkeeping) {
   /** One probe, to the webhook as it is as the probe leaves: only while it is paused. Whether it answered with a 2xx. */
   async function probe(webhookId: string): Promise<boolean> {
     const target = await findDeliveryTarget(sql, webhookId);
@@ -24,9 +24,9 @@ export function createProbeActivities({ sql, logger, client, probing }: Activity
 
   return {
     /** The plan is read as a pause's probing begins: a change of PROBE_INTERVALS applies to the pauses after it. */
-    async startProbing(webhookId: string, since: number, taskQueue: string): Promise<boolean> {
-      if (probing === null) return false;
-      await startProbing(client, taskQueue, { webhookId, since, plan: probing });
+    async handPauseToProbes(webhookId: string, since: number, taskQueue: string): Promise<boolean> {
+      if (probePlan === null) return false;
+      await signalWithStartProbes(client, taskQueue, { webhookId, since, plan: probePlan });
       return true;
     },
 

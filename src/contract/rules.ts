@@ -63,6 +63,6 @@ export const ATTEMPTS_OF_UNCLAIMED_SEND = 3;
 
 /**
  * A run of `reencrypt-secrets/{taskQueue}/{keyId}` continues-as-new after this many batches of
- * `resealSecrets` (six history events each): a run stays near 600 events however many secrets.
+ * `resealBatch` (six history events each): a run stays near 600 events however many secrets.
  */
 export const RESEAL_BATCHES_PER_RUN = 100;
