@@ -1,16 +1,86 @@
-// A worker's delivery bookkeeping: the claims and log rows of the deliveries it runs, and
-// the outcomes it tells each webhook's `webhook/{id}`, each gathered across the deliveries
-// under way in this process. A write's deliveries start together, so their claims reach
-// PostgreSQL in one statement rather than one each; event deliveries' log rows wait for
-// those of the writes that follow, so one statement logs several writes; and a webhook
-// failing fast gets a few signals a second rather than one per delivery.
+// A worker's delivery bookkeeping: the steps every send shares, whatever its kind (an event
+// delivery, a ping, a test event, a redelivery, a probe). An event delivery's claim; one
+// signed POST, counted in the metrics and a log line of its kind; its log row; and the outcome
+// told to its webhook's `webhook/{id}`. Claims, log rows and outcomes are gathered across the
+// deliveries under way in this process: a write's deliveries start together, so their claims
+// reach PostgreSQL in one statement rather than one each; event deliveries' log rows wait for
+// those of the writes that follow, so one statement logs several writes; and a webhook failing
+// fast gets a few signals a second rather than one per delivery.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import DataLoader from 'dataloader';
-import { claimDeliveries, recordAskedDeliveries, type ClaimedTarget, type DeliveryClaim, type DeliveryRecord } from '../src/db/deliveries';
+import { isBulkTaskQueue } from '../src/contract/workflows';
+import {
+  claimDeliveries,
+  recordAskedDeliveries,
+  type ClaimedTarget,
+  type DeliveryClaim,
+  type DeliveryRecord,
+  type DeliveryTarget,
+} from '../src/db/deliveries';
 import type { Sql } from '../src/db/sql';
+import { postSigned } from '../src/delivery/message';
+import type { HttpExchange } from '../src/delivery/sender';
+import { newId } from '../src/ids';
+import type { DeliveryResult } from '../src/objects';
 import { signalDeliveryOutcomes } from '../src/temporal/lifecycle-client';
-import { currentTraceId, inDatabaseSpan, inSpan } from '../src/tracing/spans';
+import { annotateSpan, currentTraceId, inDatabaseSpan, inSpan } from '../src/tracing/spans';
+import type { ActivityDependencies } from './dependencies';
+
+/** What the delivery log says of a delivery before its attempt: which, to which webhook, of what. */
+export type DeliveryEntry = Omit<DeliveryRecord, 'result' | 'request' | 'response' | 'traceId'>;
+
+/** What an attempt came to: a POST's exchange, or INTERNAL_FAILURE. */
+export type AttemptOutcome = HttpExchange | typeof INTERNAL_FAILURE;
+
+/** An attempt lost or refused on our side: nothing known to be sent, nothing came back. */
+export const INTERNAL_FAILURE = {
+  result: { delivered: false, statusCode: null, durationMs: 0, error: 'internal' },
+  request: null,
+  response: null,
+} as const satisfies Pick<DeliveryRecord, 'result' | 'request' | 'response'>;
+
+/** A ping's log entry, under a new delivery id: an owner's ping or a probe. */
+export function pingEntry(webhookId: string, kind: 'ping' | 'probe'): DeliveryEntry {
+  return { id: newId('dlv'), webhookId, kind, event: 'ping', listId: null, cursor: null, at: null };
+}
+
+/** The fields that name an event delivery in the logs. */
+export function eventLogFields(entry: DeliveryEntry) {
+  return {
+    deliveryId: entry.id,
+    webhookId: entry.webhookId,
+    workflowId: Context.current().info.workflowExecution?.workflowId,
+    topic: entry.event,
+    listId: entry.listId,
+    cursor: entry.cursor,
+  };
+}
+
+/** The metric and the log line of each kind of send never counted against its webhook. */
+const UNCOUNTED_SENDS = {
+  ping: { counter: 'pings', msg: 'ping' },
+  redelivery: { counter: 'redeliveries', msg: 'redelivery' },
+  test: { counter: 'testEvents', msg: 'test event' },
+  probe: { counter: 'probes', msg: 'probe' },
+} as const;
+
+export interface DeliveryBookkeeping {
+  /** An event delivery's one attempt claimed, with its target read (`claimDeliveries`). */
+  claim: (claim: DeliveryClaim) => Promise<ClaimedTarget | null>;
+  /**
+   * One signed POST of `body` to `target`, then `logAttempt`. The result and whether the
+   * webhook has failures a success would reset; what was sent and came back stays in the log.
+   */
+  send: (target: DeliveryTarget, entry: DeliveryEntry, body: string) => Promise<{ result: DeliveryResult; failuresToReset: boolean }>;
+  /** An attempt counted in metrics and a log line of its kind, then its log row (`record`). */
+  logAttempt: (entry: DeliveryEntry, attempt: AttemptOutcome) => Promise<{ failuresToReset: boolean }>;
+  /** A log row alone (`recordDeliveries`, `recordAskedDeliveries`), an event delivery's gathered as its write's task queue allows. */
+  record: (delivery: DeliveryRecord) => Promise<{ failuresToReset: boolean }>;
+  /** Tells `webhook/{id}` the outcome of an event delivery: see OutcomeSignals. */
+  tellOutcome: OutcomeSignals['tell'];
+}
 
 export interface DeliveryBatcher {
   /** See `claimDeliveries`. */
@@ -27,23 +97,64 @@ export interface OutcomeSignals {
   tell: (webhookId: string, delivered: boolean) => Promise<void>;
 }
 
-export type DeliveryBookkeeping = DeliveryBatcher & { tellOutcome: OutcomeSignals['tell'] };
-
 /**
- * One per worker process: what its delivery activities claim, log and tell, each a span of the
- * delivery's trace, and each log row naming that trace.
+ * One per worker process: the steps of its delivery activities, the claim, the log row and
+ * the tell each a span of the delivery's trace, and each log row naming that trace.
  */
-export function createDeliveryBookkeeping(sql: Sql, client: Client): DeliveryBookkeeping {
+export function createDeliveryBookkeeping({
+  sql,
+  client,
+  http,
+  secrets,
+  logger,
+  metrics,
+}: Pick<ActivityDependencies, 'sql' | 'client' | 'http' | 'secrets' | 'logger' | 'metrics'>): DeliveryBookkeeping {
   const batcher = createDeliveryBatcher(sql);
   const outcomes = createOutcomeSignals(client);
-  return {
+
+  function countAttempt(entry: DeliveryEntry, { statusCode, error, durationMs, delivered }: DeliveryResult): void {
+    const outcome = delivered ? 'delivered' : 'failed';
+    if (entry.kind === 'event') {
+      annotateSpan({ outcome });
+      metrics.deliveries.inc({ topic: entry.event, outcome, error: error ?? 'none' });
+      if (error !== 'internal') metrics.deliveryDuration.observe({ outcome }, durationMs / 1000);
+      logger.info({ msg: 'delivery', ...eventLogFields(entry), outcome, statusCode, error, durationMs });
+      return;
+    }
+    const { counter, msg } = UNCOUNTED_SENDS[entry.kind];
+    metrics[counter].inc({ outcome, error: error ?? 'none' });
+    logger.info({ msg, deliveryId: entry.id, webhookId: entry.webhookId, redeliveryOf: entry.redeliveryOf, statusCode, error, durationMs });
+  }
+
+  const bookkeeping: DeliveryBookkeeping = {
     claim: (claim) => inDatabaseSpan('claim delivery', () => batcher.claim(claim)),
-    record: (delivery, from) => inDatabaseSpan('log delivery', () => batcher.record({ ...delivery, traceId: currentTraceId() }, from)),
+    async send(target, entry, body) {
+      const message = {
+        url: target.url,
+        webhookId: entry.webhookId,
+        deliveryId: entry.id,
+        event: entry.event,
+        body,
+        test: entry.kind === 'test',
+      };
+      const exchange = await postSigned(http, message, secrets.open(target.secret, entry.webhookId));
+      const { failuresToReset } = await bookkeeping.logAttempt(entry, exchange);
+      return { result: exchange.result, failuresToReset };
+    },
+    logAttempt(entry, attempt) {
+      countAttempt(entry, attempt.result);
+      return bookkeeping.record({ ...entry, ...attempt });
+    },
+    record: (delivery) => {
+      const bulk = delivery.kind === 'event' && isBulkTaskQueue(Context.current().info.taskQueue);
+      return inDatabaseSpan('log delivery', () => batcher.record({ ...delivery, traceId: currentTraceId() }, { bulk }));
+    },
     tellOutcome: (webhookId, delivered) =>
       inSpan('tell webhook/{id}', { 'webhook.id': webhookId, outcome: delivered ? 'delivered' : 'failed' }, () =>
         outcomes.tell(webhookId, delivered),
       ),
   };
+  return bookkeeping;
 }
 
 /**

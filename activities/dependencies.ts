@@ -20,7 +20,7 @@ export interface ActivityDependencies {
   client: Client;
   notices: NoticeMailing;
   /** PROBE_INTERVALS, PROBE_MAX_DAYS and the delivery deadline; null: probing is off. */
-  probing: ProbePlan | null;
+  probePlan: ProbePlan | null;
 }
 
 /** How notices are mailed: NOTIFY_FROM, NOTIFY_MAX_PER_HOUR, PUBLIC_BASE_URL, and SMTP_URL's client. */

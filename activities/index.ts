@@ -6,6 +6,8 @@ import { createDeliveryBookkeeping } from './delivery-bookkeeping';
 import { createDeliveryActivities } from './deliveries';
 import type { ActivityDependencies } from './dependencies';
 import { createNoticeActivities } from './notices';
+import { createOnDemandActivities } from './on-demand';
+import { createProbeActivities } from './probes';
 import { createRecoveryActivities } from './recoveries';
 import { createReencryptionActivities } from './reencryption';
 import { createRegistrationActivities } from './registration';
@@ -16,10 +18,12 @@ export type { ActivityDependencies } from './dependencies';
 
 /** Every activity the workflows schedule, by the names and signatures of the contract (src/contract/activities.ts). */
 export function createActivities(dependencies: ActivityDependencies): ActivityTypes {
-  const bookkeeping = createDeliveryBookkeeping(dependencies.sql, dependencies.client);
+  const bookkeeping = createDeliveryBookkeeping(dependencies);
   return {
     ...createRegistrationActivities(dependencies),
     ...createDeliveryActivities(dependencies, bookkeeping),
+    ...createOnDemandActivities(dependencies, bookkeeping),
+    ...createProbeActivities(dependencies, bookkeeping),
     ...createRecoveryActivities(dependencies, bookkeeping),
     ...createWebhookStateActivities(dependencies),
     ...createRetentionActivities(dependencies),

@@ -3,18 +3,15 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { LostSendSettlement, RecoveryEnd, RecoverySend, RecoverySendOutcome, RecoverySendResult } from '../src/contract/payloads';
 import { claimRecoverySend, recordRecoverySend, recoveryExists, settleRecoveryRow, settleRecoverySend } from '../src/db/recoveries';
-import type { DeliveryBookkeeping } from './delivery-bookkeeping';
 import { eventPayload } from '../src/delivery/message';
 import type { Topic } from '../src/topics';
-import { INTERNAL_FAILURE, sendOnDemandTo } from './deliveries';
+import { INTERNAL_FAILURE, type DeliveryBookkeeping } from './delivery-bookkeeping';
 import type { ActivityDependencies } from './dependencies';
 
 /** The failure type of `awaitRecoveryRecorded` while the API's transaction has not committed. */
 const RECOVERY_NOT_RECORDED = 'RecoveryNotRecorded';
 
-export function createRecoveryActivities(dependencies: ActivityDependencies, bookkeeping: DeliveryBookkeeping) {
-  const { sql, logger, metrics } = dependencies;
-
+export function createRecoveryActivities({ sql, logger }: ActivityDependencies, bookkeeping: DeliveryBookkeeping) {
   /**
    * What a send that did not come back came to: the outcome logged under its redelivery id, or
    * `internal` (logged as such) when its attempt was lost before that. `unclaimed`: no attempt
@@ -27,15 +24,7 @@ export function createRecoveryActivities(dependencies: ActivityDependencies, boo
     if (settled.state === 'unclaimed') return { notSent: 'unclaimed' };
     if (settled.unlogged) {
       const { item, redeliveryId } = settled;
-      metrics.redeliveries.inc({ outcome: 'failed', error: 'internal' });
-      logger.info({
-        msg: 'redelivery',
-        deliveryId: redeliveryId,
-        webhookId: send.webhookId,
-        redeliveryOf: item.redeliveryOf,
-        error: 'internal',
-      });
-      await bookkeeping.record({ id: redeliveryId, webhookId: send.webhookId, kind: 'redelivery', ...item, ...INTERNAL_FAILURE });
+      await bookkeeping.logAttempt({ id: redeliveryId, webhookId: send.webhookId, kind: 'redelivery', ...item }, INTERNAL_FAILURE);
     }
     return { settled: settled.outcome };
   }
@@ -54,7 +43,7 @@ export function createRecoveryActivities(dependencies: ActivityDependencies, boo
     const redelivery = { id: send.deliveryId, webhookId: send.webhookId, kind: 'redelivery', ...item, event: topic } as const;
     const body = eventPayload(topic, item.listId, item.cursor, item.at);
     const begunAt = Date.now();
-    const result = await sendOnDemandTo(dependencies, bookkeeping, claim.target, redelivery, body);
+    const { result } = await bookkeeping.send(claim.target, redelivery, body);
     await recordRecoverySend(sql, { ...send, outcome: result.delivered ? 'delivered' : 'failed' });
     return { begunAt, outcome: { sent: result } };
   }

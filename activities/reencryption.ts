@@ -11,7 +11,7 @@ export const RESEAL_BATCH_SIZE = 500;
 
 export function createReencryptionActivities({ sql, secrets, logger }: ActivityDependencies) {
   return {
-    async resealSecrets(keyId: string): Promise<ResealedBatch> {
+    async resealBatch(keyId: string): Promise<ResealedBatch> {
       // A worker whose SECRET_KEYS starts with another key (not yet restarted with the new
       // list, or restarted with an older one) leaves the batch to another: retried, and shown
       // as this failure in the Web UI meanwhile.

@@ -1,14 +1,14 @@
 // The activities of `webhook/{id}`: its state mirrored into PostgreSQL with the notices and
-// audit log entries it makes, its deletion, and the start of a pause's probes.
+// audit log entries it makes, and its deletion. The hand-over of a pause to its probes is in
+// probes.ts.
 import { Context } from '@temporalio/activity';
 import type { AuditActor, WebhookLifecycleState } from '../src/contract/payloads';
 import { deleteWebhookRow, mirrorWebhookState } from '../src/db/webhooks';
 import { noticeCrossed } from '../src/notices/crossing';
 import { startNoticeMail } from '../src/temporal/notice-client';
-import { startProbing } from '../src/temporal/probes-client';
 import type { ActivityDependencies } from './dependencies';
 
-export function createWebhookStateActivities({ sql, logger, metrics, client, notices, probing }: ActivityDependencies) {
+export function createWebhookStateActivities({ sql, logger, metrics, client, notices }: ActivityDependencies) {
   return {
     async storeWebhookState(state: WebhookLifecycleState, requester?: AuditActor): Promise<void> {
       const rules = { noticeFor: noticeCrossed, mailNotices: notices.mailer !== undefined };
@@ -47,13 +47,6 @@ export function createWebhookStateActivities({ sql, logger, metrics, client, not
     /** `actor` absent: an Update of the release before, recorded with no actor. */
     deleteWebhook(webhookId: string, actor?: AuditActor): Promise<void> {
       return deleteWebhookRow(sql, webhookId, actor ?? null);
-    },
-
-    /** The plan is read as a pause's probing begins: a change of PROBE_INTERVALS applies to the pauses after it. */
-    async startProbing(webhookId: string, since: number, taskQueue: string): Promise<boolean> {
-      if (probing === null) return false;
-      await startProbing(client, taskQueue, { webhookId, since, plan: probing });
-      return true;
     },
   };
 }

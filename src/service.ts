@@ -169,7 +169,7 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
       metrics,
       client,
       notices,
-      probing: probePlan(config),
+      probePlan: probePlan(config),
     }),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
     bulkDeliveries: config.bulkDeliveriesPerWorker,

@@ -1,5 +1,5 @@
 import { allHandlersFinished, condition, continueAsNew, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
-import { probesEndedSignal, probingQuery, startProbingSignal, stopProbingSignal } from '../src/contract/messages';
+import { addPauseSignal, pausesQuery, probesEndedSignal, removePauseSignal } from '../src/contract/messages';
 import type { PauseProbing, ProbesEnded, ProbesInput } from '../src/contract/payloads';
 import {
   PROBES_PER_ACTIVITY,
@@ -9,14 +9,14 @@ import {
   probeGatherMs,
   probeSpreadMs,
   unpackProbes,
-} from '../src/contract/rules';
+} from '../src/contract/probe-schedule';
 import { lifecycleWorkflowId } from '../src/contract/workflows';
 import { oneAttempt } from './one-attempt';
 
 /**
  * `probes/{taskQueue}/{shard}`: the probes of every webhook of its shard paused by failures, on
- * the bulk task queue. `webhook/{id}` hands it a pause as the pause begins (startProbingSignal)
- * and takes it back if the owner reactivates or deletes the webhook (stopProbingSignal). At each
+ * the bulk task queue. `webhook/{id}` hands it a pause as the pause begins (addPauseSignal)
+ * and takes it back if the owner reactivates or deletes the webhook (removePauseSignal). At each
  * delay of PROBE_INTERVALS after its pause, a webhook gets a signed ping, logged as a probe and
  * never counted, until one is answered with a 2xx or PROBE_MAX_DAYS have passed; then this
  * workflow tells `webhook/{id}` which, and its store makes the `webhook.reachable` notice. It
@@ -42,7 +42,7 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
   let knownWake: number | null | undefined;
   const forgetWake = () => (knownWake = undefined);
 
-  setHandler(startProbingSignal, (pause) => {
+  setHandler(addPauseSignal, (pause) => {
     // A start tried again repeats its signal; a later pause of the same webhook replaces the one it knew.
     const known = pauses.get(pause.webhookId);
     if (!known || known.since < pause.since) {
@@ -50,13 +50,13 @@ export async function probePausedWebhooks(input: ProbesInput): Promise<void> {
       forgetWake();
     }
   });
-  setHandler(stopProbingSignal, ({ webhookId, since }) => {
+  setHandler(removePauseSignal, ({ webhookId, since }) => {
     if (pauses.get(webhookId)?.since === since) {
       pauses.delete(webhookId);
       forgetWake();
     }
   });
-  setHandler(probingQuery, () => [...pauses.values()]);
+  setHandler(pausesQuery, () => [...pauses.values()]);
 
   const waiting = () => [...pauses.values()].filter((pause) => !sending.has(pause.webhookId));
   const plans = () => new Set([...pauses.values()].map((pause) => pause.plan));

@@ -6,7 +6,7 @@ import { RESEAL_BATCHES_PER_RUN } from '../src/contract/rules';
 // A batch is one short transaction; retried (with PostgreSQL down, or on a worker that seals
 // under another key) until it goes through. Nothing is lost by a retry: a secret is either
 // still sealed as it was or sealed under the new key.
-const { resealSecrets } = proxyActivities<ActivityTypes>({
+const { resealBatch } = proxyActivities<ActivityTypes>({
   // A batch takes well under a second: a worker lost mid-batch is noticed this much later.
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
@@ -24,7 +24,7 @@ export async function reencryptSecrets(input: ReencryptionInput): Promise<Reencr
   const { keyId, batchesPerRun = RESEAL_BATCHES_PER_RUN } = input;
   let resealed = input.resealed ?? 0;
   for (let batch = 0; batch < batchesPerRun; batch++) {
-    const done = await resealSecrets(keyId);
+    const done = await resealBatch(keyId);
     resealed += done.resealed;
     setCurrentDetails(`**${resealed}** signing secrets re-sealed under key \`${keyId}\`; **${done.remaining}** remain under other keys.`);
     if (done.remaining === 0) return { keyId, resealed };

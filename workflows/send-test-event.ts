@@ -6,5 +6,5 @@ import { oneAttempt } from './one-attempt';
  * once, also to a paused webhook. Never retried, never counted; its result is the outcome.
  */
 export async function sendTestEvent(request: TestEventRequest): Promise<DeliveryResult> {
-  return oneAttempt(request.deliveryTimeoutMs).sendTestEvent(request.testEvent);
+  return oneAttempt(request.deliveryTimeoutMs).deliverTestEvent(request.testEvent);
 }

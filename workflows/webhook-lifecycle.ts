@@ -18,8 +18,8 @@ import {
   deliveryOutcomesSignal,
   lifecycleStateQuery,
   probesEndedSignal,
+  removePauseSignal,
   setStatusUpdate,
-  stopProbingSignal,
   wakeToProbeSignal,
 } from '../src/contract/messages';
 import { DEFAULT_SIGNALS_PER_RUN, MAX_CONSECUTIVE_FAILURES } from '../src/contract/rules';
@@ -34,7 +34,7 @@ const PROBE_PAUSED_WEBHOOK = 'probe-paused-webhook';
 const retry = { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' };
 // Stored inside the workflow task that counted the outcomes, not in a task of its own: under
 // a flood of failures this loop must keep up, and outcomes arriving meanwhile wait as one batch.
-const { storeWebhookState, startProbing } = proxyLocalActivities<ActivityTypes>({ startToCloseTimeout: '10 seconds', retry });
+const { storeWebhookState, handPauseToProbes } = proxyLocalActivities<ActivityTypes>({ startToCloseTimeout: '10 seconds', retry });
 const { deleteWebhook } = proxyActivities<ActivityTypes>({ startToCloseTimeout: '10 seconds', retry });
 
 /**
@@ -79,20 +79,20 @@ export async function webhookLifecycle({
   /** Starts the pause's probing, unless PROBE_MAX_DAYS is 0; stops it again if the pause ended meanwhile. */
   const startProbes = async () => {
     const since = Date.now();
-    if (!(await startProbing(state.webhookId, since, probesQueue))) probingOff = true;
+    if (!(await handPauseToProbes(state.webhookId, since, probesQueue))) probingOff = true;
     else if (needsProbes()) change({ probes: 'probing', probesSince: since });
-    else stopProbing(since);
+    else takeBackPause(since);
   };
   /** Ends the pause's probing as the pause ends; the fields that forget it (none for a run of a release before probes). */
   const endProbes = (): Partial<WebhookLifecycleState> => {
     if (!state.probes) return {};
-    if (state.probes === 'probing' && state.probesSince) stopProbing(state.probesSince);
+    if (state.probes === 'probing' && state.probesSince) takeBackPause(state.probesSince);
     return { probes: null, probesSince: null };
   };
-  const stopProbing = (since: number) => {
+  const takeBackPause = (since: number) => {
     // A pause whose probing has just ended by itself is not there to stop: nothing to do.
     void getExternalWorkflowHandle(probesWorkflowId(probesQueue, state.webhookId))
-      .signal(stopProbingSignal, { webhookId: state.webhookId, since })
+      .signal(removePauseSignal, { webhookId: state.webhookId, since })
       .catch(() => undefined);
   };
 

@@ -3,9 +3,9 @@
 // and the workers of the release before must still find each by that name and read what it
 // takes and gives. Workflows schedule them through this interface (never the activities'
 // code); the factory in activities/ implements it (test/activities/contract.test.ts). Rename
-// or retype one only behind patched() in the workflows that schedule it. Four carry the name
-// of what schedules them (the workflow types redeliverEvent, sendTestEvent and pruneRecords,
-// the Update deleteWebhook): histories record both names, so both stay.
+// or retype one only behind patched() in the workflows that schedule it. Three carry the name
+// of what schedules them (the workflow types redeliverEvent and pruneRecords, the Update
+// deleteWebhook): releases before recorded both names, so both stay.
 import type {
   AuditActor,
   DeliveryResult,
@@ -39,7 +39,7 @@ export interface ActivityTypes {
   /** `actor`: who asked, recorded in the audit log with the ping's log entry (absent: a ping of the release before). */
   sendPing: (webhookId: string, actor?: AuditActor) => Promise<DeliveryResult>;
   redeliverEvent: (redelivery: Redelivery) => Promise<DeliveryResult>;
-  sendTestEvent: (testEvent: TestEvent) => Promise<DeliveryResult>;
+  deliverTestEvent: (testEvent: TestEvent) => Promise<DeliveryResult>;
 
   // webhookLifecycle
   /** `requester`: who asked, through /v3, for the status change this store holds, if one does. */
@@ -50,7 +50,7 @@ export interface ActivityTypes {
    * (starting it if need be), with PROBE_INTERVALS and PROBE_MAX_DAYS as they are now; false:
    * probing is off (PROBE_MAX_DAYS=0).
    */
-  startProbing: (webhookId: string, since: number, taskQueue: string) => Promise<boolean>;
+  handPauseToProbes: (webhookId: string, since: number, taskQueue: string) => Promise<boolean>;
 
   // probePausedWebhooks
   /** Whether each webhook answered its probe with a 2xx, in order; the probes leave spread over `spreadMs` (absent: at once). */
@@ -70,5 +70,5 @@ export interface ActivityTypes {
 
   // reencryptSecrets
   /** One batch: secrets sealed under other keys sealed again under `keyId`, which must be this worker's first key. */
-  resealSecrets: (keyId: string) => Promise<ResealedBatch>;
+  resealBatch: (keyId: string) => Promise<ResealedBatch>;
 }

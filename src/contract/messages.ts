@@ -6,10 +6,10 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
   AuditActor,
   DeliveryOutcomes,
+  PauseAdded,
   PauseProbing,
+  PauseRemoved,
   ProbesEnded,
-  ProbingStart,
-  ProbingStop,
   RecoveryState,
   WebhookLifecycleState,
   WebhookStatus,
@@ -36,11 +36,11 @@ export const wakeToProbeSignal = defineSignal('wakeToProbe');
 export const probesEndedSignal = defineSignal<[ProbesEnded]>('probesEnded');
 
 /** From `webhook/{id}` (through an activity that starts the workflow if need be): probe this pause. A repeat is ignored. */
-export const startProbingSignal = defineSignal<[ProbingStart]>('startProbing');
+export const addPauseSignal = defineSignal<[PauseAdded]>('addPause');
 /** From `webhook/{id}`: this pause ended (reactivated or deleted); its probes stop. */
-export const stopProbingSignal = defineSignal<[ProbingStop]>('stopProbing');
+export const removePauseSignal = defineSignal<[PauseRemoved]>('removePause');
 /** The pauses `probes/{taskQueue}/{shard}` probes, for operators (the Temporal Web UI's Queries) and tests. */
-export const probingQuery = defineQuery<PauseProbing[]>('probing');
+export const pausesQuery = defineQuery<PauseProbing[]>('pauses');
 
 /** A recovery's progress, as its workflow counts it (the API reads the same from PostgreSQL). */
 export const recoveryProgressQuery = defineQuery<RecoveryState>('progress');

@@ -112,10 +112,10 @@ export interface PauseProbing {
 }
 
 /** What `webhook/{id}` hands `probes/{taskQueue}/{shard}` as a pause by failures begins to be probed. */
-export type ProbingStart = Omit<PauseProbing, 'sent'>;
+export type PauseAdded = Omit<PauseProbing, 'sent'>;
 
 /** What `webhook/{id}` tells `probes/{taskQueue}/{shard}` as a pause ends (reactivated or deleted). */
-export type ProbingStop = Pick<PauseProbing, 'webhookId' | 'since'>;
+export type PauseRemoved = Pick<PauseProbing, 'webhookId' | 'since'>;
 
 /**
  * Input of `probes/{taskQueue}/{shard}`, carried across continue-as-new: the pauses it probes,
@@ -230,7 +230,7 @@ export interface TestEvent {
   deliveryId: string;
   topic: Topic;
   event: ListEvent;
-  /** Who asks: `sendTestEvent` records webhook.test_event_sent as it logs the test event. */
+  /** Who asks: `deliverTestEvent` records webhook.test_event_sent as it logs the test event. */
   actor?: AuditActor;
 }
 
@@ -369,7 +369,7 @@ export interface ReencryptionInput {
   batchesPerRun?: number;
 }
 
-/** What one batch of `resealSecrets` did, in the history batch by batch: re-sealed, and how many remain under other keys. */
+/** What one `resealBatch` did, in the history batch by batch: re-sealed, and how many remain under other keys. */
 export interface ResealedBatch {
   resealed: number;
   remaining: number;

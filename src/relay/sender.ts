@@ -1,7 +1,7 @@
 // The worker's side of the relay: a delivery to a relay session is notified, in PostgreSQL, to
 // the API process that holds the session's connection, and the local server's answer comes
-// back the same way. It is signed, logged and counted as any POST is (activities/deliveries.ts):
-// only the sender differs.
+// back the same way. It is signed and logged as any POST is (activities/delivery-bookkeeping.ts):
+// only the sender differs. Its outcome is never told to `webhook/{id}` (activities/deliveries.ts).
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { findRelayConnection, newConnectionKey, takeRelayAnswer } from '../db/relay-sessions';

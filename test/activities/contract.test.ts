@@ -15,10 +15,10 @@ const contractTypes: Record<keyof ActivityTypes, true> = {
   recordInternalFailure: true,
   sendPing: true,
   redeliverEvent: true,
-  sendTestEvent: true,
+  deliverTestEvent: true,
   storeWebhookState: true,
   deleteWebhook: true,
-  startProbing: true,
+  handPauseToProbes: true,
   probeWebhooks: true,
   awaitRecoveryRecorded: true,
   sendRecoveryItem: true,
@@ -26,7 +26,7 @@ const contractTypes: Record<keyof ActivityTypes, true> = {
   settleRecovery: true,
   pruneRecords: true,
   sendNoticeMail: true,
-  resealSecrets: true,
+  resealBatch: true,
 };
 
 describe('the activity contract', () => {

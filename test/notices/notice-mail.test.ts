@@ -203,7 +203,7 @@ describe('notice mail', () => {
       metrics,
       client: stack.service.client,
       notices: { mailer: undefined, from: FROM, maxPerHour: 3, dashboardUrl: `${PUBLIC_BASE_URL}/dashboard` },
-      probing: null,
+      probePlan: null,
     });
     await new MockActivityEnvironment({ taskQueue: stack.taskQueue }).run(() =>
       activities.storeWebhookState({

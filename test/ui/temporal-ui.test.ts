@@ -155,7 +155,7 @@ describe('the Temporal Web UI', () => {
         expect(await rotated.service.client.workflow.getHandle(workflowId).result()).toEqual({ keyId, resealed: 1200 });
         const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
         await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`);
-        // Its history: three batches of resealSecrets, and the result.
+        // Its history: three batches of resealBatch, and the result.
         await expect.poll(() => page.getByText('"resealed": 1200').count(), { timeout: 15_000 }).toBeGreaterThan(0);
         for (const batch of ['{"resealed":500,"remaining":700}', '{"resealed":500,"remaining":200}', '{"resealed":200,"remaining":0}']) {
           await expect.poll(() => page.getByText(batch).count(), { message: batch }).toBeGreaterThan(0);

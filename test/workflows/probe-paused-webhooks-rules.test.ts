@@ -4,7 +4,7 @@
 // its pauses cross a continue-as-new as they were.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lifecycleStateQuery, probingQuery, startProbingSignal, stopProbingSignal } from '../../src/contract/messages';
+import { addPauseSignal, lifecycleStateQuery, pausesQuery, removePauseSignal } from '../../src/contract/messages';
 import type { PauseProbing, ProbePlan, ProbesInput, WebhookLifecycleState } from '../../src/contract/payloads';
 import { lifecycleWorkflowId } from '../../src/contract/workflows';
 import { probePausedWebhooks, webhookLifecycle } from '../../workflows';
@@ -84,7 +84,7 @@ describe('probePausedWebhooks', () => {
     expect(callsWith(back)).toEqual([[down, back]]); // the longer waiting first
     expect(spreadsMs[calls.findIndex((call) => call.includes(back))]).toBe(90_000); // an hour's 5%, halved
     expect(callsWith(later)).toEqual([]);
-    const left = await shard.query(probingQuery);
+    const left = await shard.query(pausesQuery);
     expect(left.map((pause) => [pause.webhookId, pause.sent])).toEqual([
       [down, 1],
       [later, 0],
@@ -108,18 +108,18 @@ describe('probePausedWebhooks', () => {
     const webhookId = newWebhookId();
     const shard = await startShard();
     const pauseAt = (since: number) => ({ webhookId, since, plan: hourly });
-    const sinces = async () => (await shard.query(probingQuery)).map((pause) => pause.since);
+    const sinces = async () => (await shard.query(pausesQuery)).map((pause) => pause.since);
     const first = Date.now();
-    await shard.signal(startProbingSignal, pauseAt(first));
-    await shard.signal(startProbingSignal, pauseAt(first));
-    await shard.signal(startProbingSignal, pauseAt(first - 1));
+    await shard.signal(addPauseSignal, pauseAt(first));
+    await shard.signal(addPauseSignal, pauseAt(first));
+    await shard.signal(addPauseSignal, pauseAt(first - 1));
     expect(await sinces()).toEqual([first]);
-    await shard.signal(stopProbingSignal, { webhookId, since: first - 1 });
+    await shard.signal(removePauseSignal, { webhookId, since: first - 1 });
     expect(await sinces()).toEqual([first]);
-    await shard.signal(stopProbingSignal, { webhookId, since: first });
+    await shard.signal(removePauseSignal, { webhookId, since: first });
     expect(await sinces()).toEqual([]);
-    await shard.signal(startProbingSignal, pauseAt(first));
-    await shard.signal(startProbingSignal, pauseAt(first + 1));
+    await shard.signal(addPauseSignal, pauseAt(first));
+    await shard.signal(addPauseSignal, pauseAt(first + 1));
     expect(await sinces()).toEqual([first + 1]);
   });
 
@@ -132,10 +132,10 @@ describe('probePausedWebhooks', () => {
       sent: 0,
     }));
     const shard = await startShard({ plans: [hourly], pauses: [{ ...pauses[0], plan: 0, sent: 3 }], eventsPerRun: 10 });
-    for (const { webhookId, since, plan } of pauses.slice(1)) await shard.signal(startProbingSignal, { webhookId, since, plan });
+    for (const { webhookId, since, plan } of pauses.slice(1)) await shard.signal(addPauseSignal, { webhookId, since, plan });
     const carried = await waitFor(async () => {
       const { runId } = await worker.client.workflow.getHandle(shard.workflowId).describe();
-      return runId !== shard.firstExecutionRunId ? shard.query(probingQuery) : undefined;
+      return runId !== shard.firstExecutionRunId ? shard.query(pausesQuery) : undefined;
     });
     expect(carried).toEqual([{ ...pauses[0], sent: 3 }, ...pauses.slice(1)]);
   });

@@ -3,9 +3,9 @@
 // reactivates it. PROBE_INTERVALS of a second keep the suite short.
 import { describe, expect, it } from 'vitest';
 import type { ProbeState } from '../../src/contract/payloads';
-import { lifecycleStateQuery, probingQuery, startProbingSignal, stopProbingSignal } from '../../src/contract/messages';
+import { addPauseSignal, lifecycleStateQuery, pausesQuery, removePauseSignal } from '../../src/contract/messages';
 import { bulkTaskQueue, probesWorkflowId } from '../../src/contract/workflows';
-import { startProbing } from '../../src/temporal/probes-client';
+import { signalWithStartProbes } from '../../src/temporal/probes-client';
 import { useStackWithReceiver } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -40,9 +40,9 @@ function probesReach(webhookId: string, probes: ProbeState | null) {
 }
 
 /** The pause of `webhookId` as its shard's workflow probes it; undefined: it probes none. */
-async function probing(webhookId: string) {
+async function pauseInShard(webhookId: string) {
   const shard = suite.stack.service.client.workflow.getHandle(probesWorkflowId(bulkTaskQueue(suite.stack.taskQueue), webhookId));
-  return (await shard.query(probingQuery)).find((pause) => pause.webhookId === webhookId);
+  return (await shard.query(pausesQuery)).find((pause) => pause.webhookId === webhookId);
 }
 
 describe('probes/{taskQueue}/{shard}', () => {
@@ -51,7 +51,7 @@ describe('probes/{taskQueue}/{shard}', () => {
     const { owner, webhookId } = await pausedByFailures(path);
     const { probesSince } = await probesReach(webhookId, 'probing');
     expect(await stateOfProbeColumn(webhookId)).toBe('probing');
-    expect(await probing(webhookId)).toMatchObject({ since: probesSince });
+    expect(await pauseInShard(webhookId)).toMatchObject({ since: probesSince });
 
     // Failing probes: logged as probes of the ping, never counted against the webhook.
     const failed = await waitFor(async () => {
@@ -75,7 +75,7 @@ describe('probes/{taskQueue}/{shard}', () => {
     });
     expect(notice).toMatchObject({ type: 'webhook.reachable', webhookId, consecutiveFailures: 20, lastError: 'non_2xx' });
     await probesReach(webhookId, 'reachable');
-    expect(await probing(webhookId)).toBeUndefined();
+    expect(await pauseInShard(webhookId)).toBeUndefined();
 
     // Still paused, the count where the pause left it: only the owner reactivates.
     const webhook = await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token: owner.token });
@@ -101,13 +101,13 @@ describe('probes/{taskQueue}/{shard}', () => {
     for (const end of ['reactivate', 'delete'] as const) {
       const { owner, webhookId } = await pausedByFailures(`/probe/${end}`);
       const { probesSince } = await probesReach(webhookId, 'probing');
-      expect(await probing(webhookId)).toMatchObject({ since: probesSince });
+      expect(await pauseInShard(webhookId)).toMatchObject({ since: probesSince });
       const ended =
         end === 'reactivate'
           ? await suite.stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token: owner.token, body: { status: 'active' } })
           : await suite.stack.request('DELETE', `/v3/webhooks/${webhookId}`, { token: owner.token });
       expect(ended.status).toBeLessThan(300);
-      await waitFor(async () => ((await probing(webhookId)) === undefined ? true : undefined), {
+      await waitFor(async () => ((await pauseInShard(webhookId)) === undefined ? true : undefined), {
         what: `the probes of ${webhookId} to stop (${end})`,
       });
     }
@@ -120,14 +120,14 @@ describe('probes/{taskQueue}/{shard}', () => {
     // The shard holds a pause of an active webhook, as after a reactivation whose stop has not reached it yet: a probe due at once.
     const since = Date.now() - 1_000;
     const plan = { intervalsMs: [1_000], forMs: 60_000, deliveryTimeoutMs: 2_000 };
-    await startProbing(suite.stack.service.client, bulkTaskQueue(suite.stack.taskQueue), { webhookId, since, plan });
-    await waitFor(async () => (((await probing(webhookId))?.sent ?? 0) >= 1 ? true : undefined), {
+    await signalWithStartProbes(suite.stack.service.client, bulkTaskQueue(suite.stack.taskQueue), { webhookId, since, plan });
+    await waitFor(async () => (((await pauseInShard(webhookId))?.sent ?? 0) >= 1 ? true : undefined), {
       what: `the shard to have tried the probe of ${webhookId}`,
     });
     expect(suite.receiver.requests.filter((request) => request.path === path)).toHaveLength(requestsBefore);
     expect(await probesLogged(owner.token, webhookId)).toEqual([]);
     const shard = suite.stack.service.client.workflow.getHandle(probesWorkflowId(bulkTaskQueue(suite.stack.taskQueue), webhookId));
-    await shard.signal(stopProbingSignal, { webhookId, since });
+    await shard.signal(removePauseSignal, { webhookId, since });
   });
 
   it('ends by itself once PROBE_MAX_DAYS have passed, and the webhook stays paused', async () => {
@@ -135,15 +135,15 @@ describe('probes/{taskQueue}/{shard}', () => {
     const { probesSince } = await probesReach(webhookId, 'probing');
     // The same pause handed over again with a plan a test can outlive: two more probes, half a second apart.
     const shard = suite.stack.service.client.workflow.getHandle(probesWorkflowId(bulkTaskQueue(suite.stack.taskQueue), webhookId));
-    await shard.signal(stopProbingSignal, { webhookId, since: probesSince! });
+    await shard.signal(removePauseSignal, { webhookId, since: probesSince! });
     const forMs = Date.now() - probesSince! + 1_200;
-    await shard.signal(startProbingSignal, {
+    await shard.signal(addPauseSignal, {
       webhookId,
       since: probesSince!,
       plan: { intervalsMs: [500], forMs, deliveryTimeoutMs: 2_000 },
     });
     await probesReach(webhookId, 'expired');
-    expect(await probing(webhookId)).toBeUndefined();
+    expect(await pauseInShard(webhookId)).toBeUndefined();
     expect(await stateOfProbeColumn(webhookId)).toBe('expired');
     const webhook = await suite.stack.request('GET', `/v3/webhooks/${webhookId}`, { token: owner.token });
     expect(webhook.body).toMatchObject({ status: 'paused', pausedReason: 'auto_failures' });

@@ -1,8 +1,8 @@
 // When a pause's probes are due, how long a wake waits for the probes due soon after and
 // over how long it sends them, how a run's pauses are carried, and which shard probes a
-// webhook (src/contract/): the rules alone.
+// webhook (src/contract/probe-schedule.ts, and the shard in workflows.ts): the rules alone.
 import { describe, expect, it } from 'vitest';
-import { packProbes, probeDueAt, probeGatherMs, probeSendDelaysMs, probeSpreadMs, unpackProbes } from '../../src/contract/rules';
+import { packProbes, probeDueAt, probeGatherMs, probeSendDelaysMs, probeSpreadMs, unpackProbes } from '../../src/contract/probe-schedule';
 import { PROBE_SHARDS, probeShardOf } from '../../src/contract/workflows';
 
 const MINUTE = 60_000;

@@ -3,7 +3,7 @@
 // own recordings of `webhook/{id}` runs left open as its worker left them
 // (test/workflows/upgrades/0.6.0): paused by failures, and paused by hand. With the workers'
 // wake signal appended, the current code, past the recorded events, hands the pause of the
-// first to its probes (the local activity startProbing) and ignores the second.
+// first to its probes (the local activity handPauseToProbes) and ignores the second.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
@@ -95,7 +95,7 @@ describe('a pause made by 0.6.0', () => {
   });
 
   it('hands its pause to the probes once the workers wake it, when failures paused it', async () => {
-    expect(await scheduledPast(withSignal(pausedByFailures, wakeToProbeSignal.name))).toEqual(['local activity startProbing']);
+    expect(await scheduledPast(withSignal(pausedByFailures, wakeToProbeSignal.name))).toEqual(['local activity handPauseToProbes']);
   });
 
   it('ignores the wake when its owner paused it', async () => {

@@ -27,7 +27,7 @@ beforeAll(async () => {
       deleted.push({ webhookId, actor });
     },
     // Probing off: a pause by failures stores nothing more.
-    async startProbing() {
+    async handPauseToProbes() {
       return false;
     },
   });

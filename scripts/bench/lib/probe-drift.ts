@@ -2,7 +2,7 @@
 // the time it was due, `since` plus the intervals of PROBE_INTERVALS (the service's own
 // probeDueAt), as a fraction of its interval.
 import type { ProbePlan } from '../../../src/contract/payloads';
-import { probeDueAt } from '../../../src/contract/rules';
+import { probeDueAt } from '../../../src/contract/probe-schedule';
 
 /** Probes as the receivers got them, column-wise: when, and the webhook its URL's path names. */
 export interface ProbeReceipts {

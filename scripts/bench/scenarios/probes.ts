@@ -6,11 +6,11 @@ import { randomBytes } from 'node:crypto';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { loadConfig } from '../../../src/config';
 import type { ProbePlan } from '../../../src/contract/payloads';
-import { probeSpreadMs } from '../../../src/contract/rules';
+import { probeSpreadMs } from '../../../src/contract/probe-schedule';
 import { bulkTaskQueue, probesWorkflowId, TASK_QUEUE } from '../../../src/contract/workflows';
 import { newId } from '../../../src/ids';
 import { newSigningSecret } from '../../../src/secrets';
-import { startProbing as handToProbes } from '../../../src/temporal/probes-client';
+import { signalWithStartProbes } from '../../../src/temporal/probes-client';
 import { CONFIG, log } from '../lib/config';
 import { createAccount } from '../lib/http';
 import { scanLogs } from '../lib/logs';
@@ -76,7 +76,7 @@ interface Run {
  * leave them (paused, `auto_failures`, 20 failures counted), each at a URL of its own under
  * `/probe/{tag}/` that the receivers answer 503. The quiet account writes for a phase before any
  * probe. Then each round hands the pauses to their probe workflows through the Temporal client
- * (startProbing); from their first probe due, the quiet account writes for a phase (the probes'
+ * (handOverSeededPauses); from their first probe due, the quiet account writes for a phase (the probes'
  * drift measured over the same time); one interval later the probe workflows are terminated
  * and, once their last probes have left and the service is calm, the quiet account writes for
  * another phase without them.
@@ -166,7 +166,7 @@ async function seedPausedWebhooks(target: ServiceTarget, ctx: Context, tag: stri
 async function runRound(run: Run, r: number, before: ProbesPhase) {
   const { client, plan, ctx } = run;
   await ctx.receivers('takeProbes'); // the round's probes only
-  const { schedules, startMs, firstDue } = await startProbing(run);
+  const { schedules, startMs, firstDue } = await handOverSeededPauses(run);
   log(`probes round ${r}: ${schedules.length} pauses handed to their probe workflows in ${round(startMs / 1000)} s`);
   if (firstDue > Date.now()) await stack.sleep(firstDue - Date.now());
 
@@ -236,7 +236,7 @@ async function serviceCalm({ ctx, target }: Run): Promise<number> {
  * the probes begins then and measures probing in its steady state, the starts (as fast as the
  * server takes them) and their first workflow tasks over before it.
  */
-async function startProbing({ client, webhooks, plan }: Run) {
+async function handOverSeededPauses({ client, webhooks, plan }: Run) {
   const firstInterval = plan.intervalsMs[0];
   const firstDue = Date.now() + STARTS_LEAD_MS;
   const schedules = webhooks.map((w, k) => ({
@@ -244,7 +244,7 @@ async function startProbing({ client, webhooks, plan }: Run) {
     since: Math.round(firstDue + (k * firstInterval) / webhooks.length - firstInterval),
   }));
   const startMs = await eachAtOnce(schedules, ({ webhookId, since }) =>
-    handToProbes(client, bulkTaskQueue(TASK_QUEUE), { webhookId, since, plan }),
+    signalWithStartProbes(client, bulkTaskQueue(TASK_QUEUE), { webhookId, since, plan }),
   );
   return { schedules, startMs, firstDue };
 }

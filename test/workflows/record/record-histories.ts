@@ -43,7 +43,7 @@ import { RESEAL_BATCH_SIZE } from '../../../activities/reencryption';
 import { parseSecretKeys } from '../../../src/config';
 import { createSecretBox } from '../../../src/secret-keys';
 import { insertSealedWebhooks } from '../../support/sealed-webhooks';
-import { lifecycleStateQuery, probingQuery } from '../../../src/contract/messages';
+import { lifecycleStateQuery, pausesQuery } from '../../../src/contract/messages';
 import { insertNotice } from '../../../src/db/notices';
 import { recordRecovery } from '../../../src/db/recoveries';
 import { newId } from '../../../src/ids';
@@ -324,7 +324,7 @@ describe(`recording workflow histories of release ${release}`, () => {
       metrics,
       client: stack.service.client,
       notices: { mailer: undefined, from: 'recorder@localhost', maxPerHour: 20, dashboardUrl: 'http://localhost/dashboard' },
-      probing: null,
+      probePlan: null,
     });
     // A worker that never finishes a delivery, as if it had died mid-POST: the activity
     // times out and the workflow records the delivery as our own failure.
@@ -391,7 +391,7 @@ describe(`recording workflow histories of release ${release}`, () => {
     const probesQueue = bulkTaskQueue(stack.taskQueue);
     /** Whether `workflowId` probes a pause of `webhookId`. */
     const probes = async (workflowId: string, webhookId: string) =>
-      (await client.workflow.getHandle(workflowId).query(probingQuery)).some((pause) => pause.webhookId === webhookId);
+      (await client.workflow.getHandle(workflowId).query(pausesQuery)).some((pause) => pause.webhookId === webhookId);
     // Each receiver breaks once registered (its ping answered), until it comes back.
     const broken = new Set<string>();
     receiver.respondWith((request) => (request.path.startsWith('/fail') || broken.has(request.path) ? { status: 500 } : {}));
