@@ -444,6 +444,14 @@ describe(`recording workflow histories of release ${release}`, () => {
     await waitFor(async () => !(await probes(expiredShard, stopped.webhookId)) || undefined);
     const { runId } = await client.workflow.getHandle(expiredShard).describe();
     expect(runId).not.toBe(started.firstExecutionRunId);
+    // The run after a continue-as-new starts a second after the one before at the soonest
+    // (Temporal's continueAsNewMinInterval): a history of its start alone replays nothing.
+    await waitFor(
+      async () =>
+        (await client.workflow.getHandle(expiredShard, runId).fetchHistory()).events?.some((e) => e.workflowTaskCompletedEventAttributes) ||
+        undefined,
+      { what: 'the last run’s first workflow task' },
+    );
     await save('probes-continued-as-new', expiredShard, started.firstExecutionRunId);
     await save('probes-expired-open', expiredShard, runId);
     receiver.respondWith((request) => (request.path.startsWith('/fail') ? { status: 500 } : {}));
