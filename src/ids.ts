@@ -1,6 +1,6 @@
 // The service's ids: how they are made and what they look like, in one place. Pure (the
 // dashboard's types and the JSON schemas read the form too).
-type IdPrefix = 'acc' | 'wh' | 'dlv' | 'reg' | 'ntc' | 'tkn' | 'rcv' | 'aud';
+export type IdPrefix = 'acc' | 'wh' | 'dlv' | 'reg' | 'ntc' | 'tkn' | 'rcv' | 'aud';
 
 const ID_BYTES = 12;
 

@@ -13,12 +13,31 @@ import { HEALTH_HOURS, MAX_CHANGES_PER_WRITE } from './limits';
 import { SCOPES } from './scopes';
 import { CHANGE_TYPES, TOPICS } from './topics';
 
+/** What an object schema may say of its properties besides them: which must be present, how many at least. */
+interface ObjectKeywords<P> {
+  required?: readonly (keyof P & string)[];
+  minProperties?: number;
+}
+
+/** An object schema of exactly the properties `P` (no others), with the keywords `K` before them. */
+type ClosedObject<P, K> = { readonly type: 'object'; readonly additionalProperties: false } & K & { readonly properties: P };
+
+/** An object schema of exactly these properties (no others), after `keywords` such as which of them are required. */
+export function closedObject<const P extends Record<string, object>, const K extends ObjectKeywords<P> = Record<never, never>>(
+  properties: P,
+  keywords?: K,
+): ClosedObject<P, K> {
+  return { type: 'object', additionalProperties: false, ...keywords, properties } as ClosedObject<P, K>;
+}
+
 /** A response object: exactly these properties, each always present. */
 function responseObject<const P extends Record<string, object>>(properties: P) {
-  return { type: 'object', additionalProperties: false, required: Object.keys(properties) as (keyof P & string)[], properties } as const;
+  const required = Object.keys(properties) as (keyof P & string)[];
+  return closedObject(properties, { required });
 }
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
+const timestampOrNull = { type: ['string', 'null'], format: 'date-time' } as const;
 const count = { type: 'integer', minimum: 0 } as const;
 export const topicSchema = { type: 'string', enum: TOPICS } as const;
 export const scopeSchema = { type: 'string', enum: SCOPES } as const;
@@ -37,13 +56,11 @@ export const webhookHealthObject = responseObject({
   failed24h: { ...count, description: 'Event deliveries failed in those hours, those lost on our side (`internal`) included' },
   skipped24h: { ...count, description: 'Event deliveries skipped in those hours, the webhook being paused' },
   lastDeliveredAt: {
-    type: ['string', 'null'],
-    format: 'date-time',
+    ...timestampOrNull,
     description: 'When an event delivery was last delivered (its attemptedAt), however long ago; null: never',
   },
   lastFailedAt: {
-    type: ['string', 'null'],
-    format: 'date-time',
+    ...timestampOrNull,
     description: 'When an event delivery last failed (its attemptedAt), however long ago; null: never',
   },
 });
@@ -159,8 +176,8 @@ export const apiTokenObject = responseObject({
     description: "The token's first 8 characters; null for a token made before tokens had names, until its next use",
   },
   createdAt: timestamp,
-  lastUsedAt: { type: ['string', 'null'], format: 'date-time', description: 'Moves at most once a minute; null: never used' },
-  expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'From then on the token is refused; null: never' },
+  lastUsedAt: { ...timestampOrNull, description: 'Moves at most once a minute; null: never used' },
+  expiresAt: { ...timestampOrNull, description: 'From then on the token is refused; null: never' },
   scopes: {
     type: 'array',
     minItems: 1,
@@ -205,11 +222,8 @@ export const isoTimeSchema = {
 } as const;
 
 /** A write the upstream reports (POST /internal/v3/lists/{listId}/writes), as the API validates it and the database records it. */
-export const listWriteBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['writeId', 'changes'],
-  properties: {
+export const listWriteBody = closedObject(
+  {
     writeId: { ...upstreamIdSchema, description: 'Unique per list: a repeat with the same body is answered again, never delivered twice' },
     at: { ...isoTimeSchema, description: 'ISO 8601 time of the write; default now' },
     changes: {
@@ -217,17 +231,18 @@ export const listWriteBody = {
       minItems: 1,
       maxItems: MAX_CHANGES_PER_WRITE,
       items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['type'],
-        properties: { type: { type: 'string', enum: [...CHANGE_TYPES] }, itemId: upstreamIdSchema, accountId: upstreamIdSchema },
+        ...closedObject(
+          { type: { type: 'string', enum: [...CHANGE_TYPES] }, itemId: upstreamIdSchema, accountId: upstreamIdSchema },
+          { required: ['type'] },
+        ),
         // Membership changes name the account that joined or left.
         if: { type: 'object', properties: { type: { enum: ['member.joined', 'member.left'] } } },
         then: { type: 'object', properties: { accountId: upstreamIdSchema }, required: ['accountId'] },
       },
     },
   },
-} as const;
+  { required: ['writeId', 'changes'] },
+);
 export type ListWriteBody = FromSchema<typeof listWriteBody>;
 export type ListChange = ListWriteBody['changes'][number];
 
@@ -244,7 +259,7 @@ export const deliveryLogEntry = responseObject({
   event: { type: 'string' },
   listId: { type: ['string', 'null'] },
   cursor: { type: ['integer', 'null'] },
-  at: { type: ['string', 'null'], format: 'date-time' },
+  at: timestampOrNull,
   kind: deliveryKindSchema,
   redeliveryOf: { type: ['string', 'null'], description: 'The delivery a redelivery repeats; null for the others' },
   outcome: deliveryOutcomeSchema,
@@ -268,15 +283,11 @@ export function isRedeliverable(kind: DeliveryKind): boolean {
 }
 
 /** The delivery log's filters (GET /v3/webhooks/{id}/deliveries), each optional: they combine with each other and with paging. */
-export const deliveryLogFilters = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    outcome: { type: 'string', ...deliveryOutcomeSchema, description: 'Only attempts with this outcome' },
-    kind: { type: 'string', ...deliveryKindSchema, description: 'Only event deliveries, pings, redeliveries, test events or probes' },
-    event: { type: 'string', enum: [...TOPICS, 'ping'], description: 'Only attempts of this topic, or pings' },
-  },
-} as const;
+export const deliveryLogFilters = closedObject({
+  outcome: { type: 'string', ...deliveryOutcomeSchema, description: 'Only attempts with this outcome' },
+  kind: { type: 'string', ...deliveryKindSchema, description: 'Only event deliveries, pings, redeliveries, test events or probes' },
+  event: { type: 'string', enum: [...TOPICS, 'ping'], description: 'Only attempts of this topic, or pings' },
+});
 export type DeliveryLogFilters = FromSchema<typeof deliveryLogFilters>;
 
 /** HTTP headers by lower-case name, in the order they were sent or received. */
@@ -347,8 +358,7 @@ export const noticeObject = responseObject({
   lastStatusCode: { type: ['integer', 'null'], description: 'Its HTTP status, if a response came' },
   createdAt: timestamp,
   emailedAt: {
-    type: ['string', 'null'],
-    format: 'date-time',
+    ...timestampOrNull,
     description: 'When it was mailed; null: not mailed (yet, or at all: no SMTP_URL, no notificationEmail, or over the hourly cap)',
   },
 });
@@ -378,7 +388,7 @@ export const recoveryObject = responseObject({
   delivered: count,
   failed: { ...count, description: 'Sends that got no 2xx, or were lost on our side (`internal`)' },
   createdAt: timestamp,
-  finishedAt: { type: ['string', 'null'], format: 'date-time' },
+  finishedAt: timestampOrNull,
 });
 export type Recovery = FromSchema<typeof recoveryObject>;
 export type RecoveryStatus = Recovery['status'];
@@ -434,36 +444,32 @@ export const auditTargetObject = responseObject({
 export type AuditTarget = FromSchema<typeof auditTargetObject>;
 
 /** What a change made or set, each action its own fields (docs/api.md, "Audit log"); never a secret or a token. */
-export const auditDetailsObject = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    url: { type: 'string', description: "webhook.created, webhook.deleted: the webhook's URL" },
-    events: { ...webhookObject.properties.events, description: 'webhook.created, webhook.updated, relay.opened: the topics set' },
-    listIds: { ...webhookObject.properties.listIds, description: 'webhook.created, webhook.updated, relay.opened: the lists set' },
-    pausedReason: { type: 'string', enum: ['auto_failures', 'manual'], description: 'webhook.paused: why' },
-    consecutiveFailures: { ...count, description: 'webhook.paused by failures: the count that paused it' },
-    previous: {
-      ...responseObject({
-        status: webhookObject.properties.status,
-        pausedReason: webhookObject.properties.pausedReason,
-        consecutiveFailures: webhookObject.properties.consecutiveFailures,
-      }),
-      description: 'webhook.reactivated: what the reactivation undid',
-    },
-    webhookId: { type: 'string', pattern: idPattern('wh'), description: 'delivery.*, recovery.*: the webhook' },
-    deliveryId: { ...deliveryIdSchema, description: 'webhook.pinged, webhook.test_event_sent, delivery.redelivered: the new log entry' },
-    event: { ...topicSchema, description: 'webhook.test_event_sent: the topic sent' },
-    listId: { type: 'string', description: "webhook.test_event_sent: the body's listId" },
-    since: { ...timestamp, description: 'recovery.started: its window' },
-    until: timestamp,
-    total: { ...count, description: 'recovery.started: the deliveries in its set' },
-    name: { type: 'string', description: "token.created, token.revoked: the token's name" },
-    scopes: { type: 'array', items: scopeSchema, description: 'token.created: its scopes' },
-    expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'token.created: when it expires; null: never' },
-    notificationEmail: { type: ['string', 'null'], description: 'account.updated: the address set; null: cleared' },
+export const auditDetailsObject = closedObject({
+  url: { type: 'string', description: "webhook.created, webhook.deleted: the webhook's URL" },
+  events: { ...webhookObject.properties.events, description: 'webhook.created, webhook.updated, relay.opened: the topics set' },
+  listIds: { ...webhookObject.properties.listIds, description: 'webhook.created, webhook.updated, relay.opened: the lists set' },
+  pausedReason: { type: 'string', enum: ['auto_failures', 'manual'], description: 'webhook.paused: why' },
+  consecutiveFailures: { ...count, description: 'webhook.paused by failures: the count that paused it' },
+  previous: {
+    ...responseObject({
+      status: webhookObject.properties.status,
+      pausedReason: webhookObject.properties.pausedReason,
+      consecutiveFailures: webhookObject.properties.consecutiveFailures,
+    }),
+    description: 'webhook.reactivated: what the reactivation undid',
   },
-} as const;
+  webhookId: { type: 'string', pattern: idPattern('wh'), description: 'delivery.*, recovery.*: the webhook' },
+  deliveryId: { ...deliveryIdSchema, description: 'webhook.pinged, webhook.test_event_sent, delivery.redelivered: the new log entry' },
+  event: { ...topicSchema, description: 'webhook.test_event_sent: the topic sent' },
+  listId: { type: 'string', description: "webhook.test_event_sent: the body's listId" },
+  since: { ...timestamp, description: 'recovery.started: its window' },
+  until: timestamp,
+  total: { ...count, description: 'recovery.started: the deliveries in its set' },
+  name: { type: 'string', description: "token.created, token.revoked: the token's name" },
+  scopes: { type: 'array', items: scopeSchema, description: 'token.created: its scopes' },
+  expiresAt: { ...timestampOrNull, description: 'token.created: when it expires; null: never' },
+  notificationEmail: { type: ['string', 'null'], description: 'account.updated: the address set; null: cleared' },
+});
 export type AuditDetails = FromSchema<typeof auditDetailsObject>;
 
 /** One entry of the audit log (GET /v3/account/audit-log). */
@@ -491,16 +497,10 @@ export const validationIssueObject = responseObject({ path: { type: 'string' }, 
 export type ValidationIssue = FromSchema<typeof validationIssueObject>;
 
 /** Every error answer: `code` and `message`, and the fields some codes add. */
-export const errorEnvelope = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['code', 'message'],
-      properties: {
+export const errorEnvelope = closedObject(
+  {
+    error: closedObject(
+      {
         code: { type: 'string' },
         message: { type: 'string' },
         details: { type: 'array', items: validationIssueObject },
@@ -510,9 +510,11 @@ export const errorEnvelope = {
         recoveryId: { type: 'string', description: 'RECOVERY_IN_PROGRESS: the recovery under way' },
         requiredScope: { ...scopeSchema, description: 'INSUFFICIENT_SCOPE: the scope the token lacks' },
       },
-    },
+      { required: ['code', 'message'] },
+    ),
   },
-} as const;
+  { required: ['error'] },
+);
 export type ErrorEnvelope = FromSchema<typeof errorEnvelope>;
 
 export const healthStatus = responseObject({ status: { type: 'string' } });

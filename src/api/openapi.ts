@@ -193,6 +193,14 @@ const webhookNotFound = { 404: errors("Unknown webhook, or another account's", [
 /** What a POST that acts on one of the caller's webhooks answers: `success`, or one of these errors. */
 const actionOnWebhook = (success: ReturnType<typeof ok>) => withJsonBody({ 200: success, ...webhookNotFound }, PUBLIC_BODY_LIMIT_BYTES);
 const body = (name: keyof typeof components, required = true) => ({ required, content: json(ref(name)) });
+/**
+ * A newest-first listing's GET: each property of `query` a query parameter; it answers `page`,
+ * 400 for an invalid query, and `own` (which may say more of the 400).
+ */
+const pagedListing = (query: { properties: Record<string, unknown> }, page: ReturnType<typeof ok>, own: Record<string, unknown> = {}) => ({
+  parameters: Object.entries(query.properties).map(([name, schema]) => ({ name, in: 'query', schema })),
+  responses: withToken({ 200: page, 400: errors('Invalid query', ['VALIDATION_FAILED']), ...own }),
+});
 
 const webhookId = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Webhook id (wh_...)' };
 const deliveryId = (description: string) => ({ name: 'deliveryId', in: 'path', required: true, schema: { type: 'string' }, description });
@@ -340,12 +348,7 @@ export function buildOpenApiDocument() {
           summary: `The delivery log: events, pings, redeliveries and test events, newest first (at least the last ${DELIVERY_LOG_KEPT} are kept)`,
           description: 'The filters outcome, kind and event are each optional and combine with each other and with paging.',
           security: account,
-          parameters: Object.entries(schemas.deliveriesQuery.properties).map(([name, schema]) => ({ name, in: 'query', schema })),
-          responses: withToken({
-            200: ok('A page of attempts', ref('DeliveryPage')),
-            400: errors('Invalid query', ['VALIDATION_FAILED']),
-            ...webhookNotFound,
-          }),
+          ...pagedListing(schemas.deliveriesQuery, ok('A page of attempts', ref('DeliveryPage')), webhookNotFound),
         },
       },
       '/v3/webhooks/{id}/deliveries/{deliveryId}': {
@@ -505,11 +508,7 @@ export function buildOpenApiDocument() {
             'webhook.failing when a webhook fails 10 deliveries in a row, webhook.paused when 20 pause it; once per ' +
             'streak of failures. Paged like the delivery log; webhookId narrows it to one webhook.',
           security: account,
-          parameters: Object.entries(schemas.noticesQuery.properties).map(([name, schema]) => ({ name, in: 'query', schema })),
-          responses: withToken({
-            200: ok('A page of notices', ref('NoticePage')),
-            400: errors('Invalid query', ['VALIDATION_FAILED']),
-          }),
+          ...pagedListing(schemas.noticesQuery, ok('A page of notices', ref('NoticePage'))),
         },
       },
       '/v3/account/audit-log': {
@@ -523,9 +522,7 @@ export function buildOpenApiDocument() {
             'automatic pause, a relay session closed past its grace) have actor null. A refused request records nothing. ' +
             'Paged like the delivery log; action narrows it to one action.',
           security: account,
-          parameters: Object.entries(schemas.auditLogQuery.properties).map(([name, schema]) => ({ name, in: 'query', schema })),
-          responses: withToken({
-            200: ok('A page of entries', ref('AuditLogPage')),
+          ...pagedListing(schemas.auditLogQuery, ok('A page of entries', ref('AuditLogPage')), {
             400: errors('Invalid query: a limit out of 1 to 100, a before that is no entry id, an unknown action', ['VALIDATION_FAILED']),
           }),
         },

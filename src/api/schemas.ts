@@ -4,11 +4,11 @@
 // ajv instance; the OpenAPI document is built from the same objects, with the responses'.
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import type { FromSchema } from 'json-schema-to-ts';
-import { idPattern } from '../ids';
+import { idPattern, type IdPrefix } from '../ids';
 import { MAX_LIST_IDS, MAX_LIST_MEMBERS } from '../limits';
 import {
   auditActionSchema,
-  deliveryIdSchema,
+  closedObject,
   deliveryLogFilters,
   isoTimeSchema as isoTime,
   listWriteBody,
@@ -32,28 +32,24 @@ const nameText = { type: 'string', minLength: 1, pattern: '^[^\\u0000]*$', descr
 
 // ---- requests ----
 
-export const registerWebhookBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['url'],
-  properties: {
+export const registerWebhookBody = closedObject(
+  {
     url: { type: 'string', minLength: 1, maxLength: 2048, description: 'Absolute https: URL of the receiver' },
     events: { ...events, description: 'Topics; default ["list.changed"]' },
     listIds: { ...listIds, description: "Lists to restrict deliveries to; empty or omitted: all of the account's lists" },
   },
-} as const;
+  { required: ['url'] },
+);
 export type RegisterWebhookBody = FromSchema<typeof registerWebhookBody>;
 
-export const updateWebhookBody = {
-  type: 'object',
-  additionalProperties: false,
-  minProperties: 1,
-  properties: {
+export const updateWebhookBody = closedObject(
+  {
     status: { type: 'string', enum: ['active', 'paused'], description: 'active reactivates (count reset); paused pauses by hand' },
     events,
     listIds,
   },
-} as const;
+  { minProperties: 1 },
+);
 export type UpdateWebhookBody = FromSchema<typeof updateWebhookBody>;
 
 /** Routes without a body accept none or an empty object. */
@@ -74,75 +70,50 @@ const notificationEmail = {
   description: "Where the account's notices are mailed (an address of at most 254 characters); null: nowhere",
 } as const;
 
-export const createAccountBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name'],
-  properties: { name: { ...nameText, maxLength: 200 }, notificationEmail },
-} as const;
+export const createAccountBody = closedObject({ name: { ...nameText, maxLength: 200 }, notificationEmail }, { required: ['name'] });
 export type CreateAccountBody = FromSchema<typeof createAccountBody>;
 
-export const putListBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['ownerAccountId'],
-  properties: {
-    ownerAccountId: id,
-    memberAccountIds: { type: 'array', maxItems: MAX_LIST_MEMBERS, uniqueItems: true, items: id },
-  },
-} as const;
+export const putListBody = closedObject(
+  { ownerAccountId: id, memberAccountIds: { type: 'array', maxItems: MAX_LIST_MEMBERS, uniqueItems: true, items: id } },
+  { required: ['ownerAccountId'] },
+);
 export type PutListBody = FromSchema<typeof putListBody>;
 
-export const testEventBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['event'],
-  properties: {
+export const testEventBody = closedObject(
+  {
     event: { ...topicSchema, description: 'The topic of the test event' },
     listId: { ...id, description: 'A list the account owns or is a member of, sent as the body\'s listId; default "test"' },
   },
-} as const;
+  { required: ['event'] },
+);
 export type TestEventBody = FromSchema<typeof testEventBody>;
 
-export const relaySessionBody = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    events: { ...events, description: 'Topics; default: all of them' },
-    listIds: { ...listIds, description: "Lists to restrict deliveries to; empty or omitted: all of the account's lists" },
-  },
-} as const;
+export const relaySessionBody = closedObject({
+  events: { ...events, description: 'Topics; default: all of them' },
+  listIds: { ...listIds, description: "Lists to restrict deliveries to; empty or omitted: all of the account's lists" },
+});
 export type RelaySessionBody = FromSchema<typeof relaySessionBody>;
 
-export const rotateSecretBody = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    secret: {
-      type: 'string',
-      pattern: '^whsec_[A-Za-z0-9_-]{32,100}$',
-      description: 'Your own new secret (whsec_ then 32 to 100 of A-Z a-z 0-9 _ -); omitted: a random one',
-    },
+export const rotateSecretBody = closedObject({
+  secret: {
+    type: 'string',
+    pattern: '^whsec_[A-Za-z0-9_-]{32,100}$',
+    description: 'Your own new secret (whsec_ then 32 to 100 of A-Z a-z 0-9 _ -); omitted: a random one',
   },
-} as const;
+});
 export type RotateSecretBody = FromSchema<typeof rotateSecretBody>;
 
-export const createRecoveryBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['since'],
-  properties: {
+export const createRecoveryBody = closedObject(
+  {
     since: { ...isoTime, description: 'ISO 8601 time: deliveries logged at or after it are recovered' },
     until: { ...isoTime, description: 'ISO 8601 time, not in the future: deliveries logged before it; default now' },
   },
-} as const;
+  { required: ['since'] },
+);
 export type CreateRecoveryBody = FromSchema<typeof createRecoveryBody>;
 
-export const createTokenBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name'],
-  properties: {
+export const createTokenBody = closedObject(
+  {
     name: { ...nameText, maxLength: 100 },
     expiresAt: { ...isoTime, description: 'ISO 8601 time, in the future, from which the token is refused; omitted: never' },
     scopes: {
@@ -154,48 +125,34 @@ export const createTokenBody = {
       description: 'What the new token may do: some of the scopes of the token that makes it; omitted: all of them',
     },
   },
-} as const;
+  { required: ['name'] },
+);
 export type CreateTokenBody = FromSchema<typeof createTokenBody>;
 
-export const deliveriesQuery = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+/**
+ * The query of a newest-first listing: a page of `limit` entries, `before` one of the listing's ids
+ * (`idPrefix`), and the listing's own filters.
+ */
+function pageQuery<const F extends Record<string, object>>(idPrefix: IdPrefix, filters: F) {
+  return closedObject({
     limit: { type: 'string', pattern: '^(100|[1-9][0-9]?)$', description: '1 to 100, default 20' },
-    before: { ...deliveryIdSchema, description: 'The `next` of the previous page' },
-    ...deliveryLogFilters.properties,
-  },
-} as const;
+    before: { type: 'string', pattern: idPattern(idPrefix), description: 'The `next` of the previous page' },
+    ...filters,
+  });
+}
+
+export const deliveriesQuery = pageQuery('dlv', deliveryLogFilters.properties);
 export type DeliveriesQuery = FromSchema<typeof deliveriesQuery>;
 
-export const updateAccountBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['notificationEmail'],
-  properties: { notificationEmail },
-} as const;
+export const updateAccountBody = closedObject({ notificationEmail }, { required: ['notificationEmail'] });
 export type UpdateAccountBody = FromSchema<typeof updateAccountBody>;
 
-export const noticesQuery = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    limit: deliveriesQuery.properties.limit,
-    before: { type: 'string', pattern: idPattern('ntc'), description: 'The `next` of the previous page' },
-    webhookId: { type: 'string', pattern: idPattern('wh'), description: "Only this webhook's notices" },
-  },
-} as const;
+export const noticesQuery = pageQuery('ntc', {
+  webhookId: { type: 'string', pattern: idPattern('wh'), description: "Only this webhook's notices" },
+});
 export type NoticesQuery = FromSchema<typeof noticesQuery>;
 
-export const auditLogQuery = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    limit: deliveriesQuery.properties.limit,
-    before: { type: 'string', pattern: idPattern('aud'), description: 'The `next` of the previous page' },
-    action: { ...auditActionSchema, description: 'Only entries of this action' },
-  },
-} as const;
+export const auditLogQuery = pageQuery('aud', { action: { ...auditActionSchema, description: 'Only entries of this action' } });
 export type AuditLogQuery = FromSchema<typeof auditLogQuery>;
 
 export const idParameter = id;

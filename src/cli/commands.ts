@@ -17,26 +17,35 @@ type LogEntry = ApiSchemas['DeliveryPage']['data'][number];
 type LogQuery = NonNullable<operations['listDeliveries']['parameters']['query']>;
 
 const WEBHOOK_COLUMNS: Columns<Webhook> = [
-  ['ID', (webhook) => webhook.id],
-  ['URL', (webhook) => webhook.url],
+  ['ID', 'id'],
+  ['URL', 'url'],
   ['STATUS', (webhook) => (webhook.relay ? 'relay' : webhook.status)],
-  ['FAILURES', (webhook) => webhook.consecutiveFailures],
-  ['TOPICS', (webhook) => webhook.events],
+  ['FAILURES', 'consecutiveFailures'],
+  ['TOPICS', 'events'],
   ['LISTS', (webhook) => (webhook.listIds.length === 0 ? 'all' : webhook.listIds)],
 ];
 
 const LOG_COLUMNS: Columns<LogEntry> = [
-  ['ATTEMPTED', (entry) => entry.attemptedAt],
-  ['ID', (entry) => entry.id],
-  ['KIND', (entry) => entry.kind],
-  ['EVENT', (entry) => entry.event],
-  ['OUTCOME', (entry) => entry.outcome],
-  ['STATUS', (entry) => entry.statusCode],
-  ['ERROR', (entry) => entry.error],
-  ['MS', (entry) => entry.durationMs],
+  ['ATTEMPTED', 'attemptedAt'],
+  ['ID', 'id'],
+  ['KIND', 'kind'],
+  ['EVENT', 'event'],
+  ['OUTCOME', 'outcome'],
+  ['STATUS', 'statusCode'],
+  ['ERROR', 'error'],
+  ['MS', 'durationMs'],
 ];
 
 const onWebhook = (id: string) => ({ params: { path: { id } } });
+/** The logged delivery a command names: `<delivery-id> --webhook <webhook-id>`. */
+const onDelivery = (ctx: CommandContext) => ({
+  params: { path: { id: requiredFlag(ctx, 'webhook'), deliveryId: arg(ctx, 0, 'delivery id') } },
+});
+
+/** Changes the webhook the command names (`<webhook-id>`) and answers it as it now is. */
+async function patchWebhook(ctx: CommandContext, body: ApiSchemas['UpdateWebhookBody']): Promise<Webhook> {
+  return must(await ctx.client.PATCH('/v3/webhooks/{id}', { ...onWebhook(arg(ctx, 0, 'webhook id')), body }));
+}
 
 async function deliveriesPage(ctx: CommandContext, webhookId: string, query: LogQuery) {
   return must(await ctx.client.GET('/v3/webhooks/{id}/deliveries', { params: { path: { id: webhookId }, query } }));
@@ -101,20 +110,18 @@ export const COMMANDS: Record<string, { usage: string; run: (ctx: CommandContext
   'webhooks update': {
     usage: 'webhooks update <webhook-id> [--events t1,t2] [--lists l1,l2] [--status active|paused]',
     async run(ctx) {
-      const body = {
+      const webhook = await patchWebhook(ctx, {
         events: list(flag(ctx, 'events')) as Topic[] | undefined,
         listIds: list(flag(ctx, 'lists')),
         status: flag(ctx, 'status') as Webhook['status'] | undefined,
-      };
-      const webhook = must(await ctx.client.PATCH('/v3/webhooks/{id}', { ...onWebhook(arg(ctx, 0, 'webhook id')), body }));
+      });
       print(ctx, webhook, () => fields(webhook));
     },
   },
   'webhooks reactivate': {
     usage: 'webhooks reactivate <webhook-id>',
     async run(ctx) {
-      const body = { status: 'active' as const };
-      const webhook = must(await ctx.client.PATCH('/v3/webhooks/{id}', { ...onWebhook(arg(ctx, 0, 'webhook id')), body }));
+      const webhook = await patchWebhook(ctx, { status: 'active' });
       print(ctx, webhook, () => `Reactivated ${webhook.id}: failures reset to ${webhook.consecutiveFailures}.`);
     },
   },
@@ -167,16 +174,14 @@ export const COMMANDS: Record<string, { usage: string; run: (ctx: CommandContext
   'deliveries get': {
     usage: 'deliveries get <delivery-id> --webhook <webhook-id>',
     async run(ctx) {
-      const path = { id: requiredFlag(ctx, 'webhook'), deliveryId: arg(ctx, 0, 'delivery id') };
-      const detail = must(await ctx.client.GET('/v3/webhooks/{id}/deliveries/{deliveryId}', { params: { path } }));
+      const detail = must(await ctx.client.GET('/v3/webhooks/{id}/deliveries/{deliveryId}', onDelivery(ctx)));
       print(ctx, detail, () => fields(detail));
     },
   },
   'deliveries redeliver': {
     usage: 'deliveries redeliver <delivery-id> --webhook <webhook-id>',
     async run(ctx) {
-      const path = { id: requiredFlag(ctx, 'webhook'), deliveryId: arg(ctx, 0, 'delivery id') };
-      const result = must(await ctx.client.POST('/v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries', { params: { path } }));
+      const result = must(await ctx.client.POST('/v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries', onDelivery(ctx)));
       print(ctx, result, () => `Redelivery ${result.deliveryId} ${describeResult(result)}`);
     },
   },
@@ -198,12 +203,12 @@ export const COMMANDS: Record<string, { usage: string; run: (ctx: CommandContext
       const { data } = must(await ctx.client.GET('/v3/account/tokens'));
       print(ctx, data, () =>
         table(data, [
-          ['ID', (token) => token.id],
-          ['NAME', (token) => token.name],
-          ['PREFIX', (token) => token.prefix],
-          ['SCOPES', (token) => token.scopes],
-          ['EXPIRES', (token) => token.expiresAt],
-          ['LAST USED', (token) => token.lastUsedAt],
+          ['ID', 'id'],
+          ['NAME', 'name'],
+          ['PREFIX', 'prefix'],
+          ['SCOPES', 'scopes'],
+          ['EXPIRES', 'expiresAt'],
+          ['LAST USED', 'lastUsedAt'],
         ]),
       );
     },

@@ -1,8 +1,8 @@
 // What the command line prints: with --json the API's objects as it answered them, otherwise
 // tables and lines a person reads.
 
-/** Columns of a table: a heading and how to show one row's cell. */
-export type Columns<T> = [heading: string, cell: (row: T) => unknown][];
+/** Columns of a table: a heading, and the row's property the cell shows or how to make the cell from the row. */
+export type Columns<T> = [heading: string, cell: keyof T | ((row: T) => unknown)][];
 
 function text(value: unknown): string {
   if (value === null || value === undefined) return '-';
@@ -13,7 +13,10 @@ function text(value: unknown): string {
 
 /** Rows under their headings, each column as wide as its widest cell. */
 export function table<T>(rows: readonly T[], columns: Columns<T>): string {
-  const cells = [columns.map(([heading]) => heading), ...rows.map((row) => columns.map(([, cell]) => text(cell(row))))];
+  const cells = [
+    columns.map(([heading]) => heading),
+    ...rows.map((row) => columns.map(([, cell]) => text(typeof cell === 'function' ? cell(row) : row[cell]))),
+  ];
   const widths = columns.map((_, i) => Math.max(...cells.map((line) => line[i].length)));
   return cells
     .map((line) =>

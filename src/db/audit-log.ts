@@ -5,7 +5,7 @@
 import { newId } from '../ids';
 import type { AuditAction, AuditActor, AuditDetails, AuditEntry, AuditTarget } from '../objects';
 import type { Db, Tx } from './sql';
-import { afterRow } from './pages';
+import { newestFirstPage, type PageQuery } from './pages';
 
 /** A change to record: in whose account, what, about what, who made it (null: the service), and what it set. */
 export interface AuditRecord {
@@ -47,19 +47,9 @@ const toEntry = (row: AuditRow): AuditEntry => ({
 });
 
 /** The account's entries, newest first, of one action if given; `before` is the id of the last entry of the previous page. */
-export async function listAuditLog(
-  sql: Db,
-  accountId: string,
-  page: { limit: number; before?: string; action?: AuditAction },
-): Promise<AuditEntry[]> {
-  const { before, action } = page;
+export async function listAuditLog(sql: Db, accountId: string, page: PageQuery & { action?: AuditAction }): Promise<AuditEntry[]> {
   const rows = await sql<AuditRow[]>`
     SELECT id, at, action, target_type, target_id, token_id, token_name, client_address, details
-    FROM audit_log
-    WHERE account_id = ${accountId}
-      ${action ? sql`AND action = ${action}` : sql``}
-      ${afterRow(sql, { table: 'audit_log', time: 'at', owner: 'account_id' }, accountId, before)}
-    ORDER BY at DESC, id DESC
-    LIMIT ${page.limit}`;
+    ${newestFirstPage(sql, { table: 'audit_log', time: 'at', owner: 'account_id' }, accountId, page, { action: page.action })}`;
   return rows.map(toEntry);
 }

@@ -18,7 +18,7 @@ import { addReportedFailures, failuresToReset, reportsFailure } from './failure-
 import { sealedSecretOf, type SealedColumns } from './sealed-secrets';
 import type { Db, Sql } from './sql';
 import { hourOf } from './webhook-health';
-import { afterRow } from './pages';
+import { newestFirstPage, type PageQuery } from './pages';
 
 // ---- where a delivery goes, and the claim of its one attempt ----
 
@@ -321,21 +321,10 @@ export async function findDeliveryDetail(sql: Db, webhookId: string, deliveryId:
 }
 
 /** Newest first; `before` is the id of the last entry of the previous page. */
-export async function listDeliveries(
-  sql: Db,
-  webhookId: string,
-  page: { limit: number; before?: string } & DeliveryLogFilters,
-): Promise<DeliveryLogEntry[]> {
-  const { before, outcome, kind, event } = page;
+export async function listDeliveries(sql: Db, webhookId: string, page: PageQuery & DeliveryLogFilters): Promise<DeliveryLogEntry[]> {
+  const { outcome, kind, event } = page;
   const rows = await sql<DeliveryLogRow[]>`
     SELECT ${sql(LOG_COLUMNS)}
-    FROM deliveries
-    WHERE webhook_id = ${webhookId}
-      ${outcome ? sql`AND outcome = ${outcome}` : sql``}
-      ${kind ? sql`AND kind = ${kind}` : sql``}
-      ${event ? sql`AND event = ${event}` : sql``}
-      ${afterRow(sql, { table: 'deliveries', time: 'attempted_at', owner: 'webhook_id' }, webhookId, before)}
-    ORDER BY attempted_at DESC, id DESC
-    LIMIT ${page.limit}`;
+    ${newestFirstPage(sql, { table: 'deliveries', time: 'attempted_at', owner: 'webhook_id' }, webhookId, page, { outcome, kind, event })}`;
   return rows.map(toLogEntry);
 }

@@ -5,7 +5,7 @@ import type { NoticeMailOutcome } from '../contract/payloads';
 import { newId } from '../ids';
 import type { Notice, NoticeType } from '../objects';
 import type { Db, Sql } from './sql';
-import { afterRow } from './pages';
+import { newestFirstPage, type PageQuery } from './pages';
 
 /**
  * What became of a notice's mail (the column `mail`): `pending` until its workflow claims it,
@@ -51,20 +51,10 @@ export async function insertNotice(
 }
 
 /** The account's notices, newest first; `before` is the id of the last one of the previous page. */
-export async function listNotices(
-  sql: Db,
-  accountId: string,
-  page: { limit: number; before?: string; webhookId?: string },
-): Promise<Notice[]> {
-  const { before, webhookId } = page;
+export async function listNotices(sql: Db, accountId: string, page: PageQuery & { webhookId?: string }): Promise<Notice[]> {
   const rows = await sql<NoticeRow[]>`
     SELECT ${sql.unsafe(NOTICE_COLUMNS)}
-    FROM notices
-    WHERE account_id = ${accountId}
-      ${webhookId ? sql`AND webhook_id = ${webhookId}` : sql``}
-      ${afterRow(sql, { table: 'notices', time: 'created_at', owner: 'account_id' }, accountId, before)}
-    ORDER BY created_at DESC, id DESC
-    LIMIT ${page.limit}`;
+    ${newestFirstPage(sql, { table: 'notices', time: 'created_at', owner: 'account_id' }, accountId, page, { webhook_id: page.webhookId })}`;
   return rows.map(toNotice);
 }
 

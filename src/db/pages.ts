@@ -11,8 +11,39 @@ export interface NewestFirst {
   owner: string;
 }
 
+/** Which page: at most `limit` rows, after row `before` (the last of the previous page; none on the first). */
+export interface PageQuery {
+  limit: number;
+  before?: string;
+}
+
+/**
+ * What follows a listing's SELECT: `FROM … WHERE … ORDER BY … LIMIT …` for one page of owner
+ * `ownerId`'s rows, newest first, with each column of `equal` holding its value (a filter
+ * without a value filters nothing).
+ */
+export function newestFirstPage(
+  sql: Db,
+  listing: NewestFirst,
+  ownerId: string,
+  page: PageQuery,
+  equal: Record<string, string | undefined> = {},
+): PendingQuery<Row[]> {
+  const filters = Object.entries(equal).reduce<PendingQuery<Row[]>>(
+    (query, [column, value]) => (value ? sql`${query} AND ${sql(column)} = ${value}` : query),
+    sql``,
+  );
+  return sql`
+    FROM ${sql(listing.table)}
+    WHERE ${sql(listing.owner)} = ${ownerId}
+      ${filters}
+      ${afterRow(sql, listing, ownerId, page.before)}
+    ORDER BY ${sql(listing.time)} DESC, id DESC
+    LIMIT ${page.limit}`;
+}
+
 /** `AND (time, id) <` those of row `before` of owner `ownerId`; nothing on the first page. */
-export function afterRow(sql: Db, { table, time, owner }: NewestFirst, ownerId: string, before: string | undefined): PendingQuery<Row[]> {
+function afterRow(sql: Db, { table, time, owner }: NewestFirst, ownerId: string, before: string | undefined): PendingQuery<Row[]> {
   if (!before) return sql``;
   return sql`AND (${sql(time)}, id) < (SELECT ${sql(time)}, id FROM ${sql(table)} WHERE id = ${before} AND ${sql(owner)} = ${ownerId})`;
 }

@@ -68,6 +68,15 @@ export interface Workflows {
 
 const START_DEADLINE_MS = 5_000;
 
+/** The search attributes of a workflow about one of an account's webhooks. */
+const ofWebhook = (accountId: string, webhookId: string) => [
+  { key: AccountIdKey, value: accountId },
+  { key: WebhookIdKey, value: webhookId },
+];
+
+/** The workflows of the attempts an owner waits on: a ping, a redelivery, a test event. */
+type OnDemandWorkflow = 'pingWebhook' | 'redeliverEvent' | 'sendTestEvent';
+
 /**
  * A write with more deliveries than this runs on the bulk task queue, in worker slots of its
  * own (src/temporal/worker.ts): beside it, another account's small write is not kept waiting.
@@ -102,15 +111,22 @@ export function createWorkflows(
   const workflowExecutionTimeout = '2 minutes';
   const lifecycle = (webhookId: string) => client.workflow.getHandle(lifecycleWorkflowId(webhookId));
   const recovery = (webhookId: string, recoveryId: string) => client.workflow.getHandle(recoveryWorkflowId(webhookId, recoveryId));
-  /** What a ping, a redelivery and a test event, each one attempt an owner waits on, start with. */
-  const onDemand = (accountId: string, webhookId: string) => ({
-    taskQueue,
-    workflowExecutionTimeout,
-    typedSearchAttributes: [
-      { key: AccountIdKey, value: accountId },
-      { key: WebhookIdKey, value: webhookId },
-    ],
-  });
+  /** Runs a ping, a redelivery or a test event, each one attempt an owner waits on, and answers its result. */
+  const runOnDemand = <T extends OnDemandWorkflow>(
+    workflowType: T,
+    { accountId, webhookId, workflowId }: { accountId: string; webhookId: string; workflowId: string },
+    request: Parameters<WorkflowTypes[T]>[0],
+  ) =>
+    ourFailure(
+      // Typed by the three's shared signature (Temporal's options cannot follow a generic T); `request` is T's own.
+      client.workflow.execute<(request: Parameters<WorkflowTypes[OnDemandWorkflow]>[0]) => Promise<DeliveryResult>>(workflowType, {
+        taskQueue,
+        workflowExecutionTimeout,
+        typedSearchAttributes: ofWebhook(accountId, webhookId),
+        workflowId,
+        args: [request],
+      }),
+    );
   return {
     runRegistration: (input) =>
       ourFailure(
@@ -120,35 +136,26 @@ export function createWorkflows(
           args: [input],
           workflowExecutionTimeout,
           requestEagerStart: eagerStart,
-          typedSearchAttributes: [
-            { key: AccountIdKey, value: input.accountId },
-            { key: WebhookIdKey, value: input.webhookId },
-          ],
+          typedSearchAttributes: ofWebhook(input.accountId, input.webhookId),
         }),
       ),
     runPing: (accountId, webhookId, actor) =>
-      ourFailure(
-        client.workflow.execute<WorkflowTypes['pingWebhook']>('pingWebhook', {
-          ...onDemand(accountId, webhookId),
-          workflowId: pingWorkflowId(webhookId, newId('dlv')),
-          args: [{ webhookId, deliveryTimeoutMs, actor }],
-        }),
+      runOnDemand(
+        'pingWebhook',
+        { accountId, webhookId, workflowId: pingWorkflowId(webhookId, newId('dlv')) },
+        { webhookId, deliveryTimeoutMs, actor },
       ),
     runRedelivery: (accountId, redelivery) =>
-      ourFailure(
-        client.workflow.execute<WorkflowTypes['redeliverEvent']>('redeliverEvent', {
-          ...onDemand(accountId, redelivery.webhookId),
-          workflowId: redeliveryWorkflowId(redelivery.webhookId, redelivery.deliveryId),
-          args: [{ redelivery, deliveryTimeoutMs }],
-        }),
+      runOnDemand(
+        'redeliverEvent',
+        { accountId, webhookId: redelivery.webhookId, workflowId: redeliveryWorkflowId(redelivery.webhookId, redelivery.deliveryId) },
+        { redelivery, deliveryTimeoutMs },
       ),
     runTestEvent: (accountId, testEvent) =>
-      ourFailure(
-        client.workflow.execute<WorkflowTypes['sendTestEvent']>('sendTestEvent', {
-          ...onDemand(accountId, testEvent.webhookId),
-          workflowId: testEventWorkflowId(testEvent.webhookId, testEvent.deliveryId),
-          args: [{ testEvent, deliveryTimeoutMs }],
-        }),
+      runOnDemand(
+        'sendTestEvent',
+        { accountId, webhookId: testEvent.webhookId, workflowId: testEventWorkflowId(testEvent.webhookId, testEvent.deliveryId) },
+        { testEvent, deliveryTimeoutMs },
       ),
     startListWrite: async (write, recipients, { repeated }) => {
       try {
@@ -178,10 +185,7 @@ export function createWorkflows(
           workflowId: recoveryWorkflowId(webhookId, recoveryId),
           args: [{ recoveryId, webhookId, total, ratePerSecond: recoveryRatePerSecond, deliveryTimeoutMs }],
           workflowTaskTimeout: RECOVERY_TASK_TIMEOUT,
-          typedSearchAttributes: [
-            { key: AccountIdKey, value: accountId },
-            { key: WebhookIdKey, value: webhookId },
-          ],
+          typedSearchAttributes: ofWebhook(accountId, webhookId),
         }),
       );
     },

@@ -20,6 +20,16 @@ export function tableHead(title: string, columns: string[]): string[] {
   return [`## ${title}`, '', ...columnsRow(columns)];
 }
 
+/** A section of the report that is one table: its heading, the table's header and rows, a blank line. */
+export function tableSection(title: string, columns: string[], rows: string[]): string[] {
+  return [...tableHead(title, columns), ...rows, ''];
+}
+
+/** The row of a scenario without figures in a table of `columns`: its id, the first line of `note` (such as its error), empty cells. */
+export function noteRow(columns: string[], id: string, note: string): string {
+  return `| ${id} | ${note.split('\n')[0]} |${' |'.repeat(columns.length - 2)}`;
+}
+
 /** The header of a table: its columns' titles, then the line under them. */
 export function columnsRow(columns: string[]): string[] {
   return [row(...columns), `|${columns.map(() => '---|').join('')}`];

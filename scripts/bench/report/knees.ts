@@ -1,6 +1,18 @@
 // "At the knee": each fan-out scenario's figures at its knee, and each registration scenario's.
 import { type Report, type ScenarioResult, type StepResult } from '../lib/types';
-import { fanoutScenarios, kneeStep, num, p50p99, p50p99p999, row, tableHead } from './format';
+import { fanoutScenarios, kneeStep, noteRow, num, p50p99, p50p99p999, row, tableSection } from './format';
+
+const COLUMNS = [
+  'scenario',
+  'knee (writes/s offered)',
+  'accepted writes/s',
+  'deliveries/s',
+  'accept p50 / p99 ms',
+  'end-to-end p50 / p99 / p99.9 ms',
+  'CPU-ms per delivery, service / all processes',
+  'CPU ceiling deliveries/s',
+  'worker peak RSS MiB',
+];
 
 /** The figures of a step, after its scenario and rate. */
 const figures = (st: StepResult) => [
@@ -15,13 +27,13 @@ const figures = (st: StepResult) => [
 
 /** A fan-out scenario's row: the figures of its knee, else of its first step, marked as failed. */
 function fanoutRow(s: ScenarioResult, rates: number[]): string {
-  if (s.error) return `| ${s.id} | error: ${s.error.split('\n')[0]} | | | | | | | |`;
+  if (s.error) return noteRow(COLUMNS, s.id, `error: ${s.error}`);
   const k = kneeStep(s);
   if (!k) {
     const first = s.steps![0];
     return first
       ? row(s.id, `none: ${first.rate}/s failed (${first.failures.join('; ')})`, ...figures(first))
-      : `| ${s.id} | no step | | | | | | | |`;
+      : noteRow(COLUMNS, s.id, 'no step');
   }
   const top =
     s.steps!.length && s.steps!.every((st) => st.pass) && s.knee === rates[rates.length - 1] ? ' (highest step: limit not reached)' : '';
@@ -40,20 +52,8 @@ function registrationRow(s: ScenarioResult): string[] {
 }
 
 export function kneeTable(report: Report): string[] {
-  return [
-    ...tableHead('At the knee', [
-      'scenario',
-      'knee (writes/s offered)',
-      'accepted writes/s',
-      'deliveries/s',
-      'accept p50 / p99 ms',
-      'end-to-end p50 / p99 / p99.9 ms',
-      'CPU-ms per delivery, service / all processes',
-      'CPU ceiling deliveries/s',
-      'worker peak RSS MiB',
-    ]),
+  return tableSection('At the knee', COLUMNS, [
     ...fanoutScenarios(report.scenarios).map((s) => fanoutRow(s, report.config.rates)),
     ...report.scenarios.filter((s) => s.kind === 'registration').flatMap(registrationRow),
-    '',
-  ];
+  ]);
 }

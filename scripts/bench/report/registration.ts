@@ -1,9 +1,21 @@
 // "Registration": webhooks registered open-loop, each answered with its ping.
 import { type Report, type ScenarioResult } from '../lib/types';
-import { num, p50p99p999, row, tableHead } from './format';
+import { noteRow, num, p50p99p999, row, tableSection } from './format';
+
+const COLUMNS = [
+  'scenario',
+  'created',
+  'open-loop rate',
+  'p50 / p99 / p99.9 ms',
+  'answers',
+  'pings received / verified',
+  'CPU-ms per registration, service / all',
+  'token check + rate limit p50 / p99 ms',
+  'a PostgreSQL round trip p50 / p99 ms',
+];
 
 function registrationRow(s: ScenarioResult): string {
-  if (s.error || !s.registration) return `| ${s.id} | error: ${String(s.error).split('\n')[0]} | | | | | | | |`;
+  if (s.error || !s.registration) return noteRow(COLUMNS, s.id, `error: ${String(s.error)}`);
   const r = s.registration;
   return row(
     s.id,
@@ -23,19 +35,5 @@ function registrationRow(s: ScenarioResult): string {
 export function registrationTable(report: Report): string[] {
   const registrations = report.scenarios.filter((s) => s.kind === 'registration');
   if (!registrations.length) return [];
-  return [
-    ...tableHead('Registration', [
-      'scenario',
-      'created',
-      'open-loop rate',
-      'p50 / p99 / p99.9 ms',
-      'answers',
-      'pings received / verified',
-      'CPU-ms per registration, service / all',
-      'token check + rate limit p50 / p99 ms',
-      'a PostgreSQL round trip p50 / p99 ms',
-    ]),
-    ...registrations.map(registrationRow),
-    '',
-  ];
+  return tableSection('Registration', COLUMNS, registrations.map(registrationRow));
 }

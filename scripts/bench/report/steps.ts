@@ -1,6 +1,6 @@
 // "Steps": every step of every scenario, with its ledger, its CPU and the machine's other work.
 import { type Report, type ScenarioResult, type StepResult } from '../lib/types';
-import { num, p50p99, p50p99p999, row, tableHead } from './format';
+import { num, p50p99, p50p99p999, row, tableSection } from './format';
 
 function stepRow(s: ScenarioResult, st: StepResult): string {
   const l = st.ledger;
@@ -28,8 +28,9 @@ function stepRow(s: ScenarioResult, st: StepResult): string {
 }
 
 export function stepsTable(report: Report): string[] {
-  return [
-    ...tableHead('Steps', [
+  return tableSection(
+    'Steps',
+    [
       'scenario',
       'offered writes/s',
       'accepted/s',
@@ -42,8 +43,7 @@ export function stepsTable(report: Report): string[] {
       'CPU-ms/delivery, all (net of idle)',
       'machine busy / unattributed CPU s (cores busy outside the bench before the step; peak over 1 s during it)',
       'result',
-    ]),
-    ...report.scenarios.flatMap((s) => (s.steps ?? []).map((st) => stepRow(s, st))),
-    '',
-  ];
+    ],
+    report.scenarios.flatMap((s) => (s.steps ?? []).map((st) => stepRow(s, st))),
+  );
 }

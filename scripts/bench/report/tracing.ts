@@ -1,7 +1,7 @@
 // "Trace export": with BENCH_TRACING=on, what the service's processes sent the bench's OTLP
 // sink at each step, and the sink's own CPU, which no other figure counts.
 import { type Report } from '../lib/types';
-import { num, row, tableHead } from './format';
+import { num, row, tableSection } from './format';
 
 /** The run's tracing, for the report's head. */
 export function tracingLine({ config }: Report): string {
@@ -14,8 +14,9 @@ export function tracingLine({ config }: Report): string {
 
 export function traceExportTable(report: Report): string[] {
   if (!report.config.tracing) return [];
-  return [
-    ...tableHead('Trace export', [
+  return tableSection(
+    'Trace export',
+    [
       'scenario',
       'offered writes/s',
       'deliveries',
@@ -23,8 +24,8 @@ export function traceExportTable(report: Report): string[] {
       'spans per delivery',
       'bytes per delivery',
       'sink CPU-ms per delivery (in no other figure)',
-    ]),
-    ...report.scenarios.flatMap((s) =>
+    ],
+    report.scenarios.flatMap((s) =>
       (s.steps ?? []).flatMap(({ rate, deliveriesTotal, traceExport: t }) =>
         t
           ? [
@@ -41,6 +42,5 @@ export function traceExportTable(report: Report): string[] {
           : [],
       ),
     ),
-    '',
-  ];
+  );
 }

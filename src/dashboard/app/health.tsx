@@ -5,7 +5,7 @@
 // axis, hour labels and the numbers as a table on the webhook's page.
 import type { Api, HealthHour, Webhook, WebhookHealth } from './api';
 import { LoadState, Time } from './feedback';
-import { LabelledCell } from './labelled-cell';
+import { ChartNumbers, type NumbersColumn } from './labelled-cell';
 import { useLoad } from './use-load';
 import { axisTop } from './usage';
 
@@ -57,34 +57,25 @@ export function WebhookHealthSection({ api, webhook }: { api: Api; webhook: Webh
         <dd>{health.lastFailedAt ? <Time iso={health.lastFailedAt} /> : 'Never'}</dd>
       </dl>
       {loaded.data && (
-        <details>
-          <summary>The numbers, hour by hour</summary>
-          <table class="health-hours">
-            <caption class="visually-hidden">Event deliveries per UTC hour</caption>
-            <thead>
-              <tr>
-                <th scope="col">Hour (UTC)</th>
-                <th scope="col">Delivered</th>
-                <th scope="col">Failed</th>
-                <th scope="col">Skipped</th>
-              </tr>
-            </thead>
-            <tbody>
-              {[...loaded.data.hours].reverse().map((hour) => (
-                <tr key={hour.hour}>
-                  <LabelledCell label="Hour (UTC)">{hourText(hour.hour)}</LabelledCell>
-                  <LabelledCell label="Delivered">{hour.delivered}</LabelledCell>
-                  <LabelledCell label="Failed">{hour.failed}</LabelledCell>
-                  <LabelledCell label="Skipped">{hour.skipped}</LabelledCell>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </details>
+        <ChartNumbers
+          summary="The numbers, hour by hour"
+          class="health-hours"
+          caption="Event deliveries per UTC hour"
+          columns={HOUR_COLUMNS}
+          items={loaded.data.hours}
+          itemKey={(hour) => hour.hour}
+        />
       )}
     </section>
   );
 }
+
+const HOUR_COLUMNS: NumbersColumn<HealthHour>[] = [
+  ['Hour (UTC)', (hour) => hourText(hour.hour)],
+  ['Delivered', (hour) => hour.delivered],
+  ['Failed', (hour) => hour.failed],
+  ['Skipped', (hour) => hour.skipped],
+];
 
 /** The chart's own units (its viewBox), which the stylesheet scales to the page: room for an axis and hour labels, or none. */
 interface ChartSize {

@@ -2,6 +2,7 @@
 // the warning with its latest notice; on the Notices page, the account's notices and where
 // they are mailed.
 import { useState } from 'preact/hooks';
+import { ActionForm } from './action-form';
 import type { Api, Notice, Webhook } from './api';
 import { ErrorText, Loading, Status, Time } from './feedback';
 import { PageHeading } from './heading';
@@ -126,16 +127,7 @@ function NotificationEmail({ api }: { api: Api }) {
     );
   }
   return (
-    <form
-      class="subscription"
-      onSubmit={(event) => {
-        event.preventDefault();
-        save.run(shown.trim() || null);
-      }}
-      method="post"
-      action="#"
-      noValidate
-    >
+    <ActionForm class="subscription" onSubmit={() => save.run(shown.trim() || null)}>
       <h2>Notification email</h2>
       {account.loading && !account.data && <Loading what="the account" />}
       <ErrorText error={account.error} />
@@ -153,7 +145,7 @@ function NotificationEmail({ api }: { api: Api }) {
         Save the email
       </button>
       {save.result && !save.busy && <Status>{mailedTo(save.result.notificationEmail)}</Status>}
-    </form>
+    </ActionForm>
   );
 }
 

@@ -3,6 +3,7 @@
 // once), revoke one (confirmed).
 import { useContext, useState } from 'preact/hooks';
 import { SCOPES } from '../../scopes';
+import { ActionForm } from './action-form';
 import type { Api, ApiToken, CreatedApiToken, Scope } from './api';
 import { CheckBoxes } from './check-boxes';
 import { ActionsHeading, ErrorText, LoadState, Time, errorOf } from './feedback';
@@ -186,16 +187,7 @@ function MakeToken({ api, onMade }: { api: Api; onMade: (created: CreatedApiToke
     onMade,
   );
   return (
-    <form
-      class="subscription"
-      method="post"
-      action="#"
-      noValidate
-      onSubmit={(event) => {
-        event.preventDefault();
-        make.run();
-      }}
-    >
+    <ActionForm class="subscription" onSubmit={() => make.run()}>
       <h2>Make a token</h2>
       <TextField
         id="token-name"
@@ -236,6 +228,6 @@ function MakeToken({ api, onMade }: { api: Api; onMade: (created: CreatedApiToke
       <button type="submit" disabled={make.busy}>
         {make.busy ? 'Making the token…' : 'Make token'}
       </button>
-    </form>
+    </ActionForm>
   );
 }

@@ -5,7 +5,7 @@
 import type { Api, UsageDay } from './api';
 import { LoadState } from './feedback';
 import { PageHeading } from './heading';
-import { LabelledCell } from './labelled-cell';
+import { ChartNumbers, type NumbersColumn } from './labelled-cell';
 import { useLoad } from './use-load';
 
 export function Usage({ api }: { api: Api }) {
@@ -26,33 +26,25 @@ export function Usage({ api }: { api: Api }) {
             <strong>{total('deliveries').toLocaleString('en')}</strong> deliveries.
           </p>
           <UsageChart days={usage.data} />
-          <details>
-            <summary>The numbers, day by day</summary>
-            <table class="usage">
-              <caption class="visually-hidden">API requests and deliveries per UTC day</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Day (UTC)</th>
-                  <th scope="col">API requests</th>
-                  <th scope="col">Deliveries</th>
-                </tr>
-              </thead>
-              <tbody>
-                {[...usage.data].reverse().map((day) => (
-                  <tr key={day.date}>
-                    <LabelledCell label="Day (UTC)">{day.date}</LabelledCell>
-                    <LabelledCell label="API requests">{day.apiRequests}</LabelledCell>
-                    <LabelledCell label="Deliveries">{day.deliveries}</LabelledCell>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </details>
+          <ChartNumbers
+            summary="The numbers, day by day"
+            class="usage"
+            caption="API requests and deliveries per UTC day"
+            columns={DAY_COLUMNS}
+            items={usage.data}
+            itemKey={(day) => day.date}
+          />
         </>
       )}
     </section>
   );
 }
+
+const DAY_COLUMNS: NumbersColumn<UsageDay>[] = [
+  ['Day (UTC)', (day) => day.date],
+  ['API requests', (day) => day.apiRequests],
+  ['Deliveries', (day) => day.deliveries],
+];
 
 // The chart's own units (its viewBox): the stylesheet scales it to the page's width.
 const WIDTH = 720;
