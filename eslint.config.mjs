@@ -1,7 +1,7 @@
 // `npm run lint`: typescript-eslint with type information, over everything TypeScript that
 // is compiled or tested, the benchmark (scripts/bench) included. The plain JavaScript of
 // receivers/typescript/ (the example receiver) is left out, and so is the generated
-// src/client/api-types.ts (openapi-typescript's types, which tsc still checks).
+// src/client/generated/api-types.ts (openapi-typescript's types, which tsc still checks).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -18,7 +18,7 @@ export default tseslint.config(
       '.data/**',
       'receivers/typescript/**/*.{js,mjs,cjs}',
       'eslint.config.mjs',
-      'src/client/api-types.ts',
+      'src/client/generated/api-types.ts',
     ],
   },
   js.configs.recommended,

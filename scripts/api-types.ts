@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run generate:api-types`: writes src/client/api-types.ts, the TypeScript types of the
+// `npm run generate:api-types`: writes src/client/generated/api-types.ts, the TypeScript types of the
 // OpenAPI document the service serves, with openapi-typescript. The typed client
 // (src/client), the command line and the dashboard read the API's shapes from it;
 // test/api/openapi.test.ts fails when it no longer matches GET /v3/openapi.json.
@@ -10,7 +10,7 @@ import * as prettier from 'prettier';
 import { buildOpenApiDocument } from '../src/api/openapi';
 
 /** From the package's root, where npm runs its scripts and vitest its tests. */
-export const API_TYPES_FILE = path.resolve('src/client/api-types.ts');
+export const API_TYPES_FILE = path.resolve('src/client/generated/api-types.ts');
 
 /** Its first line is the conventional mark of generated code (`// Code generated … DO NOT EDIT.`), which tools recognise. */
 const HEADER =

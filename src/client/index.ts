@@ -1,10 +1,10 @@
 // The typed client of the public API (package export `svc-webhooks/client`): openapi-fetch over
-// the types generated from the OpenAPI document (api-types.ts), so every path, body and answer
+// the types generated from the OpenAPI document (generated/api-types.ts), so every path, body and answer
 // is checked by the compiler against what the service serves.
 import createFetchClient from 'openapi-fetch';
-import type { components, paths } from './api-types';
+import type { components, paths } from './generated/api-types';
 
-export type { components, operations, paths } from './api-types';
+export type { components, operations, paths } from './generated/api-types';
 /** The API's objects by their names in the OpenAPI document: `ApiSchemas['Webhook']`. */
 export type ApiSchemas = components['schemas'];
 

@@ -113,7 +113,7 @@ describe('GET /v3/openapi.json', () => {
     expect(validator.version).toBe('3.1');
   });
 
-  it('is what the typed client was generated from: src/client/api-types.ts (npm run generate:api-types)', async () => {
+  it('is what the typed client was generated from: src/client/generated/api-types.ts (npm run generate:api-types)', async () => {
     const served = (await (await fetch(`${baseUrl}/v3/openapi.json`)).json()) as object;
     expect(await renderApiTypes(served)).toBe(readFileSync(API_TYPES_FILE, 'utf8'));
   });
