@@ -9,7 +9,7 @@ import type { DeliveryTarget } from '../src/db/deliveries';
 import { eventPayload } from '../src/delivery/message';
 import type { DeliveryResult } from '../src/objects';
 import { annotateSpan } from '../src/tracing/spans';
-import { eventLogFields, INTERNAL_FAILURE, type DeliveryBookkeeping, type DeliveryEntry } from './delivery-bookkeeping';
+import { eventLogFields, INTERNAL_FAILURE, outcomesToTell, type DeliveryBookkeeping, type DeliveryEntry } from './delivery-bookkeeping';
 import type { ActivityDependencies } from './dependencies';
 
 /** An event delivery of a write, as the log says it. */
@@ -46,7 +46,7 @@ export function createDeliveryActivities({ logger, metrics }: ActivityDependenci
     return { skipped: true };
   }
 
-  /** Paused: logged as skipped, never sent, never counted. */
+  /** Paused (now, or when an earlier run claimed it): logged as skipped, never sent, never counted. */
   async function skipPaused(entry: DeliveryEntry): Promise<EventDeliveryOutcome> {
     await bookkeeping.record({ ...entry, result: 'skipped', request: null, response: null });
     return skip(entry, 'paused');
@@ -64,11 +64,10 @@ export function createDeliveryActivities({ logger, metrics }: ActivityDependenci
 
   /** To a receiver: told to `webhook/{id}` when it can change the count. */
   async function deliverToReceiver(target: DeliveryTarget, entry: DeliveryEntry, body: string): Promise<DeliveryResult> {
-    // Read as the attempt is logged, after the POST: a failure reported before then is one
-    // this success comes after, and so resets. A success that resets nothing would only wake
-    // the webhook's workflow for nothing.
-    const { result, failuresToReset } = await bookkeeping.send(target, entry, body);
-    if (!result.delivered || failuresToReset) await bookkeeping.tellOutcome(entry.webhookId, result.delivered);
+    // What to tell is read as the attempt is logged, after the POST (outcomesToTell).
+    const { result, endedAt, recorded } = await bookkeeping.send(target, entry, body);
+    const told = outcomesToTell(entry.id, { delivered: result.delivered, endedAt }, recorded);
+    if (told.length > 0) await bookkeeping.tellOutcomes(entry.webhookId, told);
     return ended(entry, result);
   }
 
@@ -97,7 +96,7 @@ export function createDeliveryActivities({ logger, metrics }: ActivityDependenci
       const target = await bookkeeping.claim({ webhookId: delivery.webhookId, deliveryId: delivery.deliveryId });
       // Deleted (since the write was accepted): it matches nothing, and nothing is logged.
       if (target === null) return skip(entry, 'deleted');
-      if (!target.claimed) return refuseRepeat(entry);
+      if (!target.claimed) return target.skipped ? skipPaused(entry) : refuseRepeat(entry);
       if (target.status !== 'active') return skipPaused(entry);
       const body = eventPayload(delivery.topic, event.listId, event.cursor, event.at);
       if (target.relay) return deliverToRelay(target, entry, body);

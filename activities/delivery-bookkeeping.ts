@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import DataLoader from 'dataloader';
+import type { TimedOutcome } from '../src/contract/payloads';
 import { isBulkTaskQueue } from '../src/contract/workflows';
 import {
   claimDeliveries,
@@ -18,6 +19,7 @@ import {
   type DeliveryClaim,
   type DeliveryRecord,
   type DeliveryTarget,
+  type RecordedDelivery,
 } from '../src/db/deliveries';
 import type { Sql } from '../src/db/sql';
 import { postSigned } from '../src/delivery/message';
@@ -31,8 +33,8 @@ import type { ActivityDependencies } from './dependencies';
 /** What the delivery log says of a delivery before its attempt: which, to which webhook, of what. */
 export type DeliveryEntry = Omit<DeliveryRecord, 'result' | 'request' | 'response' | 'traceId'>;
 
-/** What an attempt came to: a POST's exchange, or INTERNAL_FAILURE. */
-export type AttemptOutcome = HttpExchange | typeof INTERNAL_FAILURE;
+/** What an attempt came to: a POST's exchange and when it ended, or INTERNAL_FAILURE (logged as it is written). */
+export type AttemptOutcome = (HttpExchange & { endedAt: number }) | typeof INTERNAL_FAILURE;
 
 /** An attempt lost or refused on our side: nothing known to be sent, nothing came back. */
 export const INTERNAL_FAILURE = {
@@ -70,16 +72,20 @@ export interface DeliveryBookkeeping {
   /** An event delivery's one attempt claimed, with its target read (`claimDeliveries`). */
   claim: (claim: DeliveryClaim) => Promise<ClaimedTarget | null>;
   /**
-   * One signed POST of `body` to `target`, then `logAttempt`. The result and whether the
-   * webhook has failures a success would reset; what was sent and came back stays in the log.
+   * One signed POST of `body` to `target`, then `logAttempt`. The result, when it was known,
+   * and what logging it told; what was sent and came back stays in the log.
    */
-  send: (target: DeliveryTarget, entry: DeliveryEntry, body: string) => Promise<{ result: DeliveryResult; failuresToReset: boolean }>;
+  send: (
+    target: DeliveryTarget,
+    entry: DeliveryEntry,
+    body: string,
+  ) => Promise<{ result: DeliveryResult; endedAt: number; recorded: RecordedDelivery }>;
   /** An attempt counted in metrics and a log line of its kind, then its log row (`record`). */
-  logAttempt: (entry: DeliveryEntry, attempt: AttemptOutcome) => Promise<{ failuresToReset: boolean }>;
+  logAttempt: (entry: DeliveryEntry, attempt: AttemptOutcome) => Promise<RecordedDelivery>;
   /** A log row alone (`recordDeliveries`, `recordAskedDeliveries`), an event delivery's gathered as its write's task queue allows. */
-  record: (delivery: DeliveryRecord) => Promise<{ failuresToReset: boolean }>;
-  /** Tells `webhook/{id}` the outcome of an event delivery: see OutcomeSignals. */
-  tellOutcome: OutcomeSignals['tell'];
+  record: (delivery: DeliveryRecord) => Promise<RecordedDelivery>;
+  /** Tells `webhook/{id}` outcomes of event deliveries: see OutcomeSignals. */
+  tellOutcomes: OutcomeSignals['tell'];
 }
 
 export interface DeliveryBatcher {
@@ -89,12 +95,30 @@ export interface DeliveryBatcher {
    * See `recordDeliveries` and `recordAskedDeliveries`. `bulk`: an event delivery of the bulk
    * task queue (a large write), whose rows fill a statement by themselves.
    */
-  record: (delivery: DeliveryRecord, from?: { bulk: boolean }) => Promise<{ failuresToReset: boolean }>;
+  record: (delivery: DeliveryRecord, from?: { bulk: boolean }) => Promise<RecordedDelivery>;
 }
 
 export interface OutcomeSignals {
-  /** Settles once the signal carrying this outcome has been accepted by Temporal. */
-  tell: (webhookId: string, delivered: boolean) => Promise<void>;
+  /** Settles once the signal carrying these outcomes has been accepted by Temporal. */
+  tell: (webhookId: string, outcomes: TimedOutcome[]) => Promise<void>;
+}
+
+/**
+ * The outcomes an event delivery logged as `recorded` tells its webhook: none when its row is
+ * not its own (another run logged the delivery first, as our own failure) or when it is a
+ * success with no failure to reset; else its own, with, for a failure, the webhook's latest
+ * success when that ended after it. That success was logged first, found no failure to
+ * reset, and told nothing: without it the count would keep a failure it reset.
+ */
+export function outcomesToTell(
+  deliveryId: string,
+  { delivered, endedAt }: Omit<TimedOutcome, 'deliveryId'>,
+  { logged, failuresToReset, lastDeliveredAt }: RecordedDelivery,
+): TimedOutcome[] {
+  if (!logged || (delivered && !failuresToReset)) return [];
+  const own = { deliveryId, delivered, endedAt };
+  if (delivered || lastDeliveredAt === null || lastDeliveredAt <= endedAt) return [own];
+  return [own, { delivered: true, endedAt: lastDeliveredAt }];
 }
 
 /**
@@ -138,20 +162,22 @@ export function createDeliveryBookkeeping({
         test: entry.kind === 'test',
       };
       const exchange = await postSigned(http, message, secrets.open(target.secret, entry.webhookId));
-      const { failuresToReset } = await bookkeeping.logAttempt(entry, exchange);
-      return { result: exchange.result, failuresToReset };
+      const endedAt = Date.now();
+      const recorded = await bookkeeping.logAttempt(entry, { ...exchange, endedAt });
+      return { result: exchange.result, endedAt, recorded };
     },
-    logAttempt(entry, attempt) {
-      countAttempt(entry, attempt.result);
-      return bookkeeping.record({ ...entry, ...attempt });
+    logAttempt(entry, { result, request, response, ...ended }) {
+      countAttempt(entry, result);
+      const attemptedAt = 'endedAt' in ended ? ended.endedAt : undefined;
+      return bookkeeping.record({ ...entry, result, request, response, attemptedAt });
     },
     record: (delivery) => {
       const bulk = delivery.kind === 'event' && isBulkTaskQueue(Context.current().info.taskQueue);
       return inDatabaseSpan('log delivery', () => batcher.record({ ...delivery, traceId: currentTraceId() }, { bulk }));
     },
-    tellOutcome: (webhookId, delivered) =>
-      inSpan('tell webhook/{id}', { 'webhook.id': webhookId, outcome: delivered ? 'delivered' : 'failed' }, () =>
-        outcomes.tell(webhookId, delivered),
+    tellOutcomes: (webhookId, told) =>
+      inSpan('tell webhook/{id}', { 'webhook.id': webhookId, outcome: told[0]?.delivered ? 'delivered' : 'failed' }, () =>
+        outcomes.tell(webhookId, told),
       ),
   };
   return bookkeeping;
@@ -192,9 +218,9 @@ export const CLAIMS_GATHER_MS = 2;
 
 /**
  * The claims and log rows of this process's deliveries, gathered into batches of one statement
- * each. The log rows of pings, test events and redeliveries never wait: an owner, or a
- * recovery's pace, waits on each of them. A probe's waits as a small write's does: nobody waits
- * on it, and the probes of a wake, answered about together, then share one statement.
+ * each. The log rows of pings, test events, redeliveries and probes never wait: an owner, or a
+ * recovery's pace, waits on each of the first three, and a probe's row, not written while it
+ * waits, would be lost with its process (a probe run again is a new probe).
  */
 export function createDeliveryBatcher(sql: Sql): DeliveryBatcher {
   const claims = batchedOneAtATime((batch: readonly DeliveryClaim[]) => claimDeliveries(sql, batch), { gatherMs: CLAIMS_GATHER_MS });
@@ -207,7 +233,7 @@ export function createDeliveryBatcher(sql: Sql): DeliveryBatcher {
     claim: (claim) => claims.load(claim),
     record: (delivery, { bulk } = { bulk: false }) => {
       if (delivery.kind === 'event') return (bulk ? bulkRows : smallWriteRows).load(delivery);
-      return (delivery.kind === 'probe' ? smallWriteRows : onDemandRows).load(delivery);
+      return onDemandRows.load(delivery);
     },
   };
 }
@@ -268,28 +294,29 @@ function batchedOneAtATime<K, V>(run: (batch: readonly K[]) => Promise<V[]>, { g
 const OUTCOME_SIGNAL_SPACING_MS = 100;
 
 interface PendingOutcomes {
-  delivered: boolean[];
-  /** Settles each `tell` of `delivered`, one for one. */
+  outcomes: TimedOutcome[];
+  /** Settles each `tell` whose outcomes are in `outcomes`, one for one. */
   settlers: { resolve: () => void; reject: (error: unknown) => void }[];
 }
 
 /**
  * Tells `webhook/{id}` of delivery outcomes, batched per webhook as
- * `OUTCOME_SIGNAL_SPACING_MS` says and in the order they were told. Each promise settles
- * when the signal carrying its outcome has been accepted by Temporal, so a delivery is done
- * only once its outcome is durable.
+ * `OUTCOME_SIGNAL_SPACING_MS` says, each signal's in the order the attempts ended (the order a
+ * release before 0.8.0 counts them in). Each promise settles when the signal carrying its
+ * outcomes has been accepted by Temporal, so a delivery is done only once its outcome is
+ * durable.
  */
 export function createOutcomeSignals(client: Client): OutcomeSignals {
   const pending = new Map<string, PendingOutcomes>();
 
   async function sendBatches(webhookId: string, batch: PendingOutcomes): Promise<void> {
     await Promise.resolve(); // outcomes told in the same turn join the first signal
-    while (batch.delivered.length > 0) {
-      const delivered = batch.delivered.splice(0);
+    while (batch.outcomes.length > 0) {
+      const outcomes = batch.outcomes.splice(0).sort((a, b) => a.endedAt - b.endedAt);
       const settlers = batch.settlers.splice(0);
       const sentAt = performance.now();
       try {
-        await signalDeliveryOutcomes(client, webhookId, delivered);
+        await signalDeliveryOutcomes(client, webhookId, outcomes);
         for (const { resolve } of settlers) resolve();
       } catch (error) {
         for (const { reject } of settlers) reject(error);
@@ -301,16 +328,16 @@ export function createOutcomeSignals(client: Client): OutcomeSignals {
   }
 
   return {
-    tell(webhookId, delivered) {
+    tell(webhookId, outcomes) {
       let batch = pending.get(webhookId);
       if (batch === undefined) {
-        batch = { delivered: [], settlers: [] };
+        batch = { outcomes: [], settlers: [] };
         pending.set(webhookId, batch);
         void sendBatches(webhookId, batch);
       }
       const joined = batch;
       return new Promise((resolve, reject) => {
-        joined.delivered.push(delivered);
+        joined.outcomes.push(...outcomes);
         joined.settlers.push({ resolve, reject });
       });
     },

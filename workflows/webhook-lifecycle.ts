@@ -22,14 +22,19 @@ import {
   setStatusUpdate,
   wakeToProbeSignal,
 } from '../src/contract/messages';
-import { DEFAULT_SIGNALS_PER_RUN, MAX_CONSECUTIVE_FAILURES } from '../src/contract/rules';
+import { DEFAULT_SIGNALS_PER_RUN, MAX_CONSECUTIVE_FAILURES, OUTCOME_SETTLE_MS } from '../src/contract/rules';
 import { bulkTaskQueue, probesWorkflowId } from '../src/contract/workflows';
-import type { AuditActor, WebhookLifecycleInput, WebhookLifecycleState } from '../src/contract/payloads';
+import type { AuditActor, TimedOutcome, WebhookLifecycleInput, WebhookLifecycleState } from '../src/contract/payloads';
 
 /** Patch id (0.2.0): continue-as-new decided in a task of its own, carrying uncounted outcomes. */
 const CONTINUE_AS_NEW_IN_OWN_TASK = 'continue-as-new-in-own-task';
 /** Patch id (0.7.0): a pause by failures is handed to `probes/{taskQueue}/{shard}` (probePausedWebhooks). */
 const PROBE_PAUSED_WEBHOOK = 'probe-paused-webhook';
+/**
+ * Patch id (0.8.0): outcomes told with their end times are held OUTCOME_SETTLE_MS, then counted
+ * in the order the attempts ended, not the order they arrived in.
+ */
+const COUNT_BY_END_TIME = 'count-by-end-time';
 
 const retry = { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' };
 // Stored inside the workflow task that counted the outcomes, not in a task of its own: under
@@ -39,8 +44,10 @@ const { deleteWebhook } = proxyActivities<ActivityTypes>({ startToCloseTimeout: 
 
 /**
  * `webhook/{id}`: lives as long as its webhook and owns its consecutive-failure count.
- * A failed delivery adds one, a delivered one resets it; at 20 the webhook is paused and
- * later outcomes change nothing until it is reactivated. A pause by failures is probed by
+ * A failed delivery adds one, a delivered one resets it, in the order the attempts ended: an
+ * outcome is held until every outcome that ended before it has had time to arrive
+ * (OUTCOME_SETTLE_MS), so outcomes told late or out of order count as if told at once. At 20
+ * the webhook is paused and later outcomes change nothing until it is reactivated. A pause by failures is probed by
  * `probes/{taskQueue}/{shard}`, which this one hands it to, until a probe is answered (then
  * the store makes the notice `webhook.reachable`), time runs out, or the owner reactivates or
  * deletes the webhook.
@@ -51,9 +58,13 @@ export async function webhookLifecycle({
   state: initial,
   signalsPerRun = DEFAULT_SIGNALS_PER_RUN,
   uncountedOutcomes = [],
+  settlingOutcomes = [],
 }: WebhookLifecycleInput): Promise<void> {
   const state: WebhookLifecycleState = { ...initial };
+  /** Outcomes told without their times (by a release before 0.8.0): counted as they arrive. */
   const inbox: boolean[] = [...uncountedOutcomes];
+  /** Outcomes told with their times, held until they settle. */
+  const settling: TimedOutcome[] = [...settlingOutcomes];
   let signalsThisRun = 0;
   let deleted = false;
   let version = 0;
@@ -97,9 +108,10 @@ export async function webhookLifecycle({
   };
 
   setHandler(lifecycleStateQuery, () => state);
-  setHandler(deliveryOutcomesSignal, ({ delivered }) => {
+  setHandler(deliveryOutcomesSignal, ({ delivered, outcomes }) => {
     signalsThisRun++;
-    inbox.push(...delivered);
+    if (outcomes && patched(COUNT_BY_END_TIME)) hold(settling, outcomes);
+    else inbox.push(...delivered);
   });
   setHandler(wakeToProbeSignal, () => {
     wokenToProbe = true;
@@ -142,10 +154,15 @@ export async function webhookLifecycle({
     // A pause by failures starts probing as it is stored; a pause made by a release before
     // probes, once the workers wake this run (wakeToProbeSignal) or it continues-as-new.
     if (needsProbes() && patched(PROBE_PAUSED_WEBHOOK)) await startProbes();
-    await condition(() => inbox.length > 0 || version > storedVersion || deleted || runIsLong() || wokenToProbe);
+    // The first outcome held wakes the loop to wait for it to settle; later ones settle with it or after.
+    const holding = settling.length > 0;
+    const woken = () =>
+      inbox.length > 0 || version > storedVersion || deleted || runIsLong() || wokenToProbe || (!holding && settling.length > 0);
+    if (holding) await condition(woken, untilFirstSettles(settling));
+    else await condition(woken);
     wokenToProbe = false;
     if (deleted) break;
-    countOutcomes(state, inbox.splice(0), change);
+    countOutcomes(state, [...inbox.splice(0), ...takeSettled(settling)], change);
     if (version > storedVersion) {
       const storing = version;
       if (state.status !== statusAttribute) {
@@ -166,7 +183,8 @@ export async function webhookLifecycle({
         // and a decision taken there would leave it behind. Outcomes not yet counted go along.
         await sleep(1);
         if (!deleted && version === storedVersion && allHandlersFinished()) {
-          await continueAsNew<typeof webhookLifecycle>({ state, signalsPerRun, uncountedOutcomes: inbox.splice(0) });
+          const carried = settling.length > 0 ? { settlingOutcomes: settling.splice(0) } : {};
+          await continueAsNew<typeof webhookLifecycle>({ state, signalsPerRun, uncountedOutcomes: inbox.splice(0), ...carried });
         }
       } else if (!deleted && inbox.length === 0 && version === storedVersion) {
         await continueAsNew<typeof webhookLifecycle>({ state, signalsPerRun });
@@ -174,6 +192,33 @@ export async function webhookLifecycle({
     }
   }
   await condition(allHandlersFinished);
+}
+
+/** Holds outcomes until they settle; one told twice (the same delivery) is held once. */
+function hold(settling: TimedOutcome[], outcomes: TimedOutcome[]): void {
+  for (const outcome of outcomes) {
+    const repeat = outcome.deliveryId !== undefined && settling.some(({ deliveryId }) => deliveryId === outcome.deliveryId);
+    if (!repeat) settling.push(outcome);
+  }
+}
+
+/** The time until the first held outcome settles (at least 1 ms: a timer of 0 is none). */
+function untilFirstSettles(settling: TimedOutcome[]): number {
+  const first = Math.min(...settling.map(({ endedAt }) => endedAt));
+  return Math.max(1, first + OUTCOME_SETTLE_MS - Date.now());
+}
+
+/**
+ * Takes the outcomes that ended OUTCOME_SETTLE_MS or more ago out of `settling`, in the order
+ * they ended; at the same moment a failure before a success, which resets it.
+ */
+function takeSettled(settling: TimedOutcome[]): boolean[] {
+  const settledBefore = Date.now() - OUTCOME_SETTLE_MS;
+  const settled = settling.filter(({ endedAt }) => endedAt <= settledBefore);
+  if (settled.length === 0) return [];
+  settling.splice(0, settling.length, ...settling.filter(({ endedAt }) => endedAt > settledBefore));
+  settled.sort((a, b) => a.endedAt - b.endedAt || Number(a.delivered) - Number(b.delivered));
+  return settled.map(({ delivered }) => delivered);
 }
 
 function countOutcomes(state: WebhookLifecycleState, outcomes: boolean[], change: (next: Partial<WebhookLifecycleState>) => void): void {

@@ -16,7 +16,7 @@ import type {
 } from './payloads';
 
 export const lifecycleStateQuery = defineQuery<WebhookLifecycleState>('state');
-/** Outcomes of event deliveries, in the order they happened (a worker batches those of one webhook: activities/delivery-bookkeeping.ts). */
+/** Outcomes of event deliveries with the times they ended (a worker batches those of one webhook: activities/delivery-bookkeeping.ts). */
 export const deliveryOutcomesSignal = defineSignal<[DeliveryOutcomes]>('deliveryOutcomes');
 /**
  * PATCH status: `active` reactivates (count back to 0), `paused` pauses by hand. Answers once

@@ -87,8 +87,10 @@ export interface WebhookLifecycleInput {
   state: WebhookLifecycleState;
   /** Continue-as-new after this many signals (Temporal caps a run at 10,000); tests lower it. */
   signalsPerRun?: number;
-  /** Outcomes that reached the previous run after its last count; counted first. */
+  /** Outcomes without their times that reached the previous run after its last count; counted first. */
   uncountedOutcomes?: boolean[];
+  /** Outcomes with their times that the previous run held, not yet settled (0.8.0). */
+  settlingOutcomes?: TimedOutcome[];
 }
 
 /** PROBE_INTERVALS and PROBE_MAX_DAYS as a pause's probes follow them, read once as the probing begins. */
@@ -135,9 +137,23 @@ export interface ProbesEnded {
   outcome: Exclude<ProbeState, 'probing'>;
 }
 
-/** Outcomes of event deliveries to one webhook, in the order they happened; `internal` ones left out. */
+/**
+ * Outcomes of event deliveries to one webhook; `internal` ones left out. `delivered` in the
+ * order the attempts ended (all a release before 0.8.0 reads); `outcomes` the same with each
+ * one's end time, which `webhook/{id}` counts by (absent: sent by a release before 0.8.0).
+ */
 export interface DeliveryOutcomes {
   delivered: boolean[];
+  outcomes?: TimedOutcome[];
+}
+
+/** An event delivery's outcome and when it was known: the end of its POST. */
+export interface TimedOutcome {
+  delivered: boolean;
+  /** When the POST's outcome was known, ms since the epoch (the worker's clock): the log's `attemptedAt`. */
+  endedAt: number;
+  /** The delivery it is the outcome of; absent for a success read from the log (`lastDeliveredAt`) rather than attempted by the teller. */
+  deliveryId?: string;
 }
 
 /** A recorded write: what its event bodies say. */

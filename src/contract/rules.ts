@@ -6,6 +6,15 @@
 /** Consecutive failed deliveries that pause a webhook (`webhook/{id}`). */
 export const MAX_CONSECUTIVE_FAILURES = 20;
 
+/**
+ * How long `webhook/{id}` holds an outcome told with its end time before counting it: the
+ * bound on how late a worker tells one (its log row gathered for at most 250 ms, a statement
+ * time-out of 1 s tried at most 3 times, the 100 ms spacing of signals, and the signal itself).
+ * Outcomes held are counted in the order their attempts ended, whatever order they arrived in,
+ * so a pause or a notice is decided only once every outcome that ended before it is known.
+ */
+export const OUTCOME_SETTLE_MS = 5_000;
+
 /** A write with more deliveries than this is delivered by child workflows of this many each. */
 export const DEFAULT_DELIVERIES_PER_BATCH = 500;
 

@@ -15,14 +15,16 @@
 // stored state does not include yet). That one read spares the workflow a signal per success.
 import type { PendingQuery, Row } from 'postgres';
 import type { WebhookLifecycleState } from '../contract/payloads';
-import type { DeliveryKind, DeliveryResult } from '../objects';
 import type { Db } from './sql';
 
 type Fragment = PendingQuery<Row[]>;
 
-/** Whether a logged attempt reports a failure: an event delivery sent that failed at the receiver, not a skipped one, a ping's or redelivery's, or our own (`internal`). */
-export function reportsFailure(kind: DeliveryKind, result: DeliveryResult | 'skipped'): boolean {
-  return kind === 'event' && result !== 'skipped' && !result.delivered && result.error !== 'internal';
+/**
+ * Whether the row `logged` of the delivery log reports a failure: an event delivery sent that
+ * failed at the receiver; not a skipped one, a ping's or redelivery's, nor our own (`internal`).
+ */
+export function reportsFailure(sql: Db, logged: Fragment): Fragment {
+  return sql`(${logged}.kind = 'event' AND ${logged}.outcome = 'failed' AND ${logged}.error IS DISTINCT FROM 'internal')`;
 }
 
 /** The SET of the failures reported on `webhooks w`: `failures` more, an expression of the statement logging them. */

@@ -4,6 +4,7 @@
 // client module.
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { deliveryOutcomesSignal, wakeToProbeSignal } from '../contract/messages';
+import type { TimedOutcome } from '../contract/payloads';
 import type { Sql } from '../db/sql';
 import { pausesWithoutProbes } from '../db/webhooks';
 import { AccountIdKey, WebhookIdKey, WebhookStatusKey } from '../contract/search-attributes';
@@ -33,10 +34,14 @@ export async function startWebhookLifecycle(client: Client, taskQueue: string, w
   }
 }
 
-/** One signal to `webhook/{id}`; a webhook deleted meanwhile has nothing to count. */
-export async function signalDeliveryOutcomes(client: Client, webhookId: string, delivered: boolean[]): Promise<void> {
+/**
+ * One signal to `webhook/{id}` of `outcomes`, in the order they ended: with their times, and
+ * alone for a release before 0.8.0. A webhook deleted meanwhile has nothing to count.
+ */
+export async function signalDeliveryOutcomes(client: Client, webhookId: string, outcomes: TimedOutcome[]): Promise<void> {
+  const delivered = outcomes.map((outcome) => outcome.delivered);
   try {
-    await client.workflow.getHandle(lifecycleWorkflowId(webhookId)).signal(deliveryOutcomesSignal, { delivered });
+    await client.workflow.getHandle(lifecycleWorkflowId(webhookId)).signal(deliveryOutcomesSignal, { delivered, outcomes });
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
   }

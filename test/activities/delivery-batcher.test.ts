@@ -56,6 +56,9 @@ async function withFakeTimeouts(test: (webhookId: string) => Promise<void>): Pro
   }
 }
 
+/** What logging a row of a webhook with no failure answers. */
+const logged = { logged: true, failuresToReset: false, lastDeliveredAt: expect.any(Number) };
+
 describe('createDeliveryBatcher', () => {
   it('sends the claims and the log rows made in one turn of the event loop as one statement each', async () => {
     const webhookIds = [await newWebhook(), await newWebhook()];
@@ -65,8 +68,8 @@ describe('createDeliveryBatcher', () => {
     expect(targets.map((target) => target && { claimed: target.claimed, url: target.url })).toEqual(
       claims.map(({ webhookId }) => ({ claimed: true, url: `https://receiver.test/${webhookId}` })),
     );
-    const logged = await Promise.all(claims.map(({ webhookId }) => batcher.record(attemptRecord(webhookId))));
-    expect(logged).toEqual(claims.map(() => ({ failuresToReset: false })));
+    const answers = await Promise.all(claims.map(({ webhookId }) => batcher.record(attemptRecord(webhookId))));
+    expect(answers).toEqual(claims.map(() => logged));
     expect(events).toEqual(['claim statement', 'record statement']);
   });
 
@@ -115,7 +118,7 @@ describe('createDeliveryBatcher', () => {
       await database.sql`SELECT 1`;
       expect(events).toEqual([]);
       vi.advanceTimersByTime(1);
-      expect(await Promise.all([first, second])).toEqual([{ failuresToReset: false }, { failuresToReset: false }]);
+      expect(await Promise.all([first, second])).toEqual([logged, logged]);
       expect(events).toEqual(['record statement']);
     });
   });
@@ -141,7 +144,7 @@ describe('createDeliveryBatcher', () => {
       const bulk = batcher.record(attemptRecord(webhookId), { bulk: true });
       await database.sql`SELECT 1`;
       vi.advanceTimersByTime(BULK_LOG_ROWS_GATHER_MS);
-      expect(await bulk).toEqual({ failuresToReset: false });
+      expect(await bulk).toEqual(logged);
       expect(events).toEqual(['record statement']);
       vi.advanceTimersByTime(LOG_ROWS_GATHER_MS - BULK_LOG_ROWS_GATHER_MS);
       await small;
@@ -149,33 +152,16 @@ describe('createDeliveryBatcher', () => {
     });
   });
 
-  it("sends an on-demand attempt's log row at once, while event deliveries' rows wait", async () => {
+  it.each(['ping', 'probe'] as const)("sends a %s's log row at once, while event deliveries' rows wait", async (kind) => {
     await withFakeTimeouts(async (webhookId) => {
       const event = batcher.record(attemptRecord(webhookId));
       await database.sql`SELECT 1`;
-      // No timer advances: the ping's statement goes on its own, the event's row keeps waiting.
-      expect(await batcher.record(attemptRecord(webhookId, { kind: 'ping' }))).toEqual({ failuresToReset: false });
+      // No timer advances: its statement goes on its own, the event's row keeps waiting.
+      expect(await batcher.record(attemptRecord(webhookId, { kind }))).toMatchObject({ logged: true, failuresToReset: false });
       expect(events).toEqual(['record statement']);
       vi.advanceTimersByTime(LOG_ROWS_GATHER_MS);
-      expect(await event).toEqual({ failuresToReset: false });
+      expect(await event).toEqual(logged);
       expect(events).toEqual(['record statement', 'record statement']);
-    });
-  });
-
-  it("holds a probe's log row LOG_ROWS_GATHER_MS, in the statement of the event deliveries' rows beside it", async () => {
-    await withFakeTimeouts(async (webhookId) => {
-      const event = batcher.record(attemptRecord(webhookId));
-      const probes = [
-        batcher.record(attemptRecord(webhookId, { kind: 'probe' })),
-        batcher.record(attemptRecord(webhookId, { kind: 'probe' })),
-      ];
-      await database.sql`SELECT 1`;
-      vi.advanceTimersByTime(LOG_ROWS_GATHER_MS - 1);
-      await database.sql`SELECT 1`;
-      expect(events).toEqual([]);
-      vi.advanceTimersByTime(1);
-      expect(await Promise.all([event, ...probes])).toEqual([0, 1, 2].map(() => ({ failuresToReset: false })));
-      expect(events).toEqual(['record statement']);
     });
   });
 
@@ -185,7 +171,7 @@ describe('createDeliveryBatcher', () => {
     const refused = { ...attemptRecord(webhookId), event: null as never };
     const failing = [batcher.record(attemptRecord(webhookId)), batcher.record(refused)];
     for (const call of failing) await expect(call).rejects.toThrow(/null value in column "event"/);
-    await expect(batcher.record(attemptRecord(webhookId))).resolves.toEqual({ failuresToReset: false });
+    await expect(batcher.record(attemptRecord(webhookId))).resolves.toEqual(logged);
     const [{ count }] = await database.sql<
       { count: number }[]
     >`SELECT count(*)::int AS count FROM deliveries WHERE webhook_id = ${webhookId}`;

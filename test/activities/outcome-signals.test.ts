@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createOutcomeSignals } from '../../activities/delivery-bookkeeping';
 import { lifecycleStateQuery } from '../../src/contract/messages';
+import type { TimedOutcome } from '../../src/contract/payloads';
 import { useStackWithReceiver } from '../support/stack';
 
 const suite = useStackWithReceiver();
@@ -11,13 +12,23 @@ async function newWebhook(path: string) {
   return { token: owner.token, id: webhookId };
 }
 
+/** Outcomes that ended a millisecond apart, in this order, a second ago. */
+function endedInOrder(delivered: boolean[]): TimedOutcome[] {
+  const first = Date.now() - 1000;
+  return delivered.map((outcome, index) => ({ deliveryId: `dlv_${index}`, delivered: outcome, endedAt: first + index }));
+}
+
 describe('createOutcomeSignals: delivery outcomes told to webhook/{id}', () => {
-  it('sends the outcomes told together as one signal, in the order told, and settles each once Temporal has it', async () => {
+  it('sends the outcomes told together as one signal, in the order they ended, and settles each once Temporal has it', async () => {
     const webhook = await newWebhook('/outcomes/one-turn');
     const signals = createOutcomeSignals(suite.stack.service.client);
     const outcomes = [...Array<boolean>(19).fill(false), true, false];
 
-    await Promise.all(outcomes.map((delivered) => signals.tell(webhook.id, delivered)));
+    await Promise.all(
+      endedInOrder(outcomes)
+        .reverse()
+        .map((outcome) => signals.tell(webhook.id, [outcome])),
+    );
 
     expect(await suite.stack.outcomeSignals(webhook.id)).toEqual([outcomes]);
     // In order: 19 failures, a success that resets them, then one failure; never paused.
@@ -32,8 +43,9 @@ describe('createOutcomeSignals: delivery outcomes told to webhook/{id}', () => {
     const webhook = await newWebhook('/outcomes/two-batches');
     const signals = createOutcomeSignals(suite.stack.service.client);
 
-    await signals.tell(webhook.id, false);
-    await Promise.all([false, false, true, false].map((delivered) => signals.tell(webhook.id, delivered)));
+    const [first, ...rest] = endedInOrder([false, false, false, true, false]);
+    await signals.tell(webhook.id, [first]);
+    await Promise.all(rest.map((outcome) => signals.tell(webhook.id, [outcome])));
 
     expect(await suite.stack.outcomeSignals(webhook.id)).toEqual([[false], [false, false, true, false]]);
   });
@@ -42,7 +54,8 @@ describe('createOutcomeSignals: delivery outcomes told to webhook/{id}', () => {
     const [first, second] = [await newWebhook('/outcomes/first'), await newWebhook('/outcomes/second')];
     const signals = createOutcomeSignals(suite.stack.service.client);
 
-    await Promise.all([signals.tell(first.id, false), signals.tell(second.id, true), signals.tell(first.id, false)]);
+    const [failure, success, another] = endedInOrder([false, true, false]);
+    await Promise.all([signals.tell(first.id, [failure]), signals.tell(second.id, [success]), signals.tell(first.id, [another])]);
 
     expect(await suite.stack.outcomeSignals(first.id)).toEqual([[false, false]]);
     expect(await suite.stack.outcomeSignals(second.id)).toEqual([[true]]);
@@ -52,6 +65,6 @@ describe('createOutcomeSignals: delivery outcomes told to webhook/{id}', () => {
     const webhook = await newWebhook('/outcomes/deleted');
     expect((await suite.stack.request('DELETE', `/v3/webhooks/${webhook.id}`, { token: webhook.token })).status).toBe(204);
 
-    await expect(createOutcomeSignals(suite.stack.service.client).tell(webhook.id, false)).resolves.toBeUndefined();
+    await expect(createOutcomeSignals(suite.stack.service.client).tell(webhook.id, endedInOrder([false]))).resolves.toBeUndefined();
   });
 });

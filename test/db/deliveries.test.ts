@@ -26,8 +26,17 @@ async function attempt(
   kind: DeliveryRecord['kind'],
   error: DeliveryError | null,
 ): Promise<{ failuresToReset: boolean }> {
-  const [recorded] = await recordDeliveries(database.sql, [attemptRecord(webhookId, { kind, error })]);
-  return recorded;
+  const [{ failuresToReset }] = await recordDeliveries(database.sql, [attemptRecord(webhookId, { kind, error })]);
+  return { failuresToReset };
+}
+
+/** The webhook's counters and last times, as recordDeliveries keeps them. */
+async function countersOf(webhookId: string) {
+  const [row] = await database.sql<{ logged: number; reported: number; lastDeliveredAt: Date | null; lastFailedAt: Date | null }[]>`
+    SELECT deliveries_logged::int AS logged, failures_reported::int AS reported, last_delivered_at AS "lastDeliveredAt",
+           last_failed_at AS "lastFailedAt"
+    FROM webhooks WHERE id = ${webhookId}`;
+  return row;
 }
 
 async function claimDelivery(webhookId: string, deliveryId: string) {
@@ -95,12 +104,13 @@ describe('recordDeliveries', () => {
       attemptRecord(succeeding.webhookId, { kind: 'ping', error: 'timeout' }),
     ];
     // A success beside a failure of its webhook counts as after it: it has a failure to reset.
-    expect(await recordDeliveries(database.sql, records)).toEqual([
-      { failuresToReset: true },
-      { failuresToReset: false },
-      { failuresToReset: true },
-      { failuresToReset: false },
-      { failuresToReset: false },
+    const recorded = await recordDeliveries(database.sql, records);
+    expect(recorded.map(({ logged, failuresToReset }) => ({ logged, failuresToReset }))).toEqual([
+      { logged: true, failuresToReset: true },
+      { logged: true, failuresToReset: false },
+      { logged: true, failuresToReset: true },
+      { logged: false, failuresToReset: false },
+      { logged: true, failuresToReset: false },
     ]);
     const logged = await database.sql<
       { id: string }[]
@@ -112,6 +122,43 @@ describe('recordDeliveries', () => {
       [failing.webhookId]: [2, 1],
       [succeeding.webhookId]: [2, 0],
     });
+  });
+
+  it("logs each attempt at the time it ended, and the webhook's last times and latest success follow those times", async () => {
+    const { webhookId } = await newWebhook();
+    const endedAt = Date.parse('2026-11-29T10:00:00.250Z');
+    const failure = { ...attemptRecord(webhookId, { error: 'non_2xx' }), attemptedAt: endedAt + 100 };
+    const success = { ...attemptRecord(webhookId), attemptedAt: endedAt };
+    const [told] = await recordDeliveries(database.sql, [success]);
+    expect(told).toEqual({ logged: true, failuresToReset: false, lastDeliveredAt: endedAt });
+    // A failure that ended after the success but is logged later: the success stays the latest.
+    const [failed] = await recordDeliveries(database.sql, [failure, { ...attemptRecord(webhookId), attemptedAt: endedAt - 5000 }]);
+    expect(failed).toMatchObject({ logged: true, lastDeliveredAt: endedAt });
+    const rows = await database.sql<{ id: string; attemptedAt: Date }[]>`
+      SELECT id, attempted_at AS "attemptedAt" FROM deliveries WHERE id IN ${database.sql([failure.id, success.id])}`;
+    expect(Object.fromEntries(rows.map((row) => [row.id, row.attemptedAt.getTime()]))).toEqual({
+      [success.id]: endedAt,
+      [failure.id]: endedAt + 100,
+    });
+    expect(await countersOf(webhookId)).toMatchObject({ lastDeliveredAt: new Date(endedAt), lastFailedAt: new Date(endedAt + 100) });
+  });
+
+  it('logs an id once: a row of another outcome already there is not its own, and reports nothing; the same outcome again is', async () => {
+    const { webhookId, accountId } = await newWebhook();
+    // The workflow logged a delivery whose local activity timed out as our own failure first.
+    const lateRun = attemptRecord(webhookId, { error: 'non_2xx' });
+    await recordDeliveries(database.sql, [{ ...lateRun, ...attemptRecord(webhookId, { error: 'internal', id: lateRun.id }) }]);
+    expect(await recordDeliveries(database.sql, [lateRun])).toMatchObject([{ logged: false }]);
+    // A statement tried again after its answer was lost finds its own row.
+    const retried = attemptRecord(webhookId, { error: 'non_2xx' });
+    await recordDeliveries(database.sql, [retried]);
+    expect(await recordDeliveries(database.sql, [retried])).toMatchObject([{ logged: true }]);
+    // One failure reported, two rows logged; neither our own failure nor the repeats metered twice.
+    expect(await countersOf(webhookId)).toMatchObject({ logged: 2, reported: 1 });
+    const [usage] = await database.sql<
+      { deliveries: number }[]
+    >`SELECT deliveries::int AS deliveries FROM account_usage WHERE account_id = ${accountId}`;
+    expect(usage.deliveries).toBe(1);
   });
 
   it('logs a skipped delivery as skipped, error paused, never counted: it neither reports a failure nor resets one', async () => {
@@ -186,9 +233,13 @@ describe('claimDeliveries', () => {
     const state = { webhookId, accountId, pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 };
     await mirrorWebhookState(database.sql, { ...state, status: 'paused', pausedReason: 'manual' }, storeRules());
     const deliveryId = newId('dlv');
-    expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'paused', claimed: true });
+    expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'paused', claimed: true, skipped: true });
     await mirrorWebhookState(database.sql, { ...state, status: 'active' }, storeRules());
-    expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: false });
+    // The run after a crash is told the first one skipped it, and logs it skipped again.
+    expect(await claimDelivery(webhookId, deliveryId)).toMatchObject({ status: 'active', claimed: false, skipped: true });
+    const sent = newId('dlv');
+    expect(await claimDelivery(webhookId, sent)).toMatchObject({ claimed: true, skipped: false });
+    expect(await claimDelivery(webhookId, sent)).toMatchObject({ claimed: false, skipped: false });
     await database.sql`DELETE FROM webhooks WHERE id = ${webhookId}`;
     expect(await claimDelivery(webhookId, newId('dlv'))).toBeNull();
   });

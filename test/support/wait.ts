@@ -5,7 +5,7 @@
  */
 export async function waitFor<T>(
   probe: () => Promise<T | undefined>,
-  { timeoutMs = 10_000, intervalMs = 50, what = 'condition' } = {},
+  { timeoutMs = 30_000, intervalMs = 50, what = 'condition' } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;

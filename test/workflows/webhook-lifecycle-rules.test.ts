@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditActor, WebhookLifecycleState } from '../../src/contract/payloads';
+import type { AuditActor, TimedOutcome, WebhookLifecycleState } from '../../src/contract/payloads';
 import type { WebhookStatus } from '../../src/objects';
 import { deleteWebhookUpdate, deliveryOutcomesSignal, lifecycleStateQuery, setStatusUpdate } from '../../src/contract/messages';
 import { webhookLifecycle } from '../../workflows';
@@ -115,6 +115,89 @@ const cases: { rule: string; initial?: Partial<WebhookLifecycleState>; steps: St
     expected: { status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20, failuresCounted: 32 },
   },
 ];
+
+/**
+ * Outcomes that ended a millisecond apart in the order given, the first `ago` ms before now:
+ * held until OUTCOME_SETTLE_MS after each ended.
+ */
+function endedInOrder(delivered: boolean[], ago = 200): TimedOutcome[] {
+  const first = Date.now() - ago;
+  return delivered.map((outcome, index) => ({ deliveryId: `dlv_${index}`, delivered: outcome, endedAt: first + index }));
+}
+
+/** The ways outcomes reach the workflow: each its own signal, in the order given by `arrival`. */
+const arrivals: { order: string; arrival: (ended: TimedOutcome[]) => TimedOutcome[] }[] = [
+  { order: 'in the order they ended', arrival: (ended) => ended },
+  { order: 'in the reverse order', arrival: (ended) => [...ended].reverse() },
+  { order: 'successes last', arrival: (ended) => [...ended.filter((o) => !o.delivered), ...ended.filter((o) => o.delivered)] },
+  { order: 'successes first', arrival: (ended) => [...ended.filter((o) => o.delivered), ...ended.filter((o) => !o.delivered)] },
+];
+
+const byEndTime: { rule: string; ended: boolean[]; expected: Partial<WebhookLifecycleState> }[] = [
+  {
+    rule: 'a success resets the failures that ended before it, not those after it',
+    ended: [false, false, true, false],
+    expected: { status: 'active', consecutiveFailures: 1, failuresCounted: 3 },
+  },
+  {
+    rule: 'the 20th failure pauses it though a success that ended after it arrives first',
+    ended: [...failures(20), true, false],
+    expected: { status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20, failuresCounted: 21 },
+  },
+  {
+    rule: 'a success that ended between the 19th failure and the next keeps it active, however late it arrives',
+    ended: [...failures(19), true, false],
+    expected: { status: 'active', pausedReason: null, consecutiveFailures: 1, failuresCounted: 20 },
+  },
+];
+
+describe('webhook/{id} counting by the times the attempts ended', () => {
+  const cases = byEndTime.flatMap((sequence) => arrivals.map((arrival) => ({ ...sequence, ...arrival })));
+  it.concurrent.each(cases)('$rule, arriving $order', async ({ ended, arrival, expected }) => {
+    const state = initialState();
+    const handle = await start(state);
+    for (const outcome of arrival(endedInOrder(ended))) {
+      await handle.signal(deliveryOutcomesSignal, { delivered: [outcome.delivered], outcomes: [outcome] });
+    }
+    const told = ended.filter((delivered) => !delivered).length;
+    const final = await waitFor(async () => {
+      const current = await handle.query(lifecycleStateQuery);
+      return current.failuresCounted === told ? current : undefined;
+    });
+    expect(final).toMatchObject(expected);
+  });
+
+  it('holds a failure told twice once', async () => {
+    const state = initialState();
+    const handle = await start(state);
+    const [failure, success] = endedInOrder([false, true]);
+    for (const outcome of [failure, failure, success, failure]) {
+      await handle.signal(deliveryOutcomesSignal, { delivered: [outcome.delivered], outcomes: [outcome] });
+    }
+    const final = await waitFor(async () => {
+      const current = await handle.query(lifecycleStateQuery);
+      return current.failuresCounted > 0 ? current : undefined;
+    });
+    expect(final).toMatchObject({ consecutiveFailures: 0, failuresCounted: 1 });
+  });
+
+  it('carries the outcomes it holds across continue-as-new, and counts them in the order they ended', async () => {
+    const state = initialState({ consecutiveFailures: 18, failuresCounted: 18 });
+    const handle = await start(state, 2);
+    const [failure, secondFailure, success] = endedInOrder([false, false, true]);
+    // Two signals end the run (its budget is 2) while both are held; the success comes to the next run.
+    for (const outcome of [success, secondFailure, failure]) {
+      await handle.signal(deliveryOutcomesSignal, { delivered: [outcome.delivered], outcomes: [outcome] });
+    }
+    const latestRun = () => worker.client.workflow.getHandle(handle.workflowId);
+    const final = await waitFor(async () => {
+      const current = await latestRun().query(lifecycleStateQuery);
+      return current.failuresCounted === 20 ? current : undefined;
+    });
+    expect(final).toMatchObject({ status: 'paused', pausedReason: 'auto_failures', consecutiveFailures: 20 });
+    expect((await latestRun().describe()).runId).not.toBe(handle.firstExecutionRunId);
+  });
+});
 
 describe('webhook/{id} counting rules', () => {
   it.each(cases)('$rule', async ({ initial, steps, expected }) => {
