@@ -9,7 +9,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import DataLoader from 'dataloader';
 import type { TimedOutcome } from '../src/contract/payloads';
 import { isBulkTaskQueue } from '../src/contract/workflows';
 import {
@@ -28,6 +27,7 @@ import { newId } from '../src/ids';
 import type { DeliveryResult } from '../src/objects';
 import { signalDeliveryOutcomes } from '../src/temporal/lifecycle-client';
 import { annotateSpan, currentTraceId, inDatabaseSpan, inSpan } from '../src/tracing/spans';
+import { batchedOneAtATime } from './batched-statements';
 import type { ActivityDependencies } from './dependencies';
 
 /** What the delivery log says of a delivery before its attempt: which, to which webhook, of what. */
@@ -126,14 +126,14 @@ export function outcomesToTell(
  * the tell each a span of the delivery's trace, and each log row naming that trace.
  */
 export function createDeliveryBookkeeping({
-  sql,
+  bookkeepingSql,
   client,
   http,
   secrets,
   logger,
   metrics,
-}: Pick<ActivityDependencies, 'sql' | 'client' | 'http' | 'secrets' | 'logger' | 'metrics'>): DeliveryBookkeeping {
-  const batcher = createDeliveryBatcher(sql);
+}: Pick<ActivityDependencies, 'bookkeepingSql' | 'client' | 'http' | 'secrets' | 'logger' | 'metrics'>): DeliveryBookkeeping {
+  const batcher = createDeliveryBatcher(bookkeepingSql);
   const outcomes = createOutcomeSignals(client);
 
   function countAttempt(entry: DeliveryEntry, { statusCode, error, durationMs, delivered }: DeliveryResult): void {
@@ -236,52 +236,6 @@ export function createDeliveryBatcher(sql: Sql): DeliveryBatcher {
       return onDemandRows.load(delivery);
     },
   };
-}
-
-/**
- * A loader whose statements run one at a time: a batch is sent `gatherMs` after its first
- * call came (at the end of that call's turn of the event loop, with 0), or as soon as it holds
- * `maxBatchSize` calls, and never before the statement ahead of it has answered. Idle, a call
- * waits for nothing more; busy, the calls that come while a statement runs go together in the
- * next one (a group commit) instead of queueing a statement each.
- */
-function batchedOneAtATime<K, V>(run: (batch: readonly K[]) => Promise<V[]>, { gatherMs = 0, maxBatchSize = 500 } = {}): DataLoader<K, V> {
-  let running: Promise<unknown> = Promise.resolve();
-  /** Settles once the last batch sent so far has its answer: the next waits for it. */
-  let sent: Promise<unknown> = Promise.resolve();
-  /** Sends the batch being gathered; null once it is sent. */
-  let sendGathering: (() => void) | null = null;
-  return new DataLoader<K, V>(
-    (batch) => {
-      const statement = run(batch);
-      running = statement.catch(() => {});
-      return statement;
-    },
-    {
-      cache: false, // every call is work to do, never an answer to reuse
-      maxBatchSize,
-      batchScheduleFn: (send) => {
-        // DataLoader opens a batch while another still gathers only when that one is full.
-        sendGathering?.();
-        const sendOnce = () => {
-          if (sendGathering !== sendOnce) return;
-          sendGathering = null;
-          sent = sent.then(
-            () =>
-              new Promise((answered) =>
-                setImmediate(() => {
-                  send();
-                  void running.then(answered);
-                }),
-              ),
-          );
-        };
-        sendGathering = sendOnce;
-        if (gatherMs === 0) sendOnce();
-        else setTimeout(sendOnce, gatherMs);
-      },
-    },
-  );
 }
 
 /**

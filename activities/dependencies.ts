@@ -10,6 +10,11 @@ import type { SecretBox } from '../src/secret-keys';
 /** What the activities are made from: one of each per worker process. */
 export interface ActivityDependencies {
   sql: Sql;
+  /**
+   * The pool of the delivery bookkeeping's gathered claims and log rows (createDeliveryBatcher),
+   * apart from `sql` so that its statements are cut off at BOOKKEEPING_STATEMENT_TIMEOUT_MS.
+   */
+  bookkeepingSql: Sql;
   http: HttpSender;
   /** Opens the signing secrets read with each attempt (keeping those it opened), and seals them again under the first key. */
   secrets: SecretBox;

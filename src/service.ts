@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { BOOKKEEPING_STATEMENT_TIMEOUT_MS } from '../activities/batched-statements';
 import { version } from '../package.json';
 import type Koa from 'koa';
 import { createAccountAccess } from './api/account-access';
@@ -138,9 +139,19 @@ function urlPolicy(options: ServiceOptions) {
  */
 const SECRETS_KEPT_OPEN = 10_000;
 
+/**
+ * The connections of a worker's delivery bookkeeping: its four batchers (claims, small writes'
+ * rows, large writes' rows, on-demand rows; createDeliveryBatcher) each run one statement at a time.
+ */
+const BOOKKEEPING_CONNECTIONS = 4;
+
 /** The Temporal worker: workflows/ and activities/ on the task queue. */
 async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeConnection, secrets: SecretBox): Promise<Part> {
   const { config } = options;
+  const bookkeepingSql = createSql(options.databaseUrl, {
+    max: BOOKKEEPING_CONNECTIONS,
+    statementTimeoutMs: BOOKKEEPING_STATEMENT_TIMEOUT_MS,
+  });
   const { policy, resolve } = urlPolicy(options);
   const tracing = options.tracing ?? TRACING_OFF;
   const sender = routeRelayed(
@@ -163,6 +174,7 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
     taskQueue,
     activities: createActivities({
       sql,
+      bookkeepingSql,
       http,
       secrets: rememberOpened(secrets, SECRETS_KEPT_OPEN),
       logger: options.logger,
@@ -196,6 +208,7 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
     async stop() {
       for (const worker of workers) worker.shutdown();
       await running;
+      await bookkeepingSql.end({ timeout: 5 });
       await http.close();
       mailer?.close();
     },

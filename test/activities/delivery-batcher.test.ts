@@ -165,13 +165,16 @@ describe('createDeliveryBatcher', () => {
     });
   });
 
-  it('fails every call of a batch whose statement fails, and goes on with the next', async () => {
+  it('fails only the call whose row its statement refuses, the batch split until that row goes alone', async () => {
     const webhookId = await newWebhook();
     // A row the deliveries table refuses (it has no event): its NOT NULL fails the whole statement.
     const refused = { ...attemptRecord(webhookId), event: null as never };
-    const failing = [batcher.record(attemptRecord(webhookId)), batcher.record(refused)];
-    for (const call of failing) await expect(call).rejects.toThrow(/null value in column "event"/);
-    await expect(batcher.record(attemptRecord(webhookId))).resolves.toEqual(logged);
+    events.length = 0;
+    const [good, failed] = [batcher.record(attemptRecord(webhookId)), batcher.record(refused)];
+    await expect(failed).rejects.toThrow(/null value in column "event"/);
+    await expect(good).resolves.toEqual(logged);
+    // Both rows, then each half alone.
+    expect(events).toEqual(['record statement', 'record statement', 'record statement']);
     const [{ count }] = await database.sql<
       { count: number }[]
     >`SELECT count(*)::int AS count FROM deliveries WHERE webhook_id = ${webhookId}`;

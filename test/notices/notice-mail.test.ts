@@ -197,6 +197,7 @@ describe('notice mail', () => {
     const http = createHttpSender({ timeoutMs: 1000, policy: createAddressPolicy([]), userAgent: 'test' });
     const activities = createWebhookStateActivities({
       sql: stack.service.sql,
+      bookkeepingSql: stack.service.sql,
       http,
       secrets: fixedSecretBox(),
       logger: createLogger('silent'),

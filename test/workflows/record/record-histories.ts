@@ -318,6 +318,7 @@ describe(`recording workflow histories of release ${release}`, () => {
     const http = createHttpSender({ timeoutMs: 1000, policy: createAddressPolicy([]), userAgent: 'recorder' });
     const activities = createActivities({
       sql: stack.service.sql,
+      bookkeepingSql: stack.service.sql,
       http,
       secrets: fixedSecretBox(),
       logger: createLogger('silent'),
