@@ -87,6 +87,8 @@ export interface ServiceProcesses {
   request: RequestFunction;
   /** The service's database, for what the API does not show. */
   sql: Sql;
+  /** Registers a webhook at the receiver's `path` for the account of `token` (expecting 201). */
+  registerWebhook(token: string, path: string): Promise<{ id: string; secret: string }>;
   /** An account with a list and a webhook at `/{name}` on it, registered through the API (with the secret it answered). */
   setUp(name: string): Promise<{ accountId: string; listId: string; webhookId: string; secret: string; path: string; token: string }>;
   /** Reports the writes, `concurrency` at a time; `answers` fills as they come, for a test that acts part-way. */
@@ -112,6 +114,11 @@ export async function prepareServiceProcesses(options: {
   const client = new Client({ connection: Connection.lazy({ address: options.temporalAddress }) });
   const request = requestTo(`http://127.0.0.1:${apiPort}`);
   const internal = { token: INTERNAL_TOKEN };
+  async function registerWebhook(token: string, path: string) {
+    const webhook = await request('POST', '/v3/webhooks', { token, body: { url: receiver.urlFor(path) } });
+    if (webhook.status !== 201) throw new Error(`registering ${path} answered ${webhook.status}: ${JSON.stringify(webhook.body)}`);
+    return { id: webhook.body.id as string, secret: webhook.body.secret as string };
+  }
 
   return {
     env: {
@@ -128,18 +135,18 @@ export async function prepareServiceProcesses(options: {
     receiver,
     request,
     sql,
+    registerWebhook,
     async setUp(name) {
       const account = (await request('POST', '/internal/v3/accounts', { ...internal, body: { name } })).body;
       const listId = `processes-${name}`;
       const list = await request('PUT', `/internal/v3/lists/${listId}`, { ...internal, body: { ownerAccountId: account.id } });
       if (list.status !== 201) throw new Error(`creating list ${listId} answered ${list.status}`);
-      const webhook = await request('POST', '/v3/webhooks', { token: account.token, body: { url: receiver.urlFor(`/${name}`) } });
-      if (webhook.status !== 201) throw new Error(`registering /${name} answered ${webhook.status}: ${JSON.stringify(webhook.body)}`);
+      const webhook = await registerWebhook(account.token, `/${name}`);
       return {
         accountId: account.id as string,
         listId,
-        webhookId: webhook.body.id as string,
-        secret: webhook.body.secret as string,
+        webhookId: webhook.id,
+        secret: webhook.secret,
         path: `/${name}`,
         token: account.token as string,
       };

@@ -1,0 +1,119 @@
+// A TCP proxy between one process and PostgreSQL that holds the statements a test names, as a
+// database that stopped answering them would: it reads the client's side of the protocol
+// (https://www.postgresql.org/docs/current/protocol-message-formats.html) and forwards each
+// message until the first that runs a matching statement (the Bind of a statement whose Parse
+// matched, or a simple Query); from there on that connection forwards nothing more. What it
+// holds is dropped when either side goes away, so a client killed meanwhile leaves none of it
+// in the database. A Parse goes through: postgres.js prepares a statement before it binds it,
+// and sends the Bind, with the parameters a test looks for, only once PostgreSQL has answered.
+import { once } from 'node:events';
+import net, { type AddressInfo } from 'node:net';
+
+export interface StatementHoldingProxy {
+  /** The database URL through the proxy. */
+  readonly url: string;
+  /** Each statement held so far: its Bind, parameters as text, or its Query. */
+  readonly heldStatements: readonly string[];
+  close(): Promise<void>;
+}
+
+/** The protocol version of a StartupMessage: the untyped messages before it (SSLRequest) are answered with one byte. */
+const PROTOCOL_3 = 196_608;
+
+/** `holds`: matched against each statement's SQL; without the g flag, which would make test() stateful. */
+export async function startStatementHoldingProxy(databaseUrl: string, holds: RegExp): Promise<StatementHoldingProxy> {
+  const target = new URL(databaseUrl);
+  const heldStatements: string[] = [];
+  const sockets = new Set<net.Socket>();
+  const keep = (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {}); // the other side's close follows
+  };
+
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    keep(client);
+    keep(upstream);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    upstream.on('data', (chunk) => client.write(chunk));
+    const forwardable = holdingFilter(holds, (statement) => heldStatements.push(statement));
+    client.on('data', (chunk) => {
+      const forward = forwardable(chunk);
+      if (forward.length > 0) upstream.write(forward);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = new URL(databaseUrl);
+  url.host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url: url.toString(),
+    heldStatements,
+    async close() {
+      const closed = once(server, 'close');
+      server.close();
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}
+
+/**
+ * One connection's filter: given what the client sent, returns what may go on to PostgreSQL,
+ * whole messages only; `onHeld` hears of the statement that starts the hold.
+ */
+function holdingFilter(holds: RegExp, onHeld: (statement: string) => void): (chunk: Buffer) => Buffer {
+  let pending = Buffer.alloc(0);
+  let started = false;
+  let holding = false;
+  /** The names of the prepared statements whose SQL matches ('' the unnamed one). */
+  const matching = new Set<string>();
+
+  /** Whether the message runs a matching statement; a Parse is remembered for its Bind. */
+  function startsHold(message: Buffer): boolean {
+    const type = String.fromCharCode(message[0]);
+    const body = message.subarray(5);
+    if (type === 'P') {
+      const [name, query] = cstrings(body, 2);
+      if (holds.test(query)) matching.add(name);
+      else matching.delete(name);
+      return false;
+    }
+    const held = (type === 'Q' && holds.test(cstrings(body, 1)[0])) || (type === 'B' && matching.has(cstrings(body, 2)[1]));
+    if (held) onHeld(body.toString('utf8'));
+    return held;
+  }
+
+  return (chunk) => {
+    pending = Buffer.concat([pending, chunk]);
+    const forward: Buffer[] = [];
+    for (;;) {
+      // Before the StartupMessage: a length and a code; after it: a type byte, then a length.
+      const lengthAt = started ? 1 : 0;
+      if (pending.length < lengthAt + 4) break;
+      const size = lengthAt + pending.readInt32BE(lengthAt);
+      if (pending.length < size) break;
+      const message = pending.subarray(0, size);
+      pending = pending.subarray(size);
+      if (!started) started = message.readInt32BE(4) === PROTOCOL_3;
+      else if (!holding) holding = startsHold(message);
+      if (!holding) forward.push(message);
+    }
+    return Buffer.concat(forward);
+  };
+}
+
+/** The first `count` NUL-terminated strings of a message body. */
+function cstrings(body: Buffer, count: number): string[] {
+  const strings: string[] = [];
+  let start = 0;
+  for (let i = 0; i < count; i++) {
+    const end = body.indexOf(0, start);
+    strings.push(body.toString('utf8', start, end));
+    start = end + 1;
+  }
+  return strings;
+}
