@@ -22,9 +22,10 @@ import {
   setStatusUpdate,
   wakeToProbeSignal,
 } from '../src/contract/messages';
-import { DEFAULT_SIGNALS_PER_RUN, MAX_CONSECUTIVE_FAILURES, OUTCOME_SETTLE_MS } from '../src/contract/rules';
+import { DEFAULT_SIGNALS_PER_RUN } from '../src/contract/rules';
 import { bulkTaskQueue, probesWorkflowId } from '../src/contract/workflows';
 import type { AuditActor, TimedOutcome, WebhookLifecycleInput, WebhookLifecycleState } from '../src/contract/payloads';
+import { countOutcomes, hold, takeSettled, untilFirstSettles } from './failure-count';
 
 /** Patch id (0.2.0): continue-as-new decided in a task of its own, carrying uncounted outcomes. */
 const CONTINUE_AS_NEW_IN_OWN_TASK = 'continue-as-new-in-own-task';
@@ -158,11 +159,11 @@ export async function webhookLifecycle({
     const holding = settling.length > 0;
     const woken = () =>
       inbox.length > 0 || version > storedVersion || deleted || runIsLong() || wokenToProbe || (!holding && settling.length > 0);
-    if (holding) await condition(woken, untilFirstSettles(settling));
+    if (holding) await condition(woken, untilFirstSettles(settling, Date.now()));
     else await condition(woken);
     wokenToProbe = false;
     if (deleted) break;
-    countOutcomes(state, [...inbox.splice(0), ...takeSettled(settling)], change);
+    countOutcomes(state, [...inbox.splice(0), ...takeSettled(settling, Date.now())], change);
     if (version > storedVersion) {
       const storing = version;
       if (state.status !== statusAttribute) {
@@ -192,45 +193,4 @@ export async function webhookLifecycle({
     }
   }
   await condition(allHandlersFinished);
-}
-
-/** Holds outcomes until they settle; one told twice (the same delivery) is held once. */
-function hold(settling: TimedOutcome[], outcomes: TimedOutcome[]): void {
-  for (const outcome of outcomes) {
-    const repeat = outcome.deliveryId !== undefined && settling.some(({ deliveryId }) => deliveryId === outcome.deliveryId);
-    if (!repeat) settling.push(outcome);
-  }
-}
-
-/** The time until the first held outcome settles (at least 1 ms: a timer of 0 is none). */
-function untilFirstSettles(settling: TimedOutcome[]): number {
-  const first = Math.min(...settling.map(({ endedAt }) => endedAt));
-  return Math.max(1, first + OUTCOME_SETTLE_MS - Date.now());
-}
-
-/**
- * Takes the outcomes that ended OUTCOME_SETTLE_MS or more ago out of `settling`, in the order
- * they ended; at the same moment a failure before a success, which resets it.
- */
-function takeSettled(settling: TimedOutcome[]): boolean[] {
-  const settledBefore = Date.now() - OUTCOME_SETTLE_MS;
-  const settled = settling.filter(({ endedAt }) => endedAt <= settledBefore);
-  if (settled.length === 0) return [];
-  settling.splice(0, settling.length, ...settling.filter(({ endedAt }) => endedAt > settledBefore));
-  settled.sort((a, b) => a.endedAt - b.endedAt || Number(a.delivered) - Number(b.delivered));
-  return settled.map(({ delivered }) => delivered);
-}
-
-function countOutcomes(state: WebhookLifecycleState, outcomes: boolean[], change: (next: Partial<WebhookLifecycleState>) => void): void {
-  for (const delivered of outcomes) {
-    if (!delivered) change({ failuresCounted: state.failuresCounted + 1 });
-    if (state.status === 'paused') continue; // outcomes after a pause change nothing else
-    if (delivered) {
-      if (state.consecutiveFailures !== 0) change({ consecutiveFailures: 0 });
-    } else if (state.consecutiveFailures + 1 >= MAX_CONSECUTIVE_FAILURES) {
-      change({ consecutiveFailures: MAX_CONSECUTIVE_FAILURES, status: 'paused', pausedReason: 'auto_failures' });
-    } else {
-      change({ consecutiveFailures: state.consecutiveFailures + 1 });
-    }
-  }
 }

@@ -218,6 +218,11 @@ export interface HotSummary {
     workflowTaskTimedOut: number;
     continuedAsNew: number;
     notCompletedListWrites: number | null;
+    /**
+     * How late outcomes were told: from the end of each attempt (its `endedAt`) to the signal
+     * carrying it in the history; what OUTCOME_SETTLE_MS must cover. Absent before 0.8.0.
+     */
+    outcomeToldMs?: Percentiles;
     errors: string[];
   };
 }

@@ -26,6 +26,13 @@ export function hotSection(s: ScenarioResult): string[] {
       ` ${history.signalsReceived} outcome signals received${carrying} for ${h.signalsExpected} accepted writes,` +
       ` ${history.workflowTaskFailed} failed and ${history.workflowTaskTimedOut} timed-out workflow tasks;` +
       ` list-write workflows not completed: ${history.notCompletedListWrites ?? '?'}${readErrors}.`,
+    ...(history.outcomeToldMs
+      ? [
+          '- Outcomes told, from the end of the attempt to the signal in the history:' +
+            ` p50/p99/max ${num(history.outcomeToldMs.p50, 0)}/${num(history.outcomeToldMs.p99, 0)}/${num(history.outcomeToldMs.p100, 0)} ms` +
+            ' (webhook/{id} holds each 5,000 ms before counting it).',
+        ]
+      : []),
     `- Warnings / errors in the logs: ${logSummary(s.logs)}.`,
     '',
   ];

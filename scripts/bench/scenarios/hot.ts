@@ -2,6 +2,7 @@
 // polled throughout.
 import { randomBytes } from 'node:crypto';
 import { type Client } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time';
 import { lifecycleStateQuery, deliveryOutcomesSignal } from '../../../src/contract/messages';
 import { type DeliveryOutcomes } from '../../../src/contract/payloads';
 import { lifecycleWorkflowId } from '../../../src/contract/workflows';
@@ -151,6 +152,7 @@ async function readHistories(client: Client, webhookId: string): Promise<HotSumm
     notCompletedListWrites: null,
     errors: [],
   };
+  const toldMs: number[] = [];
   try {
     for await (const execution of client.workflow.list({ query: `WorkflowId = "${lifecycleWorkflowId(webhookId)}"` })) {
       history.runs++;
@@ -159,7 +161,10 @@ async function readHistories(client: Client, webhookId: string): Promise<HotSumm
         const signal = event.workflowExecutionSignaledEventAttributes;
         if (signal?.signalName === deliveryOutcomesSignal.name) {
           history.signalsReceived++;
-          history.outcomesReceived += defaultPayloadConverter.fromPayload<DeliveryOutcomes>(signal.input!.payloads![0]).delivered.length;
+          const { delivered, outcomes = [] } = defaultPayloadConverter.fromPayload<DeliveryOutcomes>(signal.input!.payloads![0]);
+          history.outcomesReceived += delivered.length;
+          const receivedAt = tsToMs(event.eventTime);
+          for (const { endedAt } of outcomes) toldMs.push(receivedAt - endedAt);
         }
         if (event.workflowTaskFailedEventAttributes) history.workflowTaskFailed++;
         if (event.workflowTaskTimedOutEventAttributes) history.workflowTaskTimedOut++;
@@ -171,6 +176,7 @@ async function readHistories(client: Client, webhookId: string): Promise<HotSumm
   } catch (error) {
     history.errors.push(errorMessage(error));
   }
+  history.outcomeToldMs = percentiles(toldMs, [50, 99, 100]);
   return history;
 }
 
