@@ -9,6 +9,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createSql, type Sql } from '../../src/db/sql';
 import { listWriteWorkflowId } from '../../src/contract/workflows';
+import type { Topic } from '../../src/topics';
 import { freePort } from './ports';
 import { startReceiver, type Receiver } from './receiver';
 import { requestTo, type RequestFunction } from './stack';
@@ -87,8 +88,8 @@ export interface ServiceProcesses {
   request: RequestFunction;
   /** The service's database, for what the API does not show. */
   sql: Sql;
-  /** Registers a webhook at the receiver's `path` for the account of `token` (expecting 201). */
-  registerWebhook(token: string, path: string): Promise<{ id: string; secret: string }>;
+  /** Registers a webhook at the receiver's `path` for the account of `token` (expecting 201), on `events` (default: list.changed). */
+  registerWebhook(token: string, path: string, events?: readonly Topic[]): Promise<{ id: string; secret: string }>;
   /** An account with a list and a webhook at `/{name}` on it, registered through the API (with the secret it answered). */
   setUp(name: string): Promise<{ accountId: string; listId: string; webhookId: string; secret: string; path: string; token: string }>;
   /** Reports the writes, `concurrency` at a time; `answers` fills as they come, for a test that acts part-way. */
@@ -114,8 +115,8 @@ export async function prepareServiceProcesses(options: {
   const client = new Client({ connection: Connection.lazy({ address: options.temporalAddress }) });
   const request = requestTo(`http://127.0.0.1:${apiPort}`);
   const internal = { token: INTERNAL_TOKEN };
-  async function registerWebhook(token: string, path: string) {
-    const webhook = await request('POST', '/v3/webhooks', { token, body: { url: receiver.urlFor(path) } });
+  async function registerWebhook(token: string, path: string, events?: readonly Topic[]) {
+    const webhook = await request('POST', '/v3/webhooks', { token, body: { url: receiver.urlFor(path), events } });
     if (webhook.status !== 201) throw new Error(`registering ${path} answered ${webhook.status}: ${JSON.stringify(webhook.body)}`);
     return { id: webhook.body.id as string, secret: webhook.body.secret as string };
   }

@@ -5,6 +5,7 @@
 // skipped or `internal`, never none and never two. Delivery ids are drawn in the write's
 // workflow and kept nowhere else before their row, so a planned delivery is known here by its
 // write's cursor, its webhook and its topic: the one delivery a write makes of each.
+import type { PendingQuery, Row } from 'postgres';
 import { MAX_CONSECUTIVE_FAILURES } from '../../../src/contract/rules';
 import type { Sql } from '../../../src/db/sql';
 
@@ -12,6 +13,7 @@ import type { Sql } from '../../../src/db/sql';
 export interface LoggedDelivery {
   id: string;
   webhookId: string;
+  listId: string;
   cursor: number;
   event: string;
   outcome: 'delivered' | 'failed' | 'skipped';
@@ -48,12 +50,7 @@ export async function deliveryLedger(sql: Sql, listId: string): Promise<Delivery
     JOIN webhooks w ON w.account_id = ANY (lw.account_ids) AND topic = ANY (w.events)
       AND (cardinality(w.list_ids) = 0 OR lw.list_id = ANY (w.list_ids)) AND w.created_at <= lw.created_at
     WHERE lw.list_id = ${listId}`;
-  // At one time, a failure before a 2xx: concurrent attempts logged by one statement share
-  // its now(), and the 2xx among them resets their failures (recordDeliveries).
-  const rows = await sql<LoggedDelivery[]>`
-    SELECT id, webhook_id AS "webhookId", cursor::integer AS cursor, event, outcome, status_code AS "statusCode", error
-    FROM deliveries WHERE list_id = ${listId} AND kind = 'event'
-    ORDER BY attempted_at, outcome = 'delivered', id`;
+  const rows = await loggedDeliveries(sql, sql`list_id = ${listId}`);
 
   const rowsOf = new Map<string, LoggedDelivery[]>();
   for (const row of rows) {
@@ -75,6 +72,20 @@ export async function deliveryLedger(sql: Sql, listId: string): Promise<Delivery
       unplanned: [...rowsOf.keys()].filter((key) => !plannedKeys.has(key)).map(withIds),
     },
   };
+}
+
+/** A webhook's event delivery rows, of every list, in the order their attempts ended (see consecutiveFailuresByEndTime). */
+export const webhookLog = (sql: Sql, webhookId: string) => loggedDeliveries(sql, sql`webhook_id = ${webhookId}`);
+
+/** The event delivery rows `where` picks, in the order their attempts ended. */
+function loggedDeliveries(sql: Sql, where: PendingQuery<Row[]>): Promise<LoggedDelivery[]> {
+  // At one time, a failure before a 2xx: concurrent attempts logged by one statement share
+  // its now(), and the 2xx among them resets their failures (recordDeliveries).
+  return sql<LoggedDelivery[]>`
+    SELECT id, webhook_id AS "webhookId", list_id AS "listId", cursor::integer AS cursor, event, outcome,
+      status_code AS "statusCode", error
+    FROM deliveries WHERE ${where} AND kind = 'event'
+    ORDER BY attempted_at, outcome = 'delivered', id`;
 }
 
 /** Whether a row is one the failure count, the health and the meter leave out: our own failure, nothing known to be sent. */

@@ -2,10 +2,11 @@
 // database that stopped answering them would: it reads the client's side of the protocol
 // (https://www.postgresql.org/docs/current/protocol-message-formats.html) and forwards each
 // message until the first that runs a matching statement (the Bind of a statement whose Parse
-// matched, or a simple Query); from there on that connection forwards nothing more. What it
-// holds is dropped when either side goes away, so a client killed meanwhile leaves none of it
-// in the database. A Parse goes through: postgres.js prepares a statement before it binds it,
-// and sends the Bind, with the parameters a test looks for, only once PostgreSQL has answered.
+// matched, or a simple Query); from there on that connection forwards nothing more until the
+// test releases what it holds, as a database that answers again. What it holds is dropped when
+// either side goes away, so a client killed meanwhile leaves none of it in the database. A
+// Parse goes through: postgres.js prepares a statement before it binds it, and sends the
+// Bind, with the parameters a test looks for, only once PostgreSQL has answered.
 import { once } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
 
@@ -14,6 +15,8 @@ export interface StatementHoldingProxy {
   readonly url: string;
   /** Each statement held so far: its Bind, parameters as text, or its Query. */
   readonly heldStatements: readonly string[];
+  /** Sends on what each connection holds, in the order the client sent it, and holds nothing from then on. */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -25,6 +28,9 @@ export async function startStatementHoldingProxy(databaseUrl: string, holds: Reg
   const target = new URL(databaseUrl);
   const heldStatements: string[] = [];
   const sockets = new Set<net.Socket>();
+  /** Each open connection's release: sends on what it holds. */
+  const releases = new Set<() => void>();
+  let released = false;
   const keep = (socket: net.Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -38,11 +44,15 @@ export async function startStatementHoldingProxy(databaseUrl: string, holds: Reg
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
     upstream.on('data', (chunk) => client.write(chunk));
-    const forwardable = holdingFilter(holds, (statement) => heldStatements.push(statement));
-    client.on('data', (chunk) => {
-      const forward = forwardable(chunk);
-      if (forward.length > 0) upstream.write(forward);
-    });
+    const filter = holdingFilter(holds, (statement) => heldStatements.push(statement));
+    const forward = (messages: Buffer) => {
+      if (messages.length > 0) upstream.write(messages);
+    };
+    const release = () => forward(filter.release());
+    if (released) release();
+    releases.add(release);
+    client.on('close', () => releases.delete(release));
+    client.on('data', (chunk) => forward(filter.forwardable(chunk)));
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -52,6 +62,10 @@ export async function startStatementHoldingProxy(databaseUrl: string, holds: Reg
   return {
     url: url.toString(),
     heldStatements,
+    release() {
+      released = true;
+      for (const release of releases) release();
+    },
     async close() {
       const closed = once(server, 'close');
       server.close();
@@ -61,14 +75,21 @@ export async function startStatementHoldingProxy(databaseUrl: string, holds: Reg
   };
 }
 
-/**
- * One connection's filter: given what the client sent, returns what may go on to PostgreSQL,
- * whole messages only; `onHeld` hears of the statement that starts the hold.
- */
-function holdingFilter(holds: RegExp, onHeld: (statement: string) => void): (chunk: Buffer) => Buffer {
+/** One connection's filter. */
+interface HoldingFilter {
+  /** Of what the client sent, what may go on to PostgreSQL now, whole messages only. */
+  forwardable(chunk: Buffer): Buffer;
+  /** What it held, to go on now; from then on it holds nothing. */
+  release(): Buffer;
+}
+
+/** `onHeld` hears of the statement that starts the hold. */
+function holdingFilter(holds: RegExp, onHeld: (statement: string) => void): HoldingFilter {
   let pending = Buffer.alloc(0);
   let started = false;
   let holding = false;
+  let released = false;
+  let heldMessages: Buffer[] = [];
   /** The names of the prepared statements whose SQL matches ('' the unnamed one). */
   const matching = new Set<string>();
 
@@ -87,22 +108,31 @@ function holdingFilter(holds: RegExp, onHeld: (statement: string) => void): (chu
     return held;
   }
 
-  return (chunk) => {
-    pending = Buffer.concat([pending, chunk]);
-    const forward: Buffer[] = [];
-    for (;;) {
-      // Before the StartupMessage: a length and a code; after it: a type byte, then a length.
-      const lengthAt = started ? 1 : 0;
-      if (pending.length < lengthAt + 4) break;
-      const size = lengthAt + pending.readInt32BE(lengthAt);
-      if (pending.length < size) break;
-      const message = pending.subarray(0, size);
-      pending = pending.subarray(size);
-      if (!started) started = message.readInt32BE(4) === PROTOCOL_3;
-      else if (!holding) holding = startsHold(message);
-      if (!holding) forward.push(message);
-    }
-    return Buffer.concat(forward);
+  return {
+    forwardable(chunk) {
+      pending = Buffer.concat([pending, chunk]);
+      const forward: Buffer[] = [];
+      for (;;) {
+        // Before the StartupMessage: a length and a code; after it: a type byte, then a length.
+        const lengthAt = started ? 1 : 0;
+        if (pending.length < lengthAt + 4) break;
+        const size = lengthAt + pending.readInt32BE(lengthAt);
+        if (pending.length < size) break;
+        const message = pending.subarray(0, size);
+        pending = pending.subarray(size);
+        if (!started) started = message.readInt32BE(4) === PROTOCOL_3;
+        else if (!holding && !released) holding = startsHold(message);
+        (holding ? heldMessages : forward).push(message);
+      }
+      return Buffer.concat(forward);
+    },
+    release() {
+      released = true;
+      holding = false;
+      const messages = Buffer.concat(heldMessages);
+      heldMessages = [];
+      return messages;
+    },
   };
 }
 
