@@ -48,10 +48,10 @@ const { deleteWebhook } = proxyActivities<ActivityTypes>({ startToCloseTimeout: 
  * A failed delivery adds one, a delivered one resets it, in the order the attempts ended: an
  * outcome is held until every outcome that ended before it has had time to arrive
  * (OUTCOME_SETTLE_MS), so outcomes told late or out of order count as if told at once. At 20
- * the webhook is paused and later outcomes change nothing until it is reactivated. A pause by failures is probed by
- * `probes/{taskQueue}/{shard}`, which this one hands it to, until a probe is answered (then
- * the store makes the notice `webhook.reachable`), time runs out, or the owner reactivates or
- * deletes the webhook.
+ * the webhook is paused and later outcomes change nothing until it is reactivated. A pause
+ * by failures is probed by `probes/{taskQueue}/{shard}`, which this one hands it to, until a
+ * probe is answered (then the store makes the notice `webhook.reachable`), time runs out, or
+ * the owner reactivates or deletes the webhook.
  * PostgreSQL mirrors the state (for the API and for deciding recipients); only this loop
  * writes it, one version at a time.
  */
