@@ -196,6 +196,13 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
       FROM attempt a JOIN locked l ON l.id = a.webhook_id
       ON CONFLICT (id) DO NOTHING
       RETURNING id, webhook_id, kind, outcome, error, attempted_at
+    ), not_logged AS (
+      -- The attempts not written whose id holds another outcome: another run's (our own failure,
+      -- as a rule). Written again with the same outcome (a statement tried again after its
+      -- answer was lost), a row is its own.
+      SELECT a.id, a.webhook_id FROM attempt a LEFT JOIN inserted i ON i.id = a.id
+      WHERE i.id IS NULL AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.id = a.id AND d.outcome = a.outcome
+                                         AND d.error IS NOT DISTINCT FROM a.error)
     ), per_webhook AS (
       -- What this call adds, from the rows it wrote: a row logged before (its id taken) adds nothing.
       SELECT l.id AS webhook_id, count(i.id) AS attempts,
@@ -234,10 +241,7 @@ export async function recordDeliveries(sql: Db, deliveries: readonly DeliveryRec
     )
     SELECT c.id AS "webhookId", c.deliveries_logged AS logged, c.attempts AS added, c.failures_to_reset AS "failuresToReset",
            (extract(epoch FROM c.last_delivered_at) * 1000)::float8 AS "lastDeliveredAt",
-           -- The attempts not written whose id holds another outcome: another run's (our own failure, as a rule).
-           ARRAY(SELECT a.id FROM attempt a WHERE a.webhook_id = c.id AND NOT EXISTS (SELECT 1 FROM inserted i WHERE i.id = a.id)
-                 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.id = a.id AND d.outcome = a.outcome
-                                 AND d.error IS NOT DISTINCT FROM a.error)) AS "notLogged"
+           ARRAY(SELECT n.id FROM not_logged n WHERE n.webhook_id = c.id) AS "notLogged"
     FROM counted c`;
   for (const { webhookId, logged, added } of counted) {
     // Once every DELIVERY_LOG_PRUNE_EVERY attempts: when this call's attempts crossed a multiple.
