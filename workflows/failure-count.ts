@@ -19,16 +19,24 @@ export function untilFirstSettles(settling: TimedOutcome[], now: number): number
 }
 
 /**
- * Takes the outcomes that ended OUTCOME_SETTLE_MS or more ago out of `settling`, in the order
- * they ended; at the same moment a failure before a success, which resets it.
+ * Takes the outcomes that ended OUTCOME_SETTLE_MS or more ago out of `settling`: those to
+ * count, in the order they ended (at the same moment a failure before a success, which resets
+ * it), and how many failures ended before `countedFrom`, the reactivation that set the count
+ * to 0 since: told, but reset by it.
  */
-export function takeSettled(settling: TimedOutcome[], now: number): boolean[] {
+export function takeSettled(
+  settling: TimedOutcome[],
+  now: number,
+  countedFrom = -Infinity,
+): { outcomes: boolean[]; failuresReset: number } {
   const settledBefore = now - OUTCOME_SETTLE_MS;
   const settled = settling.filter(({ endedAt }) => endedAt <= settledBefore);
-  if (settled.length === 0) return [];
+  if (settled.length === 0) return { outcomes: [], failuresReset: 0 };
   settling.splice(0, settling.length, ...settling.filter(({ endedAt }) => endedAt > settledBefore));
   settled.sort((a, b) => a.endedAt - b.endedAt || Number(a.delivered) - Number(b.delivered));
-  return settled.map(({ delivered }) => delivered);
+  const afterReset = settled.filter(({ endedAt }) => endedAt > countedFrom);
+  const failuresReset = settled.filter(({ delivered, endedAt }) => !delivered && endedAt <= countedFrom).length;
+  return { outcomes: afterReset.map(({ delivered }) => delivered), failuresReset };
 }
 
 /** Counts `outcomes` in the order given: a failure adds one, a delivery resets; at MAX_CONSECUTIVE_FAILURES a pause, after which nothing changes but the failures told. */

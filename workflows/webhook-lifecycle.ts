@@ -125,7 +125,7 @@ export async function webhookLifecycle({
     async (status, actor) => {
       const next: Partial<WebhookLifecycleState> | null =
         status === 'active'
-          ? { status: 'active', pausedReason: null, consecutiveFailures: 0, ...endProbes() }
+          ? { status: 'active', pausedReason: null, consecutiveFailures: 0, countedFrom: Date.now(), ...endProbes() }
           : state.status === 'active'
             ? { status: 'paused', pausedReason: 'manual' }
             : null;
@@ -163,7 +163,9 @@ export async function webhookLifecycle({
     else await condition(woken);
     wokenToProbe = false;
     if (deleted) break;
-    countOutcomes(state, [...inbox.splice(0), ...takeSettled(settling, Date.now())], change);
+    const settled = takeSettled(settling, Date.now(), state.countedFrom ?? undefined);
+    if (settled.failuresReset > 0) change({ failuresCounted: state.failuresCounted + settled.failuresReset });
+    countOutcomes(state, [...inbox.splice(0), ...settled.outcomes], change);
     if (version > storedVersion) {
       const storing = version;
       if (state.status !== statusAttribute) {

@@ -77,6 +77,12 @@ export interface WebhookLifecycleState {
   probes?: ProbeState | null;
   /** When the current pause's probing began (workflow time, ms since the epoch): its workflow's id says it. */
   probesSince?: number | null;
+  /**
+   * When the owner last reactivated the webhook, setting the count to 0 (workflow time, ms since
+   * the epoch; absent: never since 0.8.0). Outcomes held then that ended before it are failures
+   * told, never part of the new count.
+   */
+  countedFrom?: number | null;
 }
 
 /** A pause's probing: under way, ended by a probe answered with a 2xx, or ended by PROBE_MAX_DAYS. */

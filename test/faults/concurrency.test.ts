@@ -144,7 +144,8 @@ describe('PATCH status: active racing failing deliveries', () => {
         await Promise.all(Array.from({ length: failing }, write));
       }
 
-      // Every write has been delivered (or skipped) and reported: the workflow and the API must agree.
+      // Every write has been delivered (or skipped) and reported: once the workflow has counted
+      // every failure reported (each held 5 s after it ended), it and the API must agree.
       const agreed = await waitFor(
         async () => {
           const pick = (s: { status: string; pausedReason: string | null; consecutiveFailures: number }) => ({
@@ -152,7 +153,11 @@ describe('PATCH status: active racing failing deliveries', () => {
             pausedReason: s.pausedReason,
             consecutiveFailures: s.consecutiveFailures,
           });
-          const [state, api] = [pick(await lifecycle.query(lifecycleStateQuery)), pick(await current())];
+          const counted = await lifecycle.query(lifecycleStateQuery);
+          const [{ reported }] = await stack.service.sql<{ reported: number }[]>`
+            SELECT failures_reported::int AS reported FROM webhooks WHERE id = ${webhook.id}`;
+          if (counted.failuresCounted !== reported) return undefined;
+          const [state, api] = [pick(counted), pick(await current())];
           return JSON.stringify(state) === JSON.stringify(api) ? api : undefined;
         },
         { what: `the workflow and the API to agree on ${webhook.id}` },

@@ -49,7 +49,7 @@ function asTheWorkflowCounts(arrivals: { outcome: TimedOutcome; arrivesAt: numbe
   const settling: TimedOutcome[] = [];
   let timerAt: number | null = null;
   const wake = (now: number) => {
-    countOutcomes(state, takeSettled(settling, now), change);
+    countOutcomes(state, takeSettled(settling, now).outcomes, change);
     timerAt = settling.length > 0 ? now + untilFirstSettles(settling, now) : null;
   };
   for (const { outcome, arrivesAt } of [...arrivals].sort((a, b) => a.arrivesAt - b.arrivesAt)) {

@@ -167,6 +167,23 @@ describe('webhook/{id} counting by the times the attempts ended', () => {
     expect(final).toMatchObject(expected);
   });
 
+  it('resets, on a reactivation, the failures held that ended before it: they are told, never part of the new count', async () => {
+    const state = initialState({ consecutiveFailures: 19, failuresCounted: 19 });
+    const handle = await start(state);
+    const [failure, another] = endedInOrder([false, false]);
+    for (const outcome of [failure, another]) {
+      await handle.signal(deliveryOutcomesSignal, { delivered: [outcome.delivered], outcomes: [outcome] });
+    }
+    await handle.executeUpdate(setStatusUpdate, { args: ['active', owner('reactivator')] });
+    const later = { deliveryId: 'dlv_after', delivered: false, endedAt: Date.now() + 1 };
+    await handle.signal(deliveryOutcomesSignal, { delivered: [false], outcomes: [later] });
+    const final = await waitFor(async () => {
+      const current = await handle.query(lifecycleStateQuery);
+      return current.failuresCounted === 22 ? current : undefined;
+    });
+    expect(final).toMatchObject({ status: 'active', pausedReason: null, consecutiveFailures: 1 });
+  });
+
   it('holds a failure told twice once', async () => {
     const state = initialState();
     const handle = await start(state);
