@@ -177,5 +177,6 @@ describe('PATCH status: active racing failing deliveries', () => {
     const paused = finals.filter((final) => final.includes('paused')).length;
     row.outcome = `agreed ${finals.length}/${ROUNDS.length}: paused@20 ×${paused}, active<20 ×${finals.length - paused}`;
     row.note = `${writes} failing writes, ${patchAnswers.length} PATCHes; ends: ${finals.map((final) => final.split(': ')[1]).join(' ')}`;
-  });
+    // Two holds of 5 s a round (the 19 failures, then the race's outcomes), seven rounds.
+  }, 240_000);
 });
