@@ -26,6 +26,8 @@ export interface ActivityDependencies {
   notices: NoticeMailing;
   /** PROBE_INTERVALS, PROBE_MAX_DAYS and the delivery deadline; null: probing is off. */
   probePlan: ProbePlan | null;
+  /** OUTCOME_SETTLE_MS: how long the `webhook/{id}` a registration starts holds outcomes before it counts them. */
+  outcomeSettleMs: number;
 }
 
 /** How notices are mailed: NOTIFY_FROM, NOTIFY_MAX_PER_HOUR, PUBLIC_BASE_URL, and SMTP_URL's client. */

@@ -8,7 +8,7 @@ import type { DeliveryResult } from '../src/objects';
 import { startWebhookLifecycle } from '../src/temporal/lifecycle-client';
 import type { ActivityDependencies } from './dependencies';
 
-export function createRegistrationActivities({ sql, http, secrets, client }: ActivityDependencies) {
+export function createRegistrationActivities({ sql, http, secrets, client, outcomeSettleMs }: ActivityDependencies) {
   return {
     /**
      * The registration's ping: one attempt, claimed in PostgreSQL before the POST. A run
@@ -44,7 +44,7 @@ export function createRegistrationActivities({ sql, http, secrets, client }: Act
     async completeRegistration(input: RegistrationInput): Promise<RegistrationResult> {
       const result = await storeRegisteredWebhook(sql, input);
       if (result.outcome === 'created' || result.outcome === 'updated') {
-        await startWebhookLifecycle(client, Context.current().info.taskQueue, result.webhook.id, input.accountId);
+        await startWebhookLifecycle(client, Context.current().info.taskQueue, result.webhook.id, input.accountId, outcomeSettleMs);
       }
       return result;
     },

@@ -1,7 +1,7 @@
 // Configuration is read from the environment once, at start, into one typed object.
 // A missing or malformed value stops start-up with one line naming it.
 import ipaddr from 'ipaddr.js';
-import { DEFAULT_DELIVERIES_PER_BATCH } from './contract/rules';
+import { DEFAULT_DELIVERIES_PER_BATCH, OUTCOME_SETTLE_MS } from './contract/rules';
 import type { RateLimits } from './limits';
 import { KEY_ID_PATTERN, secretKeyFrom, type SecretKey } from './secret-keys';
 
@@ -48,6 +48,12 @@ export interface Config {
   probeIntervalsMs: number[];
   /** PROBE_MAX_DAYS: how long after its pause a webhook is probed; 0: never. */
   probeMaxDays: number;
+  /**
+   * OUTCOME_SETTLE_MS: how long `webhook/{id}` holds a delivery's outcome before counting it, so
+   * that outcomes told late count in the order their attempts ended; a webhook keeps the value
+   * it was registered under. At least 1 s: the batching of log rows alone may take 250 ms.
+   */
+  outcomeSettleMs: number;
   tracing: TracingConfig;
 }
 
@@ -234,6 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicBaseUrl: publicBaseUrl(env, port),
     probeIntervalsMs: probeIntervals(env),
     probeMaxDays: integer(env, 'PROBE_MAX_DAYS', 7, 0, 365),
+    outcomeSettleMs: integer(env, 'OUTCOME_SETTLE_MS', OUTCOME_SETTLE_MS, 1000, 600_000),
     tracing: {
       exporting:
         optional(env, 'OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined || optional(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined,

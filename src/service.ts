@@ -182,6 +182,7 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
       client,
       notices,
       probePlan: probePlan(config),
+      outcomeSettleMs: config.outcomeSettleMs,
     }),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
     bulkDeliveries: config.bulkDeliveriesPerWorker,

@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       publicBaseUrl: 'http://localhost:3000',
       probeIntervalsMs: [300_000, 900_000, 3_600_000, 10_800_000, 21_600_000],
       probeMaxDays: 7,
+      outcomeSettleMs: 5000,
       tracing: { exporting: false, traceReceivers: false, traceUrlTemplate: undefined },
     });
   });
@@ -68,6 +69,7 @@ describe('loadConfig', () => {
         PUBLIC_BASE_URL: 'https://hooks.example.com/',
         PROBE_INTERVALS: '30s, 2m,1h',
         PROBE_MAX_DAYS: '0',
+        OUTCOME_SETTLE_MS: '2000',
         OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
         TRACE_RECEIVERS: 'on',
         TRACE_URL_TEMPLATE: 'https://jaeger.example.com/trace/{traceId}',
@@ -100,6 +102,7 @@ describe('loadConfig', () => {
       publicBaseUrl: 'https://hooks.example.com',
       probeIntervalsMs: [30_000, 120_000, 3_600_000],
       probeMaxDays: 0,
+      outcomeSettleMs: 2000,
       tracing: { exporting: true, traceReceivers: true, traceUrlTemplate: 'https://jaeger.example.com/trace/{traceId}' },
     });
   });
@@ -150,6 +153,7 @@ describe('loadConfig', () => {
     [{ PROBE_INTERVALS: '0s' }, /^PROBE_INTERVALS must be/],
     [{ PROBE_INTERVALS: '169h' }, /^PROBE_INTERVALS must be/],
     [{ PROBE_MAX_DAYS: '366' }, /^PROBE_MAX_DAYS must be an integer from 0 to 365/],
+    [{ OUTCOME_SETTLE_MS: '999' }, /^OUTCOME_SETTLE_MS must be an integer from 1000 to 600000/],
     [{ TRACE_RECEIVERS: 'yes' }, /^TRACE_RECEIVERS must be one of on, off \(got "yes"\)$/],
     [
       { TRACE_URL_TEMPLATE: 'http://localhost:16686/trace/' },

@@ -2,7 +2,7 @@
 // functions of its state and the outcomes told: held until they settle, then counted in the
 // order the attempts ended. Runs in the workflow sandbox: deterministic, given `now`.
 import type { TimedOutcome, WebhookLifecycleState } from '../src/contract/payloads';
-import { MAX_CONSECUTIVE_FAILURES, OUTCOME_SETTLE_MS } from '../src/contract/rules';
+import { MAX_CONSECUTIVE_FAILURES } from '../src/contract/rules';
 
 /** Holds outcomes until they settle; one told twice (the same delivery) is held once. */
 export function hold(settling: TimedOutcome[], outcomes: TimedOutcome[]): void {
@@ -12,14 +12,14 @@ export function hold(settling: TimedOutcome[], outcomes: TimedOutcome[]): void {
   }
 }
 
-/** The time until the first held outcome settles (at least 1 ms: a timer of 0 is none). */
-export function untilFirstSettles(settling: TimedOutcome[], now: number): number {
+/** The time until the first held outcome settles, `settleMs` after it ended (at least 1 ms: a timer of 0 is none). */
+export function untilFirstSettles(settling: TimedOutcome[], now: number, settleMs: number): number {
   const first = Math.min(...settling.map(({ endedAt }) => endedAt));
-  return Math.max(1, first + OUTCOME_SETTLE_MS - now);
+  return Math.max(1, first + settleMs - now);
 }
 
 /**
- * Takes the outcomes that ended OUTCOME_SETTLE_MS or more ago out of `settling`: those to
+ * Takes the outcomes that ended `settleMs` or more ago out of `settling`: those to
  * count, in the order they ended (at the same moment a failure before a success, which resets
  * it), and how many failures ended before `countedFrom`, the reactivation that set the count
  * to 0 since: told, but reset by it.
@@ -27,9 +27,10 @@ export function untilFirstSettles(settling: TimedOutcome[], now: number): number
 export function takeSettled(
   settling: TimedOutcome[],
   now: number,
+  settleMs: number,
   countedFrom = -Infinity,
 ): { outcomes: boolean[]; failuresReset: number } {
-  const settledBefore = now - OUTCOME_SETTLE_MS;
+  const settledBefore = now - settleMs;
   const settled = settling.filter(({ endedAt }) => endedAt <= settledBefore);
   if (settled.length === 0) return { outcomes: [], failuresReset: 0 };
   settling.splice(0, settling.length, ...settling.filter(({ endedAt }) => endedAt > settledBefore));

@@ -22,7 +22,7 @@ import {
   setStatusUpdate,
   wakeToProbeSignal,
 } from '../src/contract/messages';
-import { DEFAULT_SIGNALS_PER_RUN } from '../src/contract/rules';
+import { DEFAULT_SIGNALS_PER_RUN, OUTCOME_SETTLE_MS } from '../src/contract/rules';
 import { bulkTaskQueue, probesWorkflowId } from '../src/contract/workflows';
 import type { AuditActor, TimedOutcome, WebhookLifecycleInput, WebhookLifecycleState } from '../src/contract/payloads';
 import { countOutcomes, hold, takeSettled, untilFirstSettles } from './failure-count';
@@ -47,7 +47,7 @@ const { deleteWebhook } = proxyActivities<ActivityTypes>({ startToCloseTimeout: 
  * `webhook/{id}`: lives as long as its webhook and owns its consecutive-failure count.
  * A failed delivery adds one, a delivered one resets it, in the order the attempts ended: an
  * outcome is held until every outcome that ended before it has had time to arrive
- * (OUTCOME_SETTLE_MS), so outcomes told late or out of order count as if told at once. At 20
+ * (OUTCOME_SETTLE_MS, or the input's `outcomeSettleMs`), so outcomes told late or out of order count as if told at once. At 20
  * the webhook is paused and later outcomes change nothing until it is reactivated. A pause
  * by failures is probed by `probes/{taskQueue}/{shard}`, which this one hands it to, until a
  * probe is answered (then the store makes the notice `webhook.reachable`), time runs out, or
@@ -58,6 +58,7 @@ const { deleteWebhook } = proxyActivities<ActivityTypes>({ startToCloseTimeout: 
 export async function webhookLifecycle({
   state: initial,
   signalsPerRun = DEFAULT_SIGNALS_PER_RUN,
+  outcomeSettleMs = OUTCOME_SETTLE_MS,
   uncountedOutcomes = [],
   settlingOutcomes = [],
 }: WebhookLifecycleInput): Promise<void> {
@@ -159,11 +160,11 @@ export async function webhookLifecycle({
     const holding = settling.length > 0;
     const woken = () =>
       inbox.length > 0 || version > storedVersion || deleted || runIsLong() || wokenToProbe || (!holding && settling.length > 0);
-    if (holding) await condition(woken, untilFirstSettles(settling, Date.now()));
+    if (holding) await condition(woken, untilFirstSettles(settling, Date.now(), outcomeSettleMs));
     else await condition(woken);
     wokenToProbe = false;
     if (deleted) break;
-    const settled = takeSettled(settling, Date.now(), state.countedFrom ?? undefined);
+    const settled = takeSettled(settling, Date.now(), outcomeSettleMs, state.countedFrom ?? undefined);
     if (settled.failuresReset > 0) change({ failuresCounted: state.failuresCounted + settled.failuresReset });
     countOutcomes(state, [...inbox.splice(0), ...settled.outcomes], change);
     if (version > storedVersion) {
@@ -187,7 +188,8 @@ export async function webhookLifecycle({
         await sleep(1);
         if (!deleted && version === storedVersion && allHandlersFinished()) {
           const carried = settling.length > 0 ? { settlingOutcomes: settling.splice(0) } : {};
-          await continueAsNew<typeof webhookLifecycle>({ state, signalsPerRun, uncountedOutcomes: inbox.splice(0), ...carried });
+          const uncountedOutcomes = inbox.splice(0);
+          await continueAsNew<typeof webhookLifecycle>({ state, signalsPerRun, outcomeSettleMs, uncountedOutcomes, ...carried });
         }
       } else if (!deleted && inbox.length === 0 && version === storedVersion) {
         await continueAsNew<typeof webhookLifecycle>({ state, signalsPerRun });

@@ -93,6 +93,8 @@ export interface WebhookLifecycleInput {
   state: WebhookLifecycleState;
   /** Continue-as-new after this many signals (Temporal caps a run at 10,000); tests lower it. */
   signalsPerRun?: number;
+  /** How long outcomes are held before they count (OUTCOME_SETTLE_MS when absent): the worker's configuration as the webhook was registered. */
+  outcomeSettleMs?: number;
   /** Outcomes without their times that reached the previous run after its last count; counted first. */
   uncountedOutcomes?: boolean[];
   /** Outcomes with their times that the previous run held, not yet settled (0.8.0). */

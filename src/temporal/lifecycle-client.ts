@@ -15,14 +15,26 @@ import { lifecycleWorkflowId, type WorkflowTypes } from '../contract/workflows';
  * registration that started it; a re-registration (or a retry) finds it running. Called from
  * an activity, so the client shares its connection with a worker of `taskQueue`: Temporal may
  * hand that worker the new workflow's first task in its answer, without dispatching it.
+ * The run holds outcomes `outcomeSettleMs` before counting them, and its successors too.
  */
-export async function startWebhookLifecycle(client: Client, taskQueue: string, webhookId: string, accountId: string): Promise<void> {
+export async function startWebhookLifecycle(
+  client: Client,
+  taskQueue: string,
+  webhookId: string,
+  accountId: string,
+  outcomeSettleMs: number,
+): Promise<void> {
   try {
     await client.workflow.start<WorkflowTypes['webhookLifecycle']>('webhookLifecycle', {
       taskQueue,
       workflowId: lifecycleWorkflowId(webhookId),
       requestEagerStart: true,
-      args: [{ state: { webhookId, accountId, status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 } }],
+      args: [
+        {
+          state: { webhookId, accountId, status: 'active', pausedReason: null, consecutiveFailures: 0, failuresCounted: 0 },
+          outcomeSettleMs,
+        },
+      ],
       typedSearchAttributes: [
         { key: WebhookIdKey, value: webhookId },
         { key: AccountIdKey, value: accountId },

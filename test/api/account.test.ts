@@ -117,12 +117,15 @@ describe('notices', () => {
       type: 'webhook.failing',
       webhookId: webhook.webhookId,
       url: receiver.urlFor('/notices/unmailed'),
-      consecutiveFailures: 10,
+      consecutiveFailures: expect.any(Number),
       lastError: 'non_2xx',
       lastStatusCode: 503,
       createdAt: expect.any(String),
       emailedAt: null,
     });
+    // The count the store that crossed 10 held: outcomes are counted as they settle, a few at a time.
+    expect(failing.consecutiveFailures).toBeGreaterThanOrEqual(10);
+    expect(failing.consecutiveFailures).toBeLessThan(20);
     expect(paused).toMatchObject({ type: 'webhook.paused', consecutiveFailures: 20, emailedAt: null });
     for (const notice of [failing, paused]) {
       await expect(stack.service.client.workflow.getHandle(noticeWorkflowId(notice.id)).describe()).rejects.toBeInstanceOf(

@@ -17,6 +17,7 @@ import { startSmtpServer, type SmtpServer } from '../support/smtp';
 import { startTestStack, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';
 import { fixedSecretBox } from '../../scripts/lib/fixed-secret-keys';
+import { OUTCOME_SETTLE_MS } from '../../src/contract/rules';
 
 const FROM = 'Webhook notices <notices@webhooks.example.test>';
 const PUBLIC_BASE_URL = 'https://webhooks.example.test';
@@ -213,6 +214,7 @@ describe('notice mail', () => {
       client: stack.service.client,
       notices: { mailer: undefined, from: FROM, maxPerHour: 3, dashboardUrl: `${PUBLIC_BASE_URL}/dashboard` },
       probePlan: null,
+      outcomeSettleMs: OUTCOME_SETTLE_MS,
     });
     await new MockActivityEnvironment({ taskQueue: stack.taskQueue }).run(() =>
       activities.storeWebhookState({

@@ -164,6 +164,8 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
     DELIVERY_TIMEOUT_MS: String(DELIVERY_TIMEOUT_MS),
     SECRET_KEYS: FIXED_SECRET_KEYS,
+    // Its least: tests that wait for a count wait for the hold; those of the order outcomes arrive in keep the default.
+    OUTCOME_SETTLE_MS: '1000',
     ...GENEROUS_RATE_LIMITS,
     ...env,
   });

@@ -49,8 +49,8 @@ function asTheWorkflowCounts(arrivals: { outcome: TimedOutcome; arrivesAt: numbe
   const settling: TimedOutcome[] = [];
   let timerAt: number | null = null;
   const wake = (now: number) => {
-    countOutcomes(state, takeSettled(settling, now).outcomes, change);
-    timerAt = settling.length > 0 ? now + untilFirstSettles(settling, now) : null;
+    countOutcomes(state, takeSettled(settling, now, OUTCOME_SETTLE_MS).outcomes, change);
+    timerAt = settling.length > 0 ? now + untilFirstSettles(settling, now, OUTCOME_SETTLE_MS) : null;
   };
   for (const { outcome, arrivesAt } of [...arrivals].sort((a, b) => a.arrivesAt - b.arrivesAt)) {
     while (timerAt !== null && timerAt <= arrivesAt) wake(timerAt);

@@ -52,6 +52,7 @@ import type { Receiver } from '../../support/receiver';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { waitFor } from '../../support/wait';
 import { FIXED_SECRET_KEYS, fixedSecretBox } from '../../../scripts/lib/fixed-secret-keys';
+import { OUTCOME_SETTLE_MS } from '../../../src/contract/rules';
 import {
   earlierRecording,
   eventSequence,
@@ -326,6 +327,7 @@ describe(`recording workflow histories of release ${release}`, () => {
       client: stack.service.client,
       notices: { mailer: undefined, from: 'recorder@localhost', maxPerHour: 20, dashboardUrl: 'http://localhost/dashboard' },
       probePlan: null,
+      outcomeSettleMs: OUTCOME_SETTLE_MS,
     });
     // A worker that never finishes a delivery, as if it had died mid-POST: the activity
     // times out and the workflow records the delivery as our own failure.
