@@ -34,6 +34,8 @@ export interface Config {
   rateLimits: RateLimits;
   /** Proxies in front of the API whose X-Forwarded-For is believed for the client's address; 0: none. */
   trustProxyHops: number;
+  /** The HTTP server's time-outs and its cap per client address, against slow and idle clients. */
+  httpServer: HttpServerConfig;
   dataDir: string;
   logLevel: string;
   /** Unset: notices are recorded and logged, not mailed. Holds credentials: never logged. */
@@ -65,6 +67,18 @@ export interface TracingConfig {
   traceReceivers: boolean;
   /** TRACE_URL_TEMPLATE: where the dashboard links a trace id, `{traceId}` standing for it. */
   traceUrlTemplate: string | undefined;
+}
+
+/** What src/api/connections.ts applies to the HTTP server of the API (and of a worker alone). */
+export interface HttpServerConfig {
+  /** HTTP_HEADERS_TIMEOUT_MS: a request's headers must be in within this, from its start. */
+  headersTimeoutMs: number;
+  /** HTTP_REQUEST_TIMEOUT_MS: a whole request, body included, must be in within this, from its start. */
+  requestTimeoutMs: number;
+  /** HTTP_KEEP_ALIVE_TIMEOUT_MS: an idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** MAX_CONNECTIONS_PER_ADDRESS: connections one client address may hold open at once; 0: no cap. */
+  maxConnectionsPerAddress: number;
 }
 
 /**
@@ -101,6 +115,29 @@ function oneOf<const T extends string>(env: Env, name: string, values: readonly 
   if (raw === undefined) return fallback;
   if (!values.includes(raw as T)) throw new ConfigError(`${name} must be one of ${values.join(', ')} (got "${raw}")`);
   return raw as T;
+}
+
+/**
+ * Behind trusted proxies every connection comes from one of them, so the cap per address is
+ * off unless MAX_CONNECTIONS_PER_ADDRESS is set. 256: far above what one client needs (a
+ * browser opens 6; an upstream service's pool writing 1,000 a second at a 250 ms answer has
+ * 250 in flight), and few enough that one address cannot take the descriptors others need.
+ */
+function httpServer(env: Env, trustProxyHops: number): HttpServerConfig {
+  const headersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1_000, 300_000);
+  const requestTimeoutMs = integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000);
+  // Node refuses a headers time-out longer than the whole request's.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      `HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not be more than HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    );
+  }
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 1_000, 300_000),
+    maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', trustProxyHops > 0 ? 0 : 256, 0, 1_000_000),
+  };
 }
 
 function cidrList(env: Env, name: string): string[] {
@@ -205,6 +242,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('INTERNAL_API_TOKEN must be at least 32 characters');
   }
   const port = integer(env, 'PORT', 3000, 0, 65535);
+  const trustProxyHops = integer(env, 'TRUST_PROXY_HOPS', 0, 0, 10);
   const secretKeys = optional(env, 'SECRET_KEYS');
   return {
     port,
@@ -231,7 +269,8 @@ export function loadConfig(env: Env = process.env): Config {
         burst: integer(env, 'RATE_LIMIT_UNAUTHENTICATED_BURST', 20, 1, 1_000_000_000),
       },
     },
-    trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 10),
+    trustProxyHops,
+    httpServer: httpServer(env, trustProxyHops),
     dataDir: optional(env, 'DATA_DIR') ?? '.data',
     logLevel: optional(env, 'LOG_LEVEL') ?? 'info',
     smtpUrl: smtpUrl(env),

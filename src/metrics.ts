@@ -1,6 +1,6 @@
 // Prometheus metrics of this process, served at GET /metrics (with the Temporal SDK's own,
 // where the runtime exports them).
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -59,6 +59,16 @@ export const metrics = {
     'http_requests_rate_limited_total',
     'Public API requests answered 429, by the limit they were over: account, or address (without a valid token)',
     ['limit'],
+  ),
+  connectionsOpen: new Gauge({
+    name: 'http_connections_open',
+    help: 'Connections open to the HTTP server of this process, WebSockets of relay sessions included',
+    registers: [registry],
+  }),
+  connectionsRefused: counter(
+    'http_connections_refused_total',
+    'Connections closed as they were accepted, by reason: per_address (the client address held MAX_CONNECTIONS_PER_ADDRESS already)',
+    ['reason'],
   ),
   httpRequests: counter('http_requests_total', 'HTTP requests answered, by method, route and status', ['method', 'route', 'status']),
   httpDuration: histogram('http_request_duration_seconds', 'HTTP request time, by method and route', ['method', 'route']),

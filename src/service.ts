@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
@@ -6,6 +6,7 @@ import { BOOKKEEPING_STATEMENT_TIMEOUT_MS } from '../activities/batched-statemen
 import { version } from '../package.json';
 import type Koa from 'koa';
 import { createAccountAccess } from './api/account-access';
+import { capConnections, httpServerOptions } from './api/connections';
 import { createApp, createWorkerApp } from './api/app';
 import type { ApiState } from './api/middleware';
 import { ConfigError, type Config } from './config';
@@ -95,7 +96,7 @@ export async function startPart(part: 'api' | 'worker', options: ServiceOptions)
   const parts =
     part === 'api'
       ? [await runApi(options, sql, connection, secrets)]
-      : [await runWorker(options, sql, connection, secrets), await listen(createWorkerApp(options), options.config.port)];
+      : [await runWorker(options, sql, connection, secrets), await listen(createWorkerApp(options), options)];
   return {
     async stop() {
       for (const running of parts) await running.stop();
@@ -260,7 +261,7 @@ async function runApi(
     logger: options.logger,
   });
   await relays.start();
-  const server = await listen(app, config.port, relays.upgrade);
+  const server = await listen(app, options, relays.upgrade);
   return {
     url: server.url,
     client,
@@ -272,20 +273,31 @@ async function runApi(
   };
 }
 
-/** Serves the app on `port`; HTTP upgrades (the relay's WebSockets) go to `upgrade`, or are refused without one. */
-async function listen(app: Koa<ApiState>, port: number, upgrade?: RelayHub['upgrade']): Promise<Part & { url: string }> {
-  const server = await new Promise<Server>((ready, fail) => {
-    const listening = app.listen(port, () => ready(listening)).on('error', fail);
-  });
+/**
+ * Serves the app on the configured port, with the time-outs and the cap per client address of
+ * src/api/connections.ts; HTTP upgrades (the relay's WebSockets) go to `upgrade`, or are refused without one.
+ */
+async function listen(
+  app: Koa<ApiState>,
+  { config, logger }: Pick<ServiceOptions, 'config' | 'logger'>,
+  upgrade?: RelayHub['upgrade'],
+): Promise<Part & { url: string }> {
+  const handle = app.callback(); // settles once answered, its errors handled by Koa
+  const server = createServer(httpServerOptions(config.httpServer), (request, response) => void handle(request, response));
+  const connections = capConnections(server, config.httpServer.maxConnectionsPerAddress, logger);
   if (upgrade) server.on('upgrade', upgrade);
+  await new Promise<void>((ready, fail) => {
+    server.listen(config.port, ready).on('error', fail);
+  });
   const address = server.address();
   return {
-    url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`,
+    url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : config.port}`,
     async stop() {
       await new Promise<void>((done) => {
         server.close(() => done());
         server.closeAllConnections();
       });
+      connections.stop();
     },
   };
 }

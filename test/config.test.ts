@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       allowedCidrs: [],
       rateLimits: { account: { perSecond: 20, burst: 200 }, address: { perSecond: 5, burst: 20 } },
       trustProxyHops: 0,
+      httpServer: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnectionsPerAddress: 256 },
       dataDir: '.data',
       logLevel: 'info',
       smtpUrl: undefined,
@@ -61,6 +62,10 @@ describe('loadConfig', () => {
         RATE_LIMIT_UNAUTHENTICATED_PER_SECOND: '2',
         RATE_LIMIT_UNAUTHENTICATED_BURST: '8',
         TRUST_PROXY_HOPS: '1',
+        HTTP_HEADERS_TIMEOUT_MS: '2000',
+        HTTP_REQUEST_TIMEOUT_MS: '60000',
+        HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000',
+        MAX_CONNECTIONS_PER_ADDRESS: '32',
         DATA_DIR: '/var/lib/webhooks',
         LOG_LEVEL: 'warn',
         SMTP_URL: 'smtps://notifier:p%40ss@smtp.example.com:465',
@@ -94,6 +99,7 @@ describe('loadConfig', () => {
       allowedCidrs: ['127.0.0.0/8', '::1/128'],
       rateLimits: { account: { perSecond: 50, burst: 500 }, address: { perSecond: 2, burst: 8 } },
       trustProxyHops: 1,
+      httpServer: { headersTimeoutMs: 2_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 1_000, maxConnectionsPerAddress: 32 },
       dataDir: '/var/lib/webhooks',
       logLevel: 'warn',
       smtpUrl: 'smtps://notifier:p%40ss@smtp.example.com:465',
@@ -120,6 +126,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ OTEL_SERVICE_NAME: 'hooks' }).tracing.exporting).toBe(false);
   });
 
+  it('caps the connections per address only when set, behind trusted proxies (each connection is from one of them)', () => {
+    expect(loadConfig({ TRUST_PROXY_HOPS: '1' }).httpServer.maxConnectionsPerAddress).toBe(0);
+    expect(loadConfig({ TRUST_PROXY_HOPS: '1', MAX_CONNECTIONS_PER_ADDRESS: '1000' }).httpServer.maxConnectionsPerAddress).toBe(1000);
+    expect(loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: '0' }).httpServer.maxConnectionsPerAddress).toBe(0);
+  });
+
   it('links notice mails to the API itself unless PUBLIC_BASE_URL says otherwise', () => {
     expect(loadConfig({ PORT: '8080' }).publicBaseUrl).toBe('http://localhost:8080');
   });
@@ -138,6 +150,10 @@ describe('loadConfig', () => {
     [{ RATE_LIMIT_PER_SECOND: '0' }, /^RATE_LIMIT_PER_SECOND must be an integer from 1 to/],
     [{ RATE_LIMIT_BURST: '2.5' }, /^RATE_LIMIT_BURST must be an integer/],
     [{ TRUST_PROXY_HOPS: '11' }, /^TRUST_PROXY_HOPS must be an integer from 0 to 10/],
+    [{ HTTP_HEADERS_TIMEOUT_MS: '500' }, /^HTTP_HEADERS_TIMEOUT_MS must be an integer from 1000 to 300000/],
+    [{ HTTP_REQUEST_TIMEOUT_MS: '5000' }, /^HTTP_HEADERS_TIMEOUT_MS \(10000\) must not be more than HTTP_REQUEST_TIMEOUT_MS \(5000\)$/],
+    [{ HTTP_KEEP_ALIVE_TIMEOUT_MS: '0' }, /^HTTP_KEEP_ALIVE_TIMEOUT_MS must be an integer from 1000 to 300000/],
+    [{ MAX_CONNECTIONS_PER_ADDRESS: '-1' }, /^MAX_CONNECTIONS_PER_ADDRESS must be an integer from 0 to 1000000/],
     [
       { WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8,localhost' },
       /^WEBHOOK_ALLOWED_CIDRS must be a comma-separated list of CIDRs \(bad entry "localhost"\)$/,

@@ -24,16 +24,31 @@ export interface RelayConnection {
   close(): Promise<number>;
 }
 
+/** Where a connection comes from: by default the system's choice of loopback address. */
+export interface RelayConnectionOptions {
+  localAddress?: string;
+}
+
 /** Issues a ticket of the session and opens its connection; resolves once the session is the connection's. */
-export async function connectRelay(request: RequestFunction, apiUrl: string, token: string, webhookId: string): Promise<RelayConnection> {
+export async function connectRelay(
+  request: RequestFunction,
+  apiUrl: string,
+  token: string,
+  webhookId: string,
+  options: RelayConnectionOptions = {},
+): Promise<RelayConnection> {
   const issued = await request('POST', `/v3/webhooks/${webhookId}/relay-connections`, { token });
   if (issued.status !== 201) throw new Error(`ticket refused: ${issued.status} ${JSON.stringify(issued.body)}`);
-  return openRelayConnection(apiUrl, issued.body.ticket);
+  return openRelayConnection(apiUrl, issued.body.ticket, options);
 }
 
 /** Opens a connection with a ticket; resolves once the service says it is ready. */
-export function openRelayConnection(apiUrl: string, ticket: string): Promise<RelayConnection> {
-  const socket = new WebSocket(`${apiUrl.replace(/^http/, 'ws')}/v3/relay-connections/${ticket}`);
+export function openRelayConnection(
+  apiUrl: string,
+  ticket: string,
+  { localAddress }: RelayConnectionOptions = {},
+): Promise<RelayConnection> {
+  const socket = new WebSocket(`${apiUrl.replace(/^http/, 'ws')}/v3/relay-connections/${ticket}`, { localAddress });
   const requests: RelayedRequest[] = [];
   let answer: (request: RelayedRequest) => LocalAnswer = () => ({ status: 200, body: 'ok' });
   const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
