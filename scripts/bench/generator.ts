@@ -5,7 +5,7 @@ import { Agent, request } from 'undici';
 import { type ListChange } from '../../src/objects';
 import { serveRpc, type Served } from './lib/ipc';
 import { type Writes } from './lib/ledger';
-import { nowMs, percentiles } from './lib/stats';
+import { nowMs } from './lib/stats';
 
 const agent = new Agent({ connections: 512, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
 
@@ -232,47 +232,6 @@ const handlers = {
       out.doneAt[i] = nowMs();
     });
     return out;
-  },
-
-  /**
-   * A flood, closed loop: `connections` loops send `requests` in turn, each as soon as the
-   * last was answered, from `startAt` for `durationMs`. Returns the answers by status (or
-   * error) and their latency.
-   */
-  async flood({
-    baseUrl,
-    token,
-    requests,
-    connections,
-    durationMs,
-    startAt,
-    timeoutMs,
-  }: {
-    baseUrl: string;
-    token: string;
-    requests: { method: 'GET' | 'POST'; path: string }[];
-    connections: number;
-    durationMs: number;
-    startAt: number;
-    timeoutMs: number;
-  }) {
-    const statuses: Record<string, number> = {};
-    const latencies: number[] = [];
-    const endAt = startAt + durationMs;
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - nowMs())));
-    await Promise.all(
-      Array.from({ length: connections }, async (_, loop) => {
-        for (let k = loop; nowMs() < endAt; k++) {
-          const { method, path } = requests[k % requests.length];
-          const sentAt = nowMs();
-          const answer = await callJson(method, `${baseUrl}${path}`, token, undefined, timeoutMs);
-          latencies.push(nowMs() - sentAt);
-          const key = answer.error ?? String(answer.status);
-          statuses[key] = (statuses[key] ?? 0) + 1;
-        }
-      }),
-    );
-    return { requests: latencies.length, statuses, latencyMs: percentiles(latencies, [50, 99]) };
   },
 
   async stop() {

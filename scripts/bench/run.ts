@@ -15,6 +15,16 @@
 //                        instead of a dev server per scenario; BENCH_TEMPORAL_PID=<pid> measures
 //                        its CPU too
 //   BENCH_WORKERS=N      worker processes of the split layout (default 1)
+//   BENCH_BULK_WORKERS=N worker processes of the bulk task queue alone, at nice 10 (default 0)
+//   BENCH_SERVICE_ROOT=/path  start the service's processes (and its `svc-webhooks listen`)
+//                        from that checkout's dist (built there), e.g. a worktree of an older
+//                        release; the bench, its clients, the dev server and PostgreSQL stay this one's
+//   BENCH_API_CPU_SHARES=N  the API process in a cpu cgroup of its own with cpu.shares N, the
+//                        workers at the default 1024 (root and cgroup v1, or logged and skipped)
+//   BENCH_FLOOD_CPU=0.5  split-noisy-neighbour: the flooding client's CPU quota in cores, in a
+//                        cpu cgroup of its own (root and cgroup v1; else uncapped, flagged)
+//   BENCH_FLOOD_NETNS=1  the flooding client in a network namespace of its own, reaching the
+//                        service over a veth pair (root and iproute2)
 //   BENCH_SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'
 //                        extra Node arguments for the service's processes (to profile them)
 //   BENCH_QUIET_WAIT_S=N longest wait before each step for other work on the machine to calm
@@ -36,7 +46,7 @@ import { randomBytes } from 'node:crypto';
 import { type GeneratorApi } from './generator';
 import { type ReceiversApi } from './receivers';
 import { forkChild } from './lib/children';
-import { CONFIG, DIST, QUICK, RESULTS_DIR, log } from './lib/config';
+import { CONFIG, QUICK, RESULTS_DIR, SERVICE_DIST, SERVICE_ROOT, ROOT, log } from './lib/config';
 import { describeEnvironment } from './lib/environment';
 import { rpcClient } from './lib/ipc';
 import { launch } from './lib/launcher';
@@ -85,8 +95,8 @@ const SCENARIOS: Scenario[] = [
 
 async function main(): Promise<void> {
   const startedAt = new Date();
-  if (!fs.existsSync(path.join(DIST, 'src/main.js')))
-    throw new Error('dist/src/main.js is missing: run `npm run build` first (npm run bench does)');
+  if (!fs.existsSync(path.join(SERVICE_DIST, 'src/main.js')))
+    throw new Error(`${path.join(SERVICE_DIST, 'src/main.js')} is missing: run \`npm run build\` there first (npm run bench does here)`);
   const wanted = process.env.BENCH_SCENARIOS?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
@@ -96,6 +106,7 @@ async function main(): Promise<void> {
   log(
     `${QUICK ? 'quick' : 'full'} run${CONFIG.tracing ? ', tracing on' : ''}: ${scenarios.map((s) => s.id).join(', ')}; files in ${runDir}`,
   );
+  if (SERVICE_ROOT !== ROOT) log(`the service from ${SERVICE_ROOT}, the bench from ${ROOT}`);
 
   const sampler = new ProcessSampler(250);
   sampler.addGroup('harness', () => [process.pid]);

@@ -7,12 +7,17 @@ import { rpcClient, type LoopDelay, type Rpc } from './ipc';
 import * as stack from './stack';
 import { type Context } from './types';
 
-/** Forks `file` (e.g. `baseline.js`) of the compiled bench; stopped with the harness. */
-export function forkChild(name: string, file: string, env: Record<string, string>): ChildProcess {
+/**
+ * Forks `file` (e.g. `baseline.js`) of the compiled bench; stopped with the harness. With
+ * `under` (e.g. `ip netns exec <name>`), Node runs as that command's last argument: the same
+ * pid, once the command has exec'd it.
+ */
+export function forkChild(name: string, file: string, env: Record<string, string>, under: string[] = []): ChildProcess {
   const child = fork(path.join(BENCH_DIR, file), [], {
     env: { ...process.env, ...env },
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    ...(under.length ? { execPath: under[0], execArgv: [...under.slice(1), process.execPath, ...process.execArgv] } : {}),
   });
   if (child.pid) stack.ownPids.add(child.pid);
   stack.onStop(name, () => stack.terminate(child, 3_000));

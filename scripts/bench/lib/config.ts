@@ -12,6 +12,21 @@ export const RESULTS_DIR = path.join(ROOT, 'scripts/bench/results');
 
 export const QUICK = process.env.BENCH_QUICK === '1';
 
+/** The checkout whose service the bench starts (BENCH_SERVICE_ROOT, built): this one, or another release's. */
+export const SERVICE_ROOT = path.resolve(process.env.BENCH_SERVICE_ROOT ?? ROOT);
+export const SERVICE_DIST = path.join(SERVICE_ROOT, 'dist');
+
+/** A positive number from variable `name`, or `fallback` when it is unset. */
+function positive(name: string, fallback: number): number;
+function positive(name: string): number | null;
+function positive(name: string, fallback: number | null = null): number | null {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!(value > 0)) throw new Error(`${name}=${raw}: a positive number`);
+  return value;
+}
+
 /** BENCH_TRACING: `on` or `off` (the default); any other value is a mistake that would measure the wrong thing. */
 function tracingAsked(): boolean {
   const value = process.env.BENCH_TRACING ?? 'off';
@@ -29,6 +44,8 @@ export const CONFIG = {
    * beside the `workers`, which then serve the main queue alone; 0: every worker serves both.
    */
   bulkWorkers: Number(process.env.BENCH_BULK_WORKERS ?? 0),
+  /** The API process in a cpu cgroup of its own with this cpu.shares (the workers stay at the default 1024); null: no group. */
+  apiCpuShares: positive('BENCH_API_CPU_SHARES'),
   rates: process.env.BENCH_RATES?.split(',').map(Number) ?? defaultRates(),
   warmupMs: QUICK ? 1_000 : 5_000,
   steadyMs: QUICK ? 3_000 : 30_000,
@@ -43,18 +60,32 @@ export const CONFIG = {
   recovery: { deliveries: QUICK ? 500 : 5000, rate: 100, liveWritesPerSec: 10 },
   /**
    * Fairness: a quiet account's one-delivery writes (and its own reads of the public API) in
-   * four phases of `phaseMs`: alone, beside a list written every `noisyEveryMs` with
-   * `noisyDeliveriesPerWrite` deliveries a write, beside another account flooding the public
-   * API on `floodConnections`, and beside another account's `relaySessions` relay sessions
-   * (each a `svc-webhooks listen`), its list written `relayWritesPerSec` times a second, each
-   * write a delivery to every session. The noisy list may fall behind: `drainMs` bounds the wait.
+   * phases of `phaseMs`: alone, beside a list written every `noisyEveryMs` with
+   * `noisyDeliveriesPerWrite` deliveries a write, beside each flood of the public API (`flood`),
+   * and beside another account's `relaySessions` relay sessions (each a `svc-webhooks listen`),
+   * its list written `relayWritesPerSec` times a second, each write a delivery to every session.
+   * The noisy list may fall behind: `drainMs` bounds the wait.
    */
   noisyNeighbour: {
     quietWritesPerSec: 5,
     quietReadsPerSec: 2,
     noisyDeliveriesPerWrite: QUICK ? 500 : 5000,
     noisyEveryMs: 5000,
-    floodConnections: 50,
+    /**
+     * The floods, one phase each: a client standing for one on another machine, its CPU capped
+     * at `cpuCores` (BENCH_FLOOD_CPU) in a cgroup of its own, in a network namespace of its own
+     * with `netns` (BENCH_FLOOD_NETNS=1), on `connections` keep-alive connections, closed loop.
+     * The 413 flood declares `declaredBytes` and sends the first `firstChunkBytes`. The targets
+     * beside a flood: the quiet account's end-to-end and accept p99 (`criteria`) and the flood's rate.
+     */
+    flood: {
+      connections: 50,
+      cpuCores: positive('BENCH_FLOOD_CPU', 0.5),
+      netns: process.env.BENCH_FLOOD_NETNS === '1',
+      declaredBytes: 1024 * 1024,
+      firstChunkBytes: 4096,
+      minPerSec: 3000,
+    },
     /** An account's most (docs/receiving.md). */
     relaySessions: 2,
     /**

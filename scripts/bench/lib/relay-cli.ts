@@ -6,7 +6,7 @@ import path from 'node:path';
 import { once } from 'node:events';
 import { type AddressInfo } from 'node:net';
 import { verifySignature } from '../../../src/delivery/signing';
-import { DIST, ROOT, log } from './config';
+import { SERVICE_DIST, SERVICE_ROOT, log } from './config';
 import { createAccount } from './http';
 import * as stack from './stack';
 import { nowMs } from './stats';
@@ -65,8 +65,8 @@ export async function startLocalServer() {
 }
 
 /**
- * `node dist/src/cli/main.js listen` on the account's token, forwarding list.changed (of the
- * lists `listIds`, when given) to the local server; waits for its Ready line. Its settings are
+ * `node dist/src/cli/main.js listen` (of the service's build) on the account's token,
+ * forwarding list.changed (of the lists `listIds`, when given) to the local server; waits for its Ready line. Its settings are
  * its flags alone: no SVC_WEBHOOKS_* variable of the bench's environment, no saved login (a
  * config directory of its own).
  */
@@ -77,10 +77,11 @@ export async function startListen(ctx: Context, target: ServiceTarget, token: st
   if (listIds.length) args.push('--list', listIds.join(','));
   const started = stack.spawnNode({
     name: 'svc-webhooks listen',
-    args: [path.join(DIST, 'src/cli/main.js'), ...args],
+    // The command line released with the service (BENCH_SERVICE_ROOT): its relay protocol is the service's.
+    args: [path.join(SERVICE_DIST, 'src/cli/main.js'), ...args],
     env: { ...env, XDG_CONFIG_HOME: configDir },
     logFile: path.join(configDir, 'listen.log'),
-    cwd: ROOT,
+    cwd: SERVICE_ROOT,
   });
   const { child, logFile } = started;
   const { sessionId, secret } = await stack.waitUntil(

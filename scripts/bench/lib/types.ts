@@ -3,9 +3,11 @@
 import { type Sql } from 'postgres';
 import { type Recovery } from '../../../src/objects';
 import { type SecretBox } from '../../../src/secret-keys';
+import { type FloodKind } from '../flooder';
 import { type GeneratorApi } from '../generator';
 import { type ReceiversApi } from '../receivers';
 import { type TraceSinkCounts } from '../trace-sink';
+import { type Throttling } from './cgroups';
 import { type Config } from './config';
 import { type DescribedEnvironment } from './environment';
 import { type Rpc, type LoopDelay } from './ipc';
@@ -113,6 +115,8 @@ export interface ServiceTarget extends Target {
   /** SECRET_KEYS of the scenario's service, for rows written straight into its database. */
   secrets: SecretBox;
   logFiles: { name: string; file: string }[];
+  /** The API process's cpu.shares in a cgroup of its own (BENCH_API_CPU_SHARES), or null: none. */
+  apiCpuShares: number | null;
   internal: <T = unknown>(method: string, route: string, body: unknown) => Promise<{ status: number; body: T }>;
   setUpFanout(lists: ListLayout[]): Promise<(MadeList & { accounts: Account[] })[]>;
 }
@@ -278,8 +282,11 @@ export interface RecoverySummary extends Pick<Recovery, 'status' | 'stoppedReaso
 
 /** One phase of `split-noisy-neighbour`: the quiet account's writes and reads, and what ran beside them. */
 export interface NoisyNeighbourPhase {
-  /** Alone, beside the noisy list's writes, beside the API flood, beside the busy relay sessions. */
-  name: 'alone' | 'noisy' | 'flood' | 'relay';
+  /**
+   * Alone, beside the noisy list's writes, beside each flood of the public API, beside the busy
+   * relay sessions. (`flood`: the one flood of results from before the three.)
+   */
+  name: 'alone' | 'noisy' | `flood-${FloodKind}` | 'flood' | 'relay';
   /** Other work on the machine before the phase (cores busy outside the bench). */
   otherWork: { waitedMs: number; otherCores: number };
   quietWrites: { scheduled: number; accepted: number };
@@ -296,6 +303,55 @@ export interface NoisyNeighbourPhase {
   /** CPU of the system under test (API, workers, Temporal, PostgreSQL) over the phase and its drain. */
   serviceCpuMs: number;
   cpu: Measured;
+  /** Over the phase's requests alone (`phaseMs` from the first due), without the drain: what the flood phases compare. */
+  steadyCpu?: Measured;
+}
+
+/** How the flooding client stood for a client on another machine. */
+export interface FloodClientSetup {
+  /** Its CPU quota in a cpu cgroup of its own; null: uncapped, for `uncappedWhy`. */
+  cpuCap: { cores: number } | null;
+  uncappedWhy: string | null;
+  /** Its network namespace (BENCH_FLOOD_NETNS=1); null: the loopback. */
+  netns: { name: string; clientAddress: string; serviceAddress: string } | null;
+}
+
+/** A flood phase of `split-noisy-neighbour`: the flood, its client, what refusing it cost the service, and the quiet account beside it. */
+export interface FloodFigures {
+  kind: FloodKind;
+  /** What each request was. */
+  request: string;
+  connections: number;
+  /** Requests sent: answered, or ended unanswered (by cause, in `statuses`). */
+  requests: number;
+  perSec: number;
+  statuses: Record<string, number>;
+  /** Answers of status 400 or more. */
+  refused: number;
+  latencyMs: Percentiles;
+  connectionsOpened: number;
+  client: FloodClientSetup & {
+    /** Its own CPU over the flood (process.cpuUsage), and per request. */
+    cpuMs: number;
+    cpuUsPerRequest: number | null;
+    /** What the quota held back over the flood; null when uncapped. */
+    throttling: Throttling | null;
+  };
+  /**
+   * Over the flood's span (the phase's requests, without the drain): the system under test's
+   * CPU and the API process's, the same of the `alone` phase scaled to the span, and the
+   * difference per refused request.
+   */
+  serviceCpuMs: number;
+  serviceAloneCpuMs: number;
+  serviceCpuUsPerRefused: number | null;
+  apiCpuMs: number;
+  apiAloneCpuMs: number;
+  apiCpuUsPerRefused: number | null;
+  quietAcceptMs: Percentiles;
+  quietE2eMs: Percentiles;
+  /** The targets beside a flood: the quiet account's end-to-end and accept p99, and the flood's rate. */
+  met: { e2eP99: boolean; acceptP99: boolean; perSec: boolean };
 }
 
 /** What `split-noisy-neighbour` (scenarios/noisy-neighbour.ts) found: the quiet account's latency in each phase, the noisy list's ledger, the flood's answers. */
@@ -307,7 +363,8 @@ export interface NoisyNeighbourSummary {
   noisyWebhooks: number;
   noisyAccounts: number;
   phaseMs: number;
-  floodConnections: number;
+  /** The one flood of results from before the three (its connections, its answers). */
+  floodConnections?: number;
   setUpMs: number;
   quietAloneE2eP50Ms: number | null;
   quietAloneE2eP99Ms: number | null;
@@ -316,10 +373,6 @@ export interface NoisyNeighbourSummary {
   quietE2eP50Ms: number | null;
   quietE2eP99Ms: number | null;
   quietE2eMaxMs: number | null;
-  /** Beside the API flood. */
-  quietFloodE2eP50Ms: number | null;
-  quietFloodE2eP99Ms: number | null;
-  quietFloodE2eMaxMs: number | null;
   noisyWritesAccepted: number;
   noisyDeliveriesExpected: number;
   noisyDelivered: number;
@@ -336,7 +389,13 @@ export interface NoisyNeighbourSummary {
   /** After the noisy phase, until the noisy list's deliveries were in. */
   noisyDrainMs: number;
   noisyDrained: boolean;
-  flood: { requests: number; perSec: number; statuses: Record<string, number>; latencyMs: Percentiles };
+  flood?: { requests: number; perSec: number; statuses: Record<string, number>; latencyMs: Percentiles };
+  /** The flood phases (absent from results of before them). */
+  floods?: FloodFigures[];
+  /** What `met` of each flood judges: the quiet account's end-to-end and accept p99 below these, the flood's rate at least `minPerSec`. */
+  floodTargets?: { e2eP99Ms: number; acceptP99Ms: number; minPerSec: number };
+  /** The API process's cpu.shares in a cgroup of its own (BENCH_API_CPU_SHARES); null: none. */
+  apiCpuShares?: number | null;
   /** Beside the busy relay sessions (absent from results of before that phase). */
   quietRelayE2eP50Ms?: number | null;
   quietRelayE2eP99Ms?: number | null;

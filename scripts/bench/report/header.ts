@@ -12,7 +12,8 @@ export function header(report: Report): string[] {
       `Node ${e.node}`,
       `Temporal SDK ${e.temporalSdk}, ${e.temporalCli}`,
       String(e.postgres).split(' on ')[0],
-      `commit ${e.git.commit?.slice(0, 10) ?? '?'}${e.git.dirty ? ' (uncommitted changes)' : ''}`,
+      `commit ${e.git.commit?.slice(0, 10) ?? '?'}${e.git.dirty ? ' (uncommitted changes)' : ''}` +
+        (e.serviceFrom ? ` (the service, from ${e.serviceFrom.root}; the bench at ${e.serviceFrom.benchCommit?.slice(0, 10) ?? '?'})` : ''),
       `load average at start ${e.loadAverageAtStart.join(' ')}.`,
     ].join('; '),
   );
@@ -25,6 +26,12 @@ export function header(report: Report): string[] {
     );
   }
   out.push(tracingLine(report));
+  if (c.apiCpuShares)
+    out.push(
+      e.cpuGroupsMissing
+        ? `BENCH_API_CPU_SHARES=${c.apiCpuShares} asked, **not applied** (${e.cpuGroupsMissing}).`
+        : `The API process in a cpu cgroup of its own with cpu.shares ${c.apiCpuShares}, the workers at the default 1024 (BENCH_API_CPU_SHARES).`,
+    );
   out.push(
     [
       'Open loop: writes due at fixed times t0, every latency from t0.',

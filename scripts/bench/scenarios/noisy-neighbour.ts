@@ -1,12 +1,14 @@
 // `split-noisy-neighbour`: fairness. A quiet account's one-delivery writes at 5/s, alone,
-// beside a list written every 5 s with 5,000 deliveries a write, beside another account
-// flooding the public API, and beside another account's two relay sessions kept busy.
+// beside a list written every 5 s with 5,000 deliveries a write, beside each of three floods
+// of the public API, and beside another account's two relay sessions kept busy.
 import { randomBytes } from 'node:crypto';
+import { byteSize } from '../../../src/limits';
 import { TOPICS } from '../../../src/topics';
-import { type GeneratorApi } from '../generator';
-import { forkChild } from '../lib/children';
+import { FLOOD_KINDS, type FloodAnswers, type FloodKind } from '../flooder';
+import { type Throttling } from '../lib/cgroups';
 import { CONFIG, log } from '../lib/config';
-import { type Rpc, rpcClient } from '../lib/ipc';
+import { type FloodClient, startFloodClient } from '../lib/flood-client';
+import { createAccount } from '../lib/http';
 import { computeStep, emptyReceipts, type Receipts, type Recorded, type StepFigures, type Writes } from '../lib/ledger';
 import { scanLogs } from '../lib/logs';
 import { type Measured } from '../lib/proc';
@@ -18,6 +20,7 @@ import {
   type Account,
   type BusyRelays,
   type Context,
+  type FloodFigures,
   type MadeList,
   type NoisyNeighbourPhase,
   type NoisyNeighbourSummary,
@@ -35,7 +38,7 @@ export const scenarios: WorkloadScenario[] = [
     'noisy-neighbour',
     'split',
     `one-delivery writes at ${settings.quietWritesPerSec}/s alone, beside a list of ${settings.noisyDeliveriesPerWrite} deliveries ` +
-      `a write every ${settings.noisyEveryMs / 1000} s, beside an API flood, and beside ${settings.relaySessions} relay sessions ` +
+      `a write every ${settings.noisyEveryMs / 1000} s, beside floods of the public API (429, 401, 413), and beside ${settings.relaySessions} relay sessions ` +
       `busy with ${settings.relayWritesPerSec} writes/s (API + worker processes)`,
     runNoisyNeighbour,
   ),
@@ -46,12 +49,13 @@ const rpcTimeoutMs = settings.phaseMs + CONFIG.writeTimeoutMs + 60_000;
 
 type AccountList = MadeList & { accounts: Account[] };
 
-/** The three lists, made before the phases; `tag` marks the run's list ids and URLs. */
+/** The two lists and the flooding accounts, made before the phases; `tag` marks the run's list ids and URLs. */
 interface Lists {
   tag: string;
   quiet: AccountList;
-  flood: AccountList;
   noisy: AccountList;
+  /** The valid token of the 429 flood (far over its limit) and of the 413 flood (its own limit). */
+  floodTokens: Record<'429' | '413', string>;
   noisyWebhooks: number;
   setUpMs: number;
 }
@@ -81,27 +85,22 @@ interface NoisyListResult {
   drain: Drain;
 }
 
-type FloodResult = Awaited<ReturnType<GeneratorApi['flood']>>;
-
 /**
- * Four accounts' kinds, each on lists of its own: the quiet account, one webhook on
+ * Five accounts' kinds, each on lists of its own: the quiet account, one webhook on
  * list.changed (one delivery a write); the noisy list, of accounts with five webhooks each on
- * every topic, its writes firing every topic; the flooding account, one webhook to ping; the
- * relay account, its relay sessions on its list's list.changed (one delivery a write to each).
- * The quiet account writes at 5/s (and reads its webhooks at 2/s) in four phases: alone,
- * beside the noisy list's writes, once the noisy deliveries are all in beside the flood, and
- * beside the relay account's writes. Latencies run from each request's due time; a delivery's
- * is to its first receipt.
+ * every topic, its writes firing every topic; two flooding accounts; the relay account, its
+ * relay sessions on its list's list.changed (one delivery a write to each). The quiet account
+ * writes at 5/s (and reads its webhooks at 2/s) in six phases: alone, beside the noisy list's
+ * writes, once the noisy deliveries are all in beside each flood (429, 401, 413), and beside
+ * the relay account's writes. Latencies run from each request's due time; a delivery's is to
+ * its first receipt.
  */
 async function runNoisyNeighbour(target: ServiceTarget, ctx: Context): Promise<Outcome> {
   const lists = await setUpLists(target, ctx);
   const run: Run = { target, ctx, lists, receipts: sortedReceipts(ctx, lists.quiet.listId) };
 
-  // The flood comes from a process of its own, so that the quiet account's requests are sent on time.
-  const flooderChild = forkChild('flood', 'generator.js', {});
-  const flooder = rpcClient<GeneratorApi>(flooderChild);
-  ctx.sampler.addGroup('flood', () => [flooderChild.pid!]);
-
+  // The floods come from a process of their own, so that the quiet account's requests are sent on time.
+  const client = await startFloodClient(ctx, target.baseUrl);
   const window = ctx.sampler.window();
   try {
     const alone = await runPhase(run, 'alone', () => Promise.resolve());
@@ -109,19 +108,26 @@ async function runNoisyNeighbour(target: ServiceTarget, ctx: Context): Promise<O
     await noisyPoller.ready;
     const beside = await runPhase(run, 'noisy', (startAt) => writeNoisyList(run, startAt));
     const noisyList = await drainNoisyList(run, noisyPoller, beside.beside);
-    const flooded = await runPhase(run, 'flood', (startAt) => floodApi(run, flooder, startAt));
+    const floods: { phase: NoisyNeighbourPhase; figures: FloodFigures }[] = [];
+    for (const kind of FLOOD_KINDS) floods.push(await floodPhase(run, client, kind, alone.phase));
     const relays = await besideBusyRelays(run);
-    const phases = [alone.phase, beside.phase, flooded.phase, relays.phase] as const;
-    const summary = summarise(run, phases, noisyList, flooded.beside, relays.relay, window());
+    const phases = [alone.phase, beside.phase, ...floods.map((flood) => flood.phase), relays.phase];
+    const summary = summarise(
+      run,
+      phases,
+      noisyList,
+      floods.map((flood) => flood.figures),
+      relays.relay,
+      window(),
+    );
     logSummary(summary);
     return { steps: [], knee: null, noisyNeighbour: summary, logs: scanLogs(target.logFiles) };
   } finally {
-    ctx.sampler.removeGroup('flood');
-    await stack.terminate(flooderChild);
+    await client.stop();
   }
 }
 
-/** Makes the quiet, flooding and noisy lists, then forgets the receipts their setup left. */
+/** Makes the quiet and noisy lists and the flooding accounts, then forgets the receipts their setup left. */
 async function setUpLists(target: ServiceTarget, ctx: Context): Promise<Lists> {
   const noisyWebhooks = settings.noisyDeliveriesPerWrite / TOPICS.length;
   if (!Number.isInteger(noisyWebhooks))
@@ -129,19 +135,19 @@ async function setUpLists(target: ServiceTarget, ctx: Context): Promise<Lists> {
   const tag = randomBytes(3).toString('hex');
   const url = (name: string, k: number) => `https://127.0.0.1:${ctx.ports[k % ctx.ports.length]}/${name}/${tag}/${k}`;
   const setUpStarted = nowMs();
-  const [quiet, flood, noisy] = await target.setUpFanout([
+  const [quiet, noisy] = await target.setUpFanout([
     { listId: `bench-${tag}-quiet`, webhooks: [{ url: url('quiet', 0) }] },
-    { listId: `bench-${tag}-flood`, webhooks: [{ url: url('flood', 1) }] },
     {
       listId: `bench-${tag}-noisy`,
       webhooks: Array.from({ length: noisyWebhooks }, (_, k) => ({ url: url('noisy', k) })),
       events: [...TOPICS],
     },
   ]);
+  const floodTokens = { 429: (await createAccount(target.internal)).token, 413: (await createAccount(target.internal)).token };
   const setUpMs = round(nowMs() - setUpStarted, 0);
   log(`noisy-neighbour: set up ${noisyWebhooks} noisy webhooks of ${noisy.accounts.length} accounts in ${round(setUpMs / 1000)} s`);
   await ctx.receivers('take');
-  return { tag, quiet, flood, noisy, noisyWebhooks, setUpMs };
+  return { tag, quiet, noisy, floodTokens, noisyWebhooks, setUpMs };
 }
 
 /** Receipts sorted as they are taken: the quiet list's apart from every other. */
@@ -193,7 +199,11 @@ async function runPhase<T>(run: Run, name: NoisyNeighbourPhase['name'], beside: 
   await poller.ready;
   const window = ctx.sampler.window();
   const startAt = nowMs() + 500;
-  const [[writes, reads], besideResult] = await Promise.all([quietRequests(run, name, startAt), beside(startAt)]);
+  const [[writes, reads], besideResult, steadyCpu] = await Promise.all([
+    quietRequests(run, name, startAt),
+    beside(startAt),
+    steadyWindow(ctx, startAt),
+  ]);
   const records: Recorded[] = [];
   const accepted = writes.status.filter((status) => status === 202).length;
   const drained = await drain(receipts, poller, records, () => receipts.quiet.t.length, accepted);
@@ -223,11 +233,25 @@ async function runPhase<T>(run: Run, name: NoisyNeighbourPhase['name'], beside: 
     ),
     quietReadStatuses: readStatuses,
     ...drained,
-    serviceCpuMs: round(target.serviceGroups.reduce((sum, group) => sum + (cpu.groups[group]?.cpuMs ?? 0), 0)),
+    serviceCpuMs: serviceCpuMs(target, cpu),
     cpu,
+    steadyCpu,
   };
   logPhase(phase);
   return { phase, beside: besideResult };
+}
+
+/** The system under test's CPU (API, workers, Temporal, PostgreSQL) in a window. */
+function serviceCpuMs(target: ServiceTarget, cpu: Measured): number {
+  return round(target.serviceGroups.reduce((sum, group) => sum + (cpu.groups[group]?.cpuMs ?? 0), 0));
+}
+
+/** The sampler's window over a phase's requests: `phaseMs` from `startAt`. */
+async function steadyWindow(ctx: Context, startAt: number): Promise<Measured> {
+  await stack.sleep(startAt - nowMs());
+  const window = ctx.sampler.window();
+  await stack.sleep(startAt + settings.phaseMs - nowMs());
+  return window();
 }
 
 /** The quiet account's writes to its list and reads of its webhooks, from `startAt` for the phase. */
@@ -415,41 +439,119 @@ async function drainNoisyList(run: Run, poller: OutcomesPoller, writes: Writes):
   return { writes, figures, drain: drained };
 }
 
-/** The flooding account's reads and pings, closed loop, from `startAt` for the phase. */
-function floodApi(run: Run, flooder: Rpc<GeneratorApi>, startAt: number): Promise<FloodResult> {
-  const { flood } = run.lists;
-  return flooder(
-    'flood',
-    {
-      baseUrl: run.target.baseUrl,
-      token: flood.accounts[0].token,
-      requests: [
-        { method: 'GET', path: '/v3/webhooks' },
-        { method: 'POST', path: `/v3/webhooks/${flood.webhookIds[0]}/pings` },
-      ],
-      connections: settings.floodConnections,
-      durationMs: settings.phaseMs,
-      startAt,
-      timeoutMs: CONFIG.writeTimeoutMs,
+/** What each flood's requests are, as the report names them. */
+const FLOOD_REQUESTS: Record<FloodKind, string> = {
+  429: 'GET /v3/webhooks with one valid token, far over its limit',
+  401: 'GET /v3/webhooks with a token that does not exist, fresh for each request',
+  413:
+    `POST /v3/webhooks with a valid token (its own limit), declaring a body of ${byteSize(settings.flood.declaredBytes)} and sending` +
+    ` its first ${byteSize(settings.flood.firstChunkBytes)}, a connection each`,
+};
+
+/** The phase beside flood `kind`: the client floods for the phase from its start, closed loop. */
+async function floodPhase(run: Run, client: FloodClient, kind: FloodKind, alone: NoisyNeighbourPhase) {
+  const { phase, beside } = await runPhase(run, `flood-${kind}`, async (startAt) => {
+    const throttling = client.throttlingSince();
+    const answers = await client.rpc(
+      'flood',
+      {
+        kind,
+        host: client.host,
+        port: client.port,
+        token: kind === '401' ? '' : run.lists.floodTokens[kind],
+        connections: settings.flood.connections,
+        startAt,
+        durationMs: settings.phaseMs,
+        timeoutMs: CONFIG.writeTimeoutMs,
+        declaredBytes: settings.flood.declaredBytes,
+        firstChunkBytes: settings.flood.firstChunkBytes,
+      },
+      rpcTimeoutMs,
+    );
+    return { answers, throttling: throttling() };
+  });
+  const figures = floodFigures(run.target, kind, phase, alone, beside.answers, beside.throttling, client);
+  logFlood(figures);
+  return { phase, figures };
+}
+
+/**
+ * A flood's figures: its answers, its client, and its cost to the service per refused request:
+ * the service's CPU over the flood's span, less the `alone` phase's over as long a span.
+ */
+function floodFigures(
+  target: ServiceTarget,
+  kind: FloodKind,
+  phase: NoisyNeighbourPhase,
+  alone: NoisyNeighbourPhase,
+  answers: FloodAnswers,
+  throttling: Throttling | null,
+  client: FloodClient,
+): FloodFigures {
+  const flooded = phase.steadyCpu!;
+  const quiet = alone.steadyCpu!;
+  const refused = Object.entries(answers.statuses).reduce((n, [status, count]) => n + (Number(status) >= 400 ? count : 0), 0);
+  const asLong = (cpuMs: number) => round((cpuMs * flooded.wallMs) / quiet.wallMs);
+  const perRefused = (cpuMs: number, aloneMs: number) => (refused ? round(((cpuMs - aloneMs) * 1000) / refused) : null);
+  const serviceMs = serviceCpuMs(target, flooded);
+  const serviceAloneMs = asLong(serviceCpuMs(target, quiet));
+  const apiMs = flooded.groups.api?.cpuMs ?? 0;
+  const apiAloneMs = asLong(quiet.groups.api?.cpuMs ?? 0);
+  const perSec = round((answers.requests * 1000) / answers.elapsedMs);
+  const { criteria } = CONFIG;
+  return {
+    kind,
+    request: FLOOD_REQUESTS[kind],
+    connections: settings.flood.connections,
+    requests: answers.requests,
+    perSec,
+    statuses: answers.statuses,
+    refused,
+    latencyMs: answers.latencyMs,
+    connectionsOpened: answers.connectionsOpened,
+    client: { ...client.setup, cpuMs: answers.clientCpuMs, cpuUsPerRequest: answers.clientCpuUsPerRequest, throttling },
+    serviceCpuMs: serviceMs,
+    serviceAloneCpuMs: serviceAloneMs,
+    serviceCpuUsPerRefused: perRefused(serviceMs, serviceAloneMs),
+    apiCpuMs: apiMs,
+    apiAloneCpuMs: apiAloneMs,
+    apiCpuUsPerRefused: perRefused(apiMs, apiAloneMs),
+    quietAcceptMs: phase.quietAcceptMs,
+    quietE2eMs: phase.quietE2eMs,
+    met: {
+      e2eP99: (phase.quietE2eMs.p99 ?? Infinity) < criteria.e2eP99Ms,
+      acceptP99: (phase.quietAcceptMs.p99 ?? Infinity) < criteria.acceptP99Ms,
+      perSec: perSec >= settings.flood.minPerSec,
     },
-    rpcTimeoutMs,
+  };
+}
+
+function logFlood(f: FloodFigures): void {
+  const cap = f.client.cpuCap ? `capped at ${f.client.cpuCap.cores} cores` : `UNCAPPED (${f.client.uncappedWhy})`;
+  log(
+    `noisy-neighbour flood-${f.kind}: ${f.requests} requests (${f.perSec}/s), ${JSON.stringify(f.statuses)}, ` +
+      `${f.connectionsOpened} connections; client ${cap}, ${f.client.cpuMs} CPU-ms, ${f.client.cpuUsPerRequest} CPU-µs a request` +
+      `${f.client.throttling ? `, throttled ${f.client.throttling.throttledPeriods}/${f.client.throttling.periods} periods` : ''}; ` +
+      `service ${f.serviceCpuMs} CPU-ms (alone ${f.serviceAloneCpuMs}), ${f.serviceCpuUsPerRefused} CPU-µs a refused request, ` +
+      `the API process ${f.apiCpuUsPerRefused}; quiet accept p99 ${f.quietAcceptMs.p99} ms, e2e p99 ${f.quietE2eMs.p99} ms`,
   );
 }
 
 /**
  * The result JSON's figures of the run, from its phases (alone, beside the noisy list, beside
- * the flood, beside the relays), the noisy list's and the relay sessions'.
+ * each flood, beside the relays), the noisy list's, the floods' and the relay sessions'.
  */
 function summarise(
   run: Run,
-  phases: readonly [alone: NoisyNeighbourPhase, noisy: NoisyNeighbourPhase, flood: NoisyNeighbourPhase, relay: NoisyNeighbourPhase],
+  phases: NoisyNeighbourPhase[],
   noisyList: NoisyListResult,
-  flooded: FloodResult,
+  floods: FloodFigures[],
   relay: BusyRelays,
   cpu: Measured,
 ): NoisyNeighbourSummary {
-  const { quietWritesPerSec, quietReadsPerSec, noisyDeliveriesPerWrite, noisyEveryMs, floodConnections, phaseMs } = settings;
-  const [alone, beside, besideFlood, besideRelays] = phases.map((phase) => phase.quietE2eMs);
+  const { quietWritesPerSec, quietReadsPerSec, noisyDeliveriesPerWrite, noisyEveryMs, phaseMs } = settings;
+  const e2e = (name: NoisyNeighbourPhase['name']) => phases.find((phase) => phase.name === name)!.quietE2eMs;
+  const [alone, beside, besideRelays] = [e2e('alone'), e2e('noisy'), e2e('relay')];
   const { ledger: noisyLedger } = noisyList.figures;
   const noisyReceipts = run.receipts.noisy;
   const spans = writeSpans(noisyList.writes, noisyReceipts);
@@ -463,7 +565,6 @@ function summarise(
     noisyWebhooks: run.lists.noisyWebhooks,
     noisyAccounts: run.lists.noisy.accounts.length,
     phaseMs,
-    floodConnections,
     setUpMs: run.lists.setUpMs,
     quietAloneE2eP50Ms: alone.p50,
     quietAloneE2eP99Ms: alone.p99,
@@ -471,9 +572,6 @@ function summarise(
     quietE2eP50Ms: beside.p50,
     quietE2eP99Ms: beside.p99,
     quietE2eMaxMs: beside.max,
-    quietFloodE2eP50Ms: besideFlood.p50,
-    quietFloodE2eP99Ms: besideFlood.p99,
-    quietFloodE2eMaxMs: besideFlood.max,
     noisyWritesAccepted: noisyList.figures.writes.accepted,
     noisyDeliveriesExpected: noisyLedger.sent,
     noisyDelivered: noisyLedger.delivered,
@@ -487,26 +585,28 @@ function summarise(
       lastReceipt !== null && firstDue !== undefined ? round((noisyReceipts.t.length * 1000) / (lastReceipt - firstDue)) : null,
     noisyDrainMs: noisyList.drain.drainMs,
     noisyDrained: noisyList.drain.drained,
-    flood: { ...flooded, perSec: round((flooded.requests * 1000) / phaseMs) },
+    floods,
+    floodTargets: { ...CONFIG.criteria, minPerSec: settings.flood.minPerSec },
+    apiCpuShares: run.target.apiCpuShares,
     quietRelayE2eP50Ms: besideRelays.p50,
     quietRelayE2eP99Ms: besideRelays.p99,
     quietRelayE2eMaxMs: besideRelays.max,
     relay,
-    phases: [...phases],
+    phases,
     cpu,
   };
 }
 
 function logSummary(summary: NoisyNeighbourSummary): void {
   const { noisyLedger, relay } = summary;
+  const floods = (summary.floods ?? []).map((f) => `${f.kind} ${f.perSec}/s, quiet e2e p99 ${f.quietE2eMs.p99} ms`).join(', ');
   log(
     `noisy-neighbour: quiet e2e p99 alone ${summary.quietAloneE2eP99Ms} ms, beside the noisy list ${summary.quietE2eP99Ms} ms, ` +
-      `beside the flood ${summary.quietFloodE2eP99Ms} ms, beside the relays ${summary.quietRelayE2eP99Ms} ms; ` +
+      `beside the relays ${summary.quietRelayE2eP99Ms} ms; floods: ${floods}; ` +
       `noisy: ${summary.noisyWritesAccepted} writes, ` +
       `${noisyLedger.sent} deliveries = ${noisyLedger.delivered} delivered + ${noisyLedger.failedRecorded} failed + ` +
       `${noisyLedger.missing} missing (${noisyLedger.duplicates} dup), ${summary.noisyDeliveriesPerSec} deliveries/s, ` +
       `a write's first to last receipt p50/p99 ${summary.noisyWriteSpanMs.p50}/${summary.noisyWriteSpanMs.p99} ms; ` +
-      `flood: ${summary.flood.requests} requests (${summary.flood.perSec}/s), ${JSON.stringify(summary.flood.statuses)}; ` +
       `relays: ${relay?.writesAccepted} writes, ${relay?.expected} deliveries = ${relay?.received} received + ` +
       `${relay?.failed} failed + ${relay?.missing} missing (${relay?.duplicates} dup), p50/p99 ` +
       `${relay?.latencyMs.p50}/${relay?.latencyMs.p99} ms`,

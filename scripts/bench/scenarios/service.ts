@@ -7,7 +7,8 @@ import postgres from 'postgres';
 import { parseSecretKeys } from '../../../src/config';
 import { createSecretBox, newSecretKeys } from '../../../src/secret-keys';
 import { newInternalToken } from '../../../src/secrets';
-import { CONFIG, DIST, ROOT, log } from '../lib/config';
+import { tryCpuGroup, type CpuGroup } from '../lib/cgroups';
+import { CONFIG, SERVICE_DIST, SERVICE_ROOT, log } from '../lib/config';
 import { call, createAccount } from '../lib/http';
 import * as stack from '../lib/stack';
 import { sampleTemporal, scenarioTemporal } from '../lib/temporal';
@@ -121,8 +122,10 @@ export async function startService(
   const workerPort = await stack.freePort();
   const metricsUrl = mode === 'split' ? `http://127.0.0.1:${workerPort}/metrics` : `${baseUrl}/metrics`;
   let processes: ServiceProcess[];
+  let apiGroup: CpuGroup | null;
   try {
     processes = await startProcesses(mode, { env, scenarioDir, apiPort, workerPort, baseUrl });
+    apiGroup = apiCpuGroup(processes);
   } catch (error) {
     await stopSql();
     await db.drop();
@@ -154,6 +157,7 @@ export async function startService(
     sql,
     secrets: createSecretBox(parseSecretKeys(secretKeys)),
     logFiles: processes.map((p) => ({ name: p.name, file: p.logFile })),
+    apiCpuShares: apiGroup ? CONFIG.apiCpuShares : null,
     internal,
     setUpFanout: (lists: ListLayout[]) => setUpFanout(ctx, baseUrl, internal, lists),
     outcomesPoller: (webhookIds: string[]) => deliveryLogPoller(sql, webhookIds),
@@ -163,11 +167,27 @@ export async function startService(
       for (const group of processGroups) ctx.sampler.removeGroup(group);
       ctx.sampler.removeGroup('postgres');
       for (const p of [...processes].reverse()) await p.stop();
+      await apiGroup?.remove();
       await stopSql();
       await temporal.stop();
       await db.drop();
     },
   };
+}
+
+/**
+ * With BENCH_API_CPU_SHARES, the API process in a cpu cgroup of its own with those shares, the
+ * workers left in the bench's (1024 each, the bulk ones at their `nice`): how the compose
+ * layout's processes would share the cores. Null without it, or where the machine cannot (logged).
+ */
+function apiCpuGroup(processes: ServiceProcess[]): CpuGroup | null {
+  const shares = CONFIG.apiCpuShares;
+  const api = processes.find((p) => p.name === 'api');
+  if (shares === null || !api) return null;
+  const { group } = tryCpuGroup('webhooks-bench-api', { shares }, `BENCH_API_CPU_SHARES=${shares}`);
+  group?.add(api.pid);
+  if (group) log(`the API process (pid ${api.pid}) in ${group.dir}, cpu.shares ${shares}`);
+  return group;
 }
 
 /**
@@ -185,7 +205,8 @@ async function startProcesses(
     baseUrl,
   }: { env: NodeJS.ProcessEnv; scenarioDir: string; apiPort: number; workerPort: number; baseUrl: string },
 ): Promise<ServiceProcess[]> {
-  const main = path.join(DIST, 'src/main.js');
+  // BENCH_SERVICE_ROOT: another checkout's build (its migrations are beside its main.js).
+  const main = path.join(SERVICE_DIST, 'src/main.js');
   const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const processes: ServiceProcess[] = [];
   /** Starts `main.js <args>` as `name`, listening on `port`, and waits until `ready`. */
@@ -202,7 +223,7 @@ async function startProcesses(
       args: [...nodeArgs, main, ...args],
       env: { ...env, PORT: String(port), ...extraEnv },
       logFile: path.join(scenarioDir, `${name}.log`),
-      cwd: ROOT,
+      cwd: SERVICE_ROOT,
       nice,
     });
     processes.push({ name, ...started });
