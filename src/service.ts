@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
@@ -7,6 +7,7 @@ import { version } from '../package.json';
 import type Koa from 'koa';
 import { createAccountAccess } from './api/account-access';
 import { createApp, createWorkerApp } from './api/app';
+import { createFrontDoor } from './api/front-door';
 import type { ApiState } from './api/middleware';
 import { ConfigError, type Config } from './config';
 import { migrate } from './db/migrate';
@@ -95,7 +96,7 @@ export async function startPart(part: 'api' | 'worker', options: ServiceOptions)
   const parts =
     part === 'api'
       ? [await runApi(options, sql, connection, secrets)]
-      : [await runWorker(options, sql, connection, secrets), await listen(createWorkerApp(options), options.config.port)];
+      : [await runWorker(options, sql, connection, secrets), await listen(requestListener(createWorkerApp(options)), options.config.port)];
   return {
     async stop() {
       for (const running of parts) await running.stop();
@@ -259,22 +260,33 @@ async function runApi(
     logger: options.logger,
   });
   await relays.start();
-  const server = await listen(app, config.port, relays.upgrade);
+  // Requests the process can refuse from memory are answered before Koa (front-door.ts).
+  const door = createFrontDoor(app, { access, logger: options.logger });
+  const server = await listen(door.handle, config.port, relays.upgrade);
   return {
     url: server.url,
     client,
     async stop() {
       await relays.stop();
       await server.stop();
+      door.stop();
       await access.stop();
     },
   };
 }
 
-/** Serves the app on `port`; HTTP upgrades (the relay's WebSockets) go to `upgrade`, or are refused without one. */
-async function listen(app: Koa<ApiState>, port: number, upgrade?: RelayHub['upgrade']): Promise<Part & { url: string }> {
+/** An app's handler for a server: Koa settles its own errors, so its promise is nothing to wait for. */
+function requestListener(app: Koa<ApiState>): RequestListener {
+  const handle = app.callback();
+  return (req, res) => void handle(req, res);
+}
+
+/** Serves `handler` on `port`; HTTP upgrades (the relay's WebSockets) go to `upgrade`, or are refused without one. */
+async function listen(handler: RequestListener, port: number, upgrade?: RelayHub['upgrade']): Promise<Part & { url: string }> {
   const server = await new Promise<Server>((ready, fail) => {
-    const listening = app.listen(port, () => ready(listening)).on('error', fail);
+    const listening = createServer(handler)
+      .listen(port, () => ready(listening))
+      .on('error', fail);
   });
   if (upgrade) server.on('upgrade', upgrade);
   const address = server.address();
