@@ -70,7 +70,16 @@ export const metrics = {
     'Connections closed as they were accepted, by reason: per_address (the client address held MAX_CONNECTIONS_PER_ADDRESS already)',
     ['reason'],
   ),
-  httpRequests: counter('http_requests_total', 'HTTP requests answered, by method, route and status', ['method', 'route', 'status']),
+  httpRefused: counter(
+    'http_requests_refused_total',
+    'Requests the front door refused before the app, from memory: 413 by their Content-Length, 429 over a limit (account or address)',
+    ['status', 'reason'],
+  ),
+  httpRequests: counter('http_requests_total', 'HTTP requests answered by the app, by method, route and status', [
+    'method',
+    'route',
+    'status',
+  ]),
   httpDuration: histogram('http_request_duration_seconds', 'HTTP request time, by method and route', ['method', 'route']),
   httpAuthDuration: histogram(
     'http_request_auth_seconds',

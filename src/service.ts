@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type RequestListener } from 'node:http';
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
@@ -8,6 +8,7 @@ import type Koa from 'koa';
 import { createAccountAccess } from './api/account-access';
 import { capConnections, httpServerOptions } from './api/connections';
 import { createApp, createWorkerApp } from './api/app';
+import { createFrontDoor } from './api/front-door';
 import type { ApiState } from './api/middleware';
 import { ConfigError, type Config } from './config';
 import { migrate } from './db/migrate';
@@ -96,7 +97,7 @@ export async function startPart(part: 'api' | 'worker', options: ServiceOptions)
   const parts =
     part === 'api'
       ? [await runApi(options, sql, connection, secrets)]
-      : [await runWorker(options, sql, connection, secrets), await listen(createWorkerApp(options), options)];
+      : [await runWorker(options, sql, connection, secrets), await listen(requestListener(createWorkerApp(options)), options)];
   return {
     async stop() {
       for (const running of parts) await running.stop();
@@ -261,29 +262,37 @@ async function runApi(
     logger: options.logger,
   });
   await relays.start();
-  const server = await listen(app, options, relays.upgrade);
+  // Requests the process can refuse from memory are answered before Koa (front-door.ts).
+  const door = createFrontDoor(app, { access, logger: options.logger });
+  const server = await listen(door.handle, options, relays.upgrade);
   return {
     url: server.url,
     client,
     async stop() {
       await relays.stop();
       await server.stop();
+      door.stop();
       await access.stop();
     },
   };
 }
 
+/** An app's handler for a server: Koa settles its own errors, so its promise is nothing to wait for. */
+function requestListener(app: Koa<ApiState>): RequestListener {
+  const handle = app.callback();
+  return (req, res) => void handle(req, res);
+}
+
 /**
- * Serves the app on the configured port, with the time-outs and the cap per client address of
+ * Serves `handler` on the configured port, with the time-outs and the cap per client address of
  * src/api/connections.ts; HTTP upgrades (the relay's WebSockets) go to `upgrade`, or are refused without one.
  */
 async function listen(
-  app: Koa<ApiState>,
+  handler: RequestListener,
   { config, logger }: Pick<ServiceOptions, 'config' | 'logger'>,
   upgrade?: RelayHub['upgrade'],
 ): Promise<Part & { url: string }> {
-  const handle = app.callback(); // settles once answered, its errors handled by Koa
-  const server = createServer(httpServerOptions(config.httpServer), (request, response) => void handle(request, response));
+  const server = createServer(httpServerOptions(config.httpServer), handler);
   const connections = capConnections(server, config.httpServer.maxConnectionsPerAddress, logger);
   if (upgrade) server.on('upgrade', upgrade);
   await new Promise<void>((ready, fail) => {

@@ -3,22 +3,30 @@
 // token, of the client's address, and the fair-use meter. A request with a known token and
 // under its limit costs one PostgreSQL statement: the limiter's, sent on the connection that
 // hears revocations, so that once it is answered the token's revocation, if any was committed
-// before the request came, has been heard.
+// before the request came, has been heard. A request this process can refuse from memory
+// costs none: a token it holds as valid whose account is over its limit, and any other request
+// (no token, a bad one, or one it does not know yet) from an address over its limit, which so
+// costs no lookup of its token; the front door (front-door.ts) asks the same before Koa.
 import ipaddr from 'ipaddr.js';
 import type { Middleware } from 'koa';
 import type { Sql } from '../db/sql';
-import { tokenPrefix } from '../db/tokens';
+import { tokenPrefix, type TokenGrant } from '../db/tokens';
 import type { RateLimits } from '../limits';
 import { metrics } from '../metrics';
 import { apiErrors } from './errors';
 import { bearerToken, type ApiContext, type ApiState } from './middleware';
-import { createRateLimiter, rateLimitHeaders } from './rate-limits';
+import { createRateLimiter, rateLimitHeaders, type RateLimitDecision } from './rate-limits';
 import { createTokenCache } from './token-cache';
 import { createUsageMeter } from './usage-meter';
 
 export interface AccountAccess {
   /** Public API: the Bearer token of an account, then its rate limit; sets ctx.state.accountId, tokenId, scopes and actor. */
   authenticate: Middleware<ApiState>;
+  /**
+   * Without a statement: the 429 this process answers the request from memory, or null. For a
+   * token it holds as valid (and unexpired), the account's limit; otherwise the address's.
+   */
+  refusalFromMemory(token: string | null, clientAddress: string): MemoryRefusal | null;
   /** Writes this process's counts so far (requests, lastUsedAt), for a route that reads them. */
   flushUsage(): Promise<void>;
   /** Stops honouring a token this process has just revoked, before its notification comes back. */
@@ -28,6 +36,17 @@ export interface AccountAccess {
   /** Writes the last counts and stops listening. */
   stop(): Promise<void>;
 }
+
+/** A request refused from memory: the limit it is over, its account's for a valid token, and the limiter's answer. */
+export interface MemoryRefusal {
+  limit: 'account' | 'address';
+  accountId: string | null;
+  decision: RateLimitDecision;
+}
+
+/** The grant, if it is one that is valid now. */
+const validAt = (grant: TokenGrant | null | undefined, now: number) =>
+  grant && (grant.expiresAt === null || grant.expiresAt.getTime() > now) ? grant : null;
 
 /**
  * The client's address as the audit log names it: ctx.ip (the connection's peer, or behind
@@ -43,19 +62,33 @@ export function createAccountAccess(sql: Sql, limits: RateLimits): AccountAccess
   const limiter = createRateLimiter(tokens.connection, limits);
   const meter = createUsageMeter(sql);
 
+  const refusalFromMemory = (token: string | null, address: string): MemoryRefusal | null => {
+    const valid = token === null ? null : validAt(tokens.known(token), Date.now());
+    if (valid) {
+      const decision = limiter.accountBlocked(valid.accountId);
+      return decision && { limit: 'account', accountId: valid.accountId, decision };
+    }
+    const decision = limiter.addressBlocked(address);
+    return decision && { limit: 'address', accountId: null, decision };
+  };
+
+  const refuse = (ctx: ApiContext, limited: MemoryRefusal['limit'], decision: RateLimitDecision): never => {
+    ctx.set(rateLimitHeaders(decision));
+    metrics.rateLimited.inc({ limit: limited });
+    throw apiErrors.rateLimited(decision.resetSeconds, limited);
+  };
+
   /** Lets the request through to its route, or throws the 401 or 429 that refuses it. */
   const admit = async (ctx: ApiContext): Promise<void> => {
-    const token = bearerToken(ctx);
+    const token = bearerToken(ctx.get('Authorization'));
+    const early = refusalFromMemory(token, ctx.ip);
+    if (early) refuse(ctx, early.limit, early.decision);
     const grant = token === null ? null : await tokens.find(token);
     const now = Date.now();
-    const valid = grant !== null && (grant.expiresAt === null || grant.expiresAt.getTime() > now) ? grant : null;
+    const valid = validAt(grant, now);
     const decision = valid ? await limiter.account(valid.accountId) : await limiter.address(ctx.ip);
+    if (!decision.allowed) refuse(ctx, valid ? 'account' : 'address', decision);
     ctx.set(rateLimitHeaders(decision));
-    if (!decision.allowed) {
-      const limited = valid ? 'account' : 'address';
-      metrics.rateLimited.inc({ limit: limited });
-      throw apiErrors.rateLimited(decision.resetSeconds, limited);
-    }
     if (!valid || tokens.revokedSince(token!)) throw apiErrors.unauthorized();
     ctx.state.accountId = valid.accountId;
     ctx.state.tokenId = valid.tokenId;
@@ -77,6 +110,7 @@ export function createAccountAccess(sql: Sql, limits: RateLimits): AccountAccess
 
   return {
     authenticate,
+    refusalFromMemory,
     flushUsage: () => meter.flush(),
     forgetToken: (tokenHash) => tokens.forget(tokenHash),
     async start() {

@@ -1,5 +1,5 @@
-// Typed API errors. The error middleware turns each into the contract's envelope
-// (src/objects.ts): { "error": { "code", "message", ...details } }.
+// Typed API errors, and what each is answered with: the contract's envelope (src/objects.ts),
+// { "error": { "code", "message", ...details } }, by the error middleware and the front door alike.
 import type { ErrorEnvelope, ValidationIssue } from '../objects';
 import type { Scope } from '../scopes';
 
@@ -106,3 +106,19 @@ export const apiErrors = {
   internal: () => new ApiError(500, 'INTERNAL', 'Something went wrong on our side.'),
   unavailable: () => new ApiError(503, 'UNAVAILABLE', 'A backing service is unreachable; try again shortly.', {}, { 'Retry-After': '5' }),
 };
+
+/** An error's answer: its status, its own headers and Content-Type, and the envelope as JSON text. */
+export interface ErrorAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export function errorAnswer(error: ApiError): ErrorAnswer {
+  const envelope: ErrorEnvelope = { error: { code: error.code, message: error.message, ...error.details } };
+  return {
+    status: error.status,
+    headers: { ...error.headers, 'Content-Type': 'application/json; charset=utf-8' },
+    body: JSON.stringify(envelope),
+  };
+}

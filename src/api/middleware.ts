@@ -5,9 +5,9 @@ import { UrlNotAllowedError } from '../delivery/url-policy';
 import type { Logger } from '../logger';
 import { metrics } from '../metrics';
 import { nameRequestSpan } from '../tracing/spans';
-import type { AuditActor, ErrorEnvelope } from '../objects';
+import type { AuditActor } from '../objects';
 import type { Scope } from '../scopes';
-import { ApiError, apiErrors } from './errors';
+import { ApiError, apiErrors, errorAnswer } from './errors';
 import { BackingServiceError } from '../errors';
 
 declare module 'koa' {
@@ -38,12 +38,16 @@ export const ROUTER_OPTIONS = { sensitive: true } as const;
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/** A request's id: the client's X-Request-Id when sane, else a new one. */
+export function requestIdOf(given: string | undefined): string {
+  return given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
 /** Gives each request an id (kept from X-Request-Id when sane); logs and counts it when it ends. */
 export function requestLog(logger: Logger): Middleware<ApiState> {
   return async (ctx, next) => {
     const started = performance.now();
-    const given = ctx.get('X-Request-Id');
-    ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
+    ctx.state.requestId = requestIdOf(ctx.get('X-Request-Id'));
     ctx.set('X-Request-Id', ctx.state.requestId);
     try {
       await next();
@@ -114,10 +118,10 @@ export function errorEnvelope(logger: Logger): Middleware<ApiState> {
         if (ctx.status === 405) throw apiErrors.methodNotAllowed();
       }
     } catch (caught) {
-      const error = toApiError(caught, logger, ctx.state.requestId);
-      ctx.status = error.status;
-      ctx.set(error.headers);
-      ctx.body = { error: { code: error.code, message: error.message, ...error.details } } satisfies ErrorEnvelope;
+      const answer = errorAnswer(toApiError(caught, logger, ctx.state.requestId));
+      ctx.status = answer.status;
+      ctx.set(answer.headers);
+      ctx.body = answer.body;
     }
   };
 }
@@ -154,9 +158,9 @@ export function jsonBody(limitBytes: number): Middleware<ApiState> {
   };
 }
 
-/** The request's Bearer token, if it has one of a sane form. */
-export function bearerToken(ctx: ApiContext): string | null {
-  const match = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i.exec(ctx.get('Authorization'));
+/** The Bearer token of an Authorization header, if it holds one of a sane form. */
+export function bearerToken(authorization: string | undefined): string | null {
+  const match = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i.exec(authorization ?? '');
   return match ? match[1] : null;
 }
 
@@ -166,7 +170,7 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 export function authenticateInternal(internalApiToken: string): Middleware<ApiState> {
   const expected = sha256(internalApiToken);
   return async (ctx, next) => {
-    const token = bearerToken(ctx);
+    const token = bearerToken(ctx.get('Authorization'));
     if (token === null || !timingSafeEqual(sha256(token), expected)) throw apiErrors.unauthorized();
     await next();
   };

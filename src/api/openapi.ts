@@ -104,7 +104,9 @@ const unauthorized = {
   },
 };
 const withBody = (limitBytes: number) => ({
-  413: errors(`Body over ${byteSize(limitBytes)}`, ['PAYLOAD_TOO_LARGE']),
+  413: errors(`Body over ${byteSize(limitBytes)}; declared so by Content-Length, refused before the token is checked`, [
+    'PAYLOAD_TOO_LARGE',
+  ]),
   415: errors('Body is not JSON', ['UNSUPPORTED_MEDIA_TYPE']),
 });
 /**
@@ -123,7 +125,8 @@ const withJsonBody = (own: Record<string, unknown>, bodyLimitBytes: number) =>
   withToken({ ...own, 400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED']) }, bodyLimitBytes);
 
 // The public API's rate limit: every answer past the token check carries the RateLimit-*
-// headers (a 503 or 500 may come before the limiter answered), and 429 is one answer more.
+// headers (a 413 of a declared body, a 503 or a 500 may come before the limiter answered), and
+// 429 is one answer more.
 const rateLimitHeaders = {
   'RateLimit-Limit': { required: true, description: 'Requests the bucket holds', schema: { type: 'integer', minimum: 1 } },
   'RateLimit-Remaining': { required: true, description: 'Requests left in it', schema: { type: 'integer', minimum: 0 } },
@@ -136,12 +139,16 @@ const rateLimited = {
   },
 };
 type Responses = Record<string, { description: string; headers?: Record<string, unknown> }>;
-/** An account-token operation's responses, rate-limited: 429 added, the RateLimit-* headers on each but 503 and 500. */
+/**
+ * An account-token operation's responses, rate-limited: 429 added, the RateLimit-* headers on
+ * each but 413 (a body declared over the limit is refused before the limiter is asked), 503 and 500.
+ */
 function withRateLimit(responses: Responses): Responses {
+  const unlimited = new Set(['413', '503', 'default']);
   return Object.fromEntries(
     Object.entries({ ...responses, ...rateLimited }).map(([status, response]) => [
       status,
-      status === '503' || status === 'default' ? response : { ...response, headers: { ...rateLimitHeaders, ...response.headers } },
+      unlimited.has(status) ? response : { ...response, headers: { ...rateLimitHeaders, ...response.headers } },
     ]),
   );
 }

@@ -2,7 +2,8 @@
 // account, and one per client address for requests without a valid token. Counted by
 // rate-limiter-flexible's PostgreSQL store in the unlogged table `rate_limits`: one
 // statement per request, on the connection it is given, none once a key is over its limit
-// (this process then refuses it from memory until its window ends).
+// (this process then refuses it from memory until its window ends, and says so synchronously
+// for the front door, front-door.ts).
 import ipaddr from 'ipaddr.js';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Sql } from '../db/sql';
@@ -20,6 +21,10 @@ export interface RateLimitDecision {
 export interface RateLimiter {
   account(accountId: string): Promise<RateLimitDecision>;
   address(clientAddress: string): Promise<RateLimitDecision>;
+  /** Without a statement: the refusal of an account this process holds as over its limit (until its window ends), or null. */
+  accountBlocked(accountId: string): RateLimitDecision | null;
+  /** Without a statement: the refusal of a client address this process holds as over its limit, or null. */
+  addressBlocked(clientAddress: string): RateLimitDecision | null;
 }
 
 /**
@@ -65,6 +70,14 @@ async function draw(limiter: RateLimiterPostgres, key: string): Promise<RateLimi
     allowed = false;
     result = refused;
   }
+  return decision(limiter, allowed, result);
+}
+
+function decision(
+  limiter: RateLimiterPostgres,
+  allowed: boolean,
+  result: Pick<RateLimiterRes, 'remainingPoints' | 'msBeforeNext'>,
+): RateLimitDecision {
   return {
     allowed,
     limit: limiter.points,
@@ -74,12 +87,23 @@ async function draw(limiter: RateLimiterPostgres, key: string): Promise<RateLimi
   };
 }
 
+/** The library's own in-memory block, which consume() reads first; public, though its types omit it. */
+type InMemoryBlocks = { getInMemoryBlockMsBeforeExpire(rlKey: string): number };
+
+/** What consume() would refuse now without asking PostgreSQL (it answers RateLimiterRes(0, ms)): the same refusal, synchronously. */
+function blocked(limiter: RateLimiterPostgres, key: string): RateLimitDecision | null {
+  const ms = (limiter as unknown as InMemoryBlocks).getInMemoryBlockMsBeforeExpire(limiter.getKey(key));
+  return ms > 0 ? decision(limiter, false, { remainingPoints: 0, msBeforeNext: ms }) : null;
+}
+
 export function createRateLimiter(sql: Sql, limits: RateLimits): RateLimiter {
   const accounts = storeLimiter(sql, 'account', limits.account);
   const addresses = storeLimiter(sql, 'address', limits.address);
   return {
     account: (accountId) => draw(accounts, accountId),
     address: (clientAddress) => draw(addresses, addressKey(clientAddress)),
+    accountBlocked: (accountId) => blocked(accounts, accountId),
+    addressBlocked: (clientAddress) => blocked(addresses, addressKey(clientAddress)),
   };
 }
 

@@ -124,12 +124,23 @@ describe('the limit of a client address, for requests without a valid token', ()
     expect((await stack.request('GET', '/v3/webhooks', { headers: nextAddress() })).status).toBe(401);
   });
 
-  it('still serves a valid token from a limited address: the account has its own limit', async () => {
+  it('still serves a valid token from a limited address, once the process has seen it: the account has its own limit', async () => {
     const address = nextAddress();
+    const { token } = await stack.createAccount();
+    expect((await stack.request('GET', '/v3/webhooks', { token })).status).toBe(200);
     for (let i = 0; i <= ADDRESS_BURST; i++) await stack.request('GET', '/v3/webhooks', { headers: address });
     expect((await stack.request('GET', '/v3/webhooks', { headers: address })).status).toBe(429);
-    const { token } = await stack.createAccount();
     expect((await stack.request('GET', '/v3/webhooks', { token, headers: address })).status).toBe(200);
+  });
+
+  it("answers a token the process has not seen, from a limited address, with the address's 429: no token is looked up for it", async () => {
+    const address = nextAddress();
+    for (let i = 0; i <= ADDRESS_BURST; i++) await stack.request('GET', '/v3/webhooks', { headers: address });
+    const { token } = await stack.createAccount();
+    const limited = await stack.request('GET', '/v3/webhooks', { token, headers: address });
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.message).toMatch(/^Too many requests without a valid token from this address/);
+    expect((await stack.request('GET', '/v3/webhooks', { token })).status).toBe(200);
   });
 
   it('takes the address from the socket, not X-Forwarded-For, when no proxy is trusted', async () => {

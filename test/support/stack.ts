@@ -3,11 +3,13 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { once } from 'node:events';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { createAccountAccess } from '../../src/api/account-access';
 import { createApp, type AppDependencies } from '../../src/api/app';
+import { createFrontDoor } from '../../src/api/front-door';
 import { createWorkflows } from '../../src/temporal/client';
 import { loadConfig } from '../../src/config';
 import { newInternalToken } from '../../src/secrets';
@@ -84,8 +86,12 @@ export interface TestStack {
   /**
    * The same API with some dependencies replaced (an unreachable database, say); closed by
    * stop(). Without `access`, one of its own on the app's database, with the stack's limits.
+   * Behind the front door as the service serves it, unless `frontDoor` is false: Koa alone.
    */
-  startApiWith(overrides: Partial<AppDependencies>): Promise<{ url: string; request: RequestFunction; close(): Promise<void> }>;
+  startApiWith(
+    overrides: Partial<AppDependencies>,
+    options?: { frontDoor?: boolean },
+  ): Promise<{ url: string; request: RequestFunction; close(): Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -252,9 +258,10 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
       receivers.push(receiver);
       return receiver;
     },
-    async startApiWith(overrides) {
+    async startApiWith(overrides, { frontDoor = true } = {}) {
       const ownAccess = overrides.access ? null : createAccountAccess(overrides.sql ?? service.sql, config.rateLimits);
       await ownAccess?.start();
+      const logger = createLogger('silent');
       const app = createApp({
         access: ownAccess!,
         sql: service.sql,
@@ -265,14 +272,15 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
           deliveriesPerBatch: config.deliveriesPerBatch,
           recoveryRatePerSecond: config.recoveryRatePerSecond,
         }),
-        logger: createLogger('silent'),
+        logger,
         internalApiToken,
         checkUrl: async (raw) => new URL(raw),
         deliveryTimeoutMs: config.deliveryTimeoutMs,
         traceUrlTemplate: config.tracing.traceUrlTemplate,
         ...overrides,
       });
-      const server = app.listen(0, '127.0.0.1');
+      const door = frontDoor ? createFrontDoor(app, { access: overrides.access ?? ownAccess!, logger }) : null;
+      const server = createServer(door?.handle ?? app.callback()).listen(0, '127.0.0.1');
       await once(server, 'listening');
       let closed = false;
       const close = async () => {
@@ -281,6 +289,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
         server.close();
         server.closeAllConnections();
         await once(server, 'close');
+        door?.stop();
         await ownAccess?.stop();
       };
       apis.push(close);

@@ -1743,15 +1743,9 @@ export interface operations {
           };
         };
       };
-      /** @description Body over 64 KiB: PAYLOAD_TOO_LARGE */
+      /** @description Body over 64 KiB; declared so by Content-Length, refused before the token is checked: PAYLOAD_TOO_LARGE */
       413: {
         headers: {
-          /** @description Requests the bucket holds */
-          'RateLimit-Limit': number;
-          /** @description Requests left in it */
-          'RateLimit-Remaining': number;
-          /** @description Seconds until it is full again */
-          'RateLimit-Reset': number;
           [name: string]: unknown;
         };
         content: {
@@ -2633,15 +2627,9 @@ export interface operations {
           };
         };
       };
-      /** @description Body over 64 KiB: PAYLOAD_TOO_LARGE */
+      /** @description Body over 64 KiB; declared so by Content-Length, refused before the token is checked: PAYLOAD_TOO_LARGE */
       413: {
         headers: {
-          /** @description Requests the bucket holds */
-          'RateLimit-Limit': number;
-          /** @description Requests left in it */
-          'RateLimit-Remaining': number;
-          /** @description Seconds until it is full again */
-          'RateLimit-Reset': number;
           [name: string]: unknown;
         };
         content: {
@@ -2981,15 +2969,9 @@ export interface operations {
           };
         };
       };
-      /** @description Body over 64 KiB: PAYLOAD_TOO_LARGE */
+      /** @description Body over 64 KiB; declared so by Content-Length, refused before the token is checked: PAYLOAD_TOO_LARGE */
       413: {
         headers: {
-          /** @description Requests the bucket holds */
-          'RateLimit-Limit': number;
-          /** @description Requests left in it */
-          'RateLimit-Remaining': number;
-          /** @description Seconds until it is full again */
-          'RateLimit-Reset': number;
           [name: string]: unknown;
         };
         content: {
@@ -3329,15 +3311,9 @@ export interface operations {
           };
         };
       };
-      /** @description Body over 64 KiB: PAYLOAD_TOO_LARGE */
+      /** @description Body over 64 KiB; declared so by Content-Length, refused before the token is checked: PAYLOAD_TOO_LARGE */
       413: {
         headers: {
-          /** @description Requests the bucket holds */
-          'RateLimit-Limit': number;
-          /** @description Requests left in it */
-          'RateLimit-Remaining': number;
-          /** @description Seconds until it is full again */
-          'RateLimit-Reset': number;
           [name: string]: unknown;
         };
         content: {
@@ -4467,15 +4443,9 @@ export interface operations {
           };
         };
       };
-      /** @description Body over 64 KiB: PAYLOAD_TOO_LARGE */
+      /** @description Body over 64 KiB; declared so by Content-Length, refused before the token is checked: PAYLOAD_TOO_LARGE */
       413: {
         headers: {
-          /** @description Requests the bucket holds */
-          'RateLimit-Limit': number;
-          /** @description Requests left in it */
-          'RateLimit-Remaining': number;
-          /** @description Seconds until it is full again */
-          'RateLimit-Reset': number;
           [name: string]: unknown;
         };
         content: {
@@ -4815,15 +4785,9 @@ export interface operations {
           };
         };
       };
-      /** @description Body over 64 KiB: PAYLOAD_TOO_LARGE */
+      /** @description Body over 64 KiB; declared so by Content-Length, refused before the token is checked: PAYLOAD_TOO_LARGE */
       413: {
         headers: {
-          /** @description Requests the bucket holds */
-          'RateLimit-Limit': number;
-          /** @description Requests left in it */
-          'RateLimit-Remaining': number;
-          /** @description Seconds until it is full again */
-          'RateLimit-Reset': number;
           [name: string]: unknown;
         };
         content: {
@@ -5161,15 +5125,9 @@ export interface operations {
           };
         };
       };
-      /** @description Body over 64 KiB: PAYLOAD_TOO_LARGE */
+      /** @description Body over 64 KiB; declared so by Content-Length, refused before the token is checked: PAYLOAD_TOO_LARGE */
       413: {
         headers: {
-          /** @description Requests the bucket holds */
-          'RateLimit-Limit': number;
-          /** @description Requests left in it */
-          'RateLimit-Remaining': number;
-          /** @description Seconds until it is full again */
-          'RateLimit-Reset': number;
           [name: string]: unknown;
         };
         content: {
@@ -5545,15 +5503,9 @@ export interface operations {
           };
         };
       };
-      /** @description Body over 64 KiB: PAYLOAD_TOO_LARGE */
+      /** @description Body over 64 KiB; declared so by Content-Length, refused before the token is checked: PAYLOAD_TOO_LARGE */
       413: {
         headers: {
-          /** @description Requests the bucket holds */
-          'RateLimit-Limit': number;
-          /** @description Requests left in it */
-          'RateLimit-Remaining': number;
-          /** @description Seconds until it is full again */
-          'RateLimit-Reset': number;
           [name: string]: unknown;
         };
         content: {
@@ -6166,15 +6118,9 @@ export interface operations {
           };
         };
       };
-      /** @description Body over 64 KiB: PAYLOAD_TOO_LARGE */
+      /** @description Body over 64 KiB; declared so by Content-Length, refused before the token is checked: PAYLOAD_TOO_LARGE */
       413: {
         headers: {
-          /** @description Requests the bucket holds */
-          'RateLimit-Limit': number;
-          /** @description Requests left in it */
-          'RateLimit-Remaining': number;
-          /** @description Seconds until it is full again */
-          'RateLimit-Reset': number;
           [name: string]: unknown;
         };
         content: {
@@ -7148,15 +7094,9 @@ export interface operations {
           };
         };
       };
-      /** @description Body over 64 KiB: PAYLOAD_TOO_LARGE */
+      /** @description Body over 64 KiB; declared so by Content-Length, refused before the token is checked: PAYLOAD_TOO_LARGE */
       413: {
         headers: {
-          /** @description Requests the bucket holds */
-          'RateLimit-Limit': number;
-          /** @description Requests left in it */
-          'RateLimit-Remaining': number;
-          /** @description Seconds until it is full again */
-          'RateLimit-Reset': number;
           [name: string]: unknown;
         };
         content: {
@@ -8341,15 +8281,9 @@ export interface operations {
           };
         };
       };
-      /** @description Body over 64 KiB: PAYLOAD_TOO_LARGE */
+      /** @description Body over 64 KiB; declared so by Content-Length, refused before the token is checked: PAYLOAD_TOO_LARGE */
       413: {
         headers: {
-          /** @description Requests the bucket holds */
-          'RateLimit-Limit': number;
-          /** @description Requests left in it */
-          'RateLimit-Remaining': number;
-          /** @description Seconds until it is full again */
-          'RateLimit-Reset': number;
           [name: string]: unknown;
         };
         content: {
@@ -9258,7 +9192,7 @@ export interface operations {
           };
         };
       };
-      /** @description Body over 1 MiB: PAYLOAD_TOO_LARGE */
+      /** @description Body over 1 MiB; declared so by Content-Length, refused before the token is checked: PAYLOAD_TOO_LARGE */
       413: {
         headers: {
           [name: string]: unknown;
@@ -9475,7 +9409,7 @@ export interface operations {
           };
         };
       };
-      /** @description Body over 1 MiB: PAYLOAD_TOO_LARGE */
+      /** @description Body over 1 MiB; declared so by Content-Length, refused before the token is checked: PAYLOAD_TOO_LARGE */
       413: {
         headers: {
           [name: string]: unknown;
@@ -9915,7 +9849,7 @@ export interface operations {
           };
         };
       };
-      /** @description Body over 1 MiB: PAYLOAD_TOO_LARGE */
+      /** @description Body over 1 MiB; declared so by Content-Length, refused before the token is checked: PAYLOAD_TOO_LARGE */
       413: {
         headers: {
           [name: string]: unknown;

@@ -1,8 +1,8 @@
 // A TCP proxy between one process and PostgreSQL that holds the statements a test names, as a
 // database that stopped answering them would: it reads the client's side of the protocol
 // (https://www.postgresql.org/docs/current/protocol-message-formats.html) and forwards each
-// message until the first that runs a matching statement (the Bind of a statement whose Parse
-// matched, or a simple Query); from there on that connection forwards nothing more until the
+// message until the first that runs a matching statement (the Bind of a prepared statement
+// whose SQL matches, asked as it runs, or a simple Query); from there on that connection forwards nothing more until the
 // test releases what it holds, as a database that answers again. What it holds is dropped when
 // either side goes away, so a client killed meanwhile leaves none of it in the database. A
 // Parse goes through: postgres.js prepares a statement before it binds it, and sends the
@@ -23,8 +23,13 @@ export interface StatementHoldingProxy {
 /** The protocol version of a StartupMessage: the untyped messages before it (SSLRequest) are answered with one byte. */
 const PROTOCOL_3 = 196_608;
 
-/** `holds`: matched against each statement's SQL; without the g flag, which would make test() stateful. */
-export async function startStatementHoldingProxy(databaseUrl: string, holds: RegExp): Promise<StatementHoldingProxy> {
+/**
+ * Which statements start a hold, by their SQL, asked as each runs: a RegExp without the g flag
+ * (which would make test() stateful), or a test's own rule (say, every statement once it holds).
+ */
+export type HeldStatements = RegExp | ((sql: string) => boolean);
+
+export async function startStatementHoldingProxy(databaseUrl: string, holds: HeldStatements): Promise<StatementHoldingProxy> {
   const target = new URL(databaseUrl);
   const heldStatements: string[] = [];
   const sockets = new Set<net.Socket>();
@@ -84,14 +89,15 @@ interface HoldingFilter {
 }
 
 /** `onHeld` hears of the statement that starts the hold. */
-function holdingFilter(holds: RegExp, onHeld: (statement: string) => void): HoldingFilter {
+function holdingFilter(holds: HeldStatements, onHeld: (statement: string) => void): HoldingFilter {
+  const matches = typeof holds === 'function' ? holds : (sql: string) => holds.test(sql);
   let pending = Buffer.alloc(0);
   let started = false;
   let holding = false;
   let released = false;
   let heldMessages: Buffer[] = [];
-  /** The names of the prepared statements whose SQL matches ('' the unnamed one). */
-  const matching = new Set<string>();
+  /** The SQL of each prepared statement, by name ('' the unnamed one). */
+  const prepared = new Map<string, string>();
 
   /** Whether the message runs a matching statement; a Parse is remembered for its Bind. */
   function startsHold(message: Buffer): boolean {
@@ -99,11 +105,10 @@ function holdingFilter(holds: RegExp, onHeld: (statement: string) => void): Hold
     const body = message.subarray(5);
     if (type === 'P') {
       const [name, query] = cstrings(body, 2);
-      if (holds.test(query)) matching.add(name);
-      else matching.delete(name);
+      prepared.set(name, query);
       return false;
     }
-    const held = (type === 'Q' && holds.test(cstrings(body, 1)[0])) || (type === 'B' && matching.has(cstrings(body, 2)[1]));
+    const held = (type === 'Q' && matches(cstrings(body, 1)[0])) || (type === 'B' && matches(prepared.get(cstrings(body, 2)[1]) ?? ''));
     if (held) onHeld(body.toString('utf8'));
     return held;
   }
