@@ -7,18 +7,13 @@ import type { HttpServerConfig } from '../config';
 import type { Logger } from '../logger';
 import { metrics } from '../metrics';
 import { addressKey } from './rate-limits';
+import { createRefusalLog } from './refusal-log';
 
 /**
  * How often Node looks for requests past their headers or request time-out: a time-out is
  * honoured up to this much late (Node's default, 30 s, would let a 10 s one run to 40 s).
  */
 const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
-
-/** Refusals are logged as one summary line per window, never one per connection. */
-const REFUSAL_LOG_WINDOW_MS = 10_000;
-
-/** The summary names this many of the addresses refused most. */
-const REFUSAL_LOG_ADDRESSES = 5;
 
 /**
  * The options of `http.createServer`, as Node 20 applies them:
@@ -68,41 +63,6 @@ export function createConnectionCap(maxPerAddress: number): ConnectionCap {
   };
 }
 
-/** Refusals gathered into one warning per window: how many, and the addresses refused most. */
-export interface RefusalLog {
-  record(key: string): void;
-  /** Logs what the window holds now, if anything (also at stop, so that nothing is dropped). */
-  flush(): void;
-}
-
-export function createRefusalLog(logger: Logger, windowMs = REFUSAL_LOG_WINDOW_MS): RefusalLog {
-  // At most one key per MAX_CONNECTIONS_PER_ADDRESS connections open: an address is refused
-  // only while it holds that many.
-  const byAddress = new Map<string, number>();
-  let timer: NodeJS.Timeout | undefined;
-  const log: RefusalLog = {
-    record(key) {
-      byAddress.set(key, (byAddress.get(key) ?? 0) + 1);
-      timer ??= setTimeout(() => log.flush(), windowMs).unref();
-    },
-    flush() {
-      clearTimeout(timer);
-      timer = undefined;
-      if (byAddress.size === 0) return;
-      const counts = [...byAddress].sort(([, a], [, b]) => b - a);
-      byAddress.clear();
-      logger.warn({
-        msg: 'connections refused',
-        reason: 'per_address',
-        refused: counts.reduce((sum, [, count]) => sum + count, 0),
-        addresses: counts.length,
-        most: counts.slice(0, REFUSAL_LOG_ADDRESSES).map(([address, refused]) => ({ address, refused })),
-      });
-    },
-  };
-  return log;
-}
-
 /**
  * Holds `server`'s connections to the cap per client address: over it a new connection is
  * destroyed as it is accepted. Counted on the socket's peer (an IPv6 address by its /64, as
@@ -110,13 +70,13 @@ export function createRefusalLog(logger: Logger, windowMs = REFUSAL_LOG_WINDOW_M
  */
 export function capConnections(server: Server, maxPerAddress: number, logger: Logger): { stop(): void } {
   const cap = createConnectionCap(maxPerAddress);
-  const refusals = createRefusalLog(logger);
+  const refusals = createRefusalLog<'per_address'>(logger, { msg: 'connections refused', level: 'warn' });
   server.on('connection', (socket: Socket) => {
     const key = addressKey(socket.remoteAddress ?? '');
     if (!cap.admit(key)) {
       socket.destroy();
       metrics.connectionsRefused.inc({ reason: 'per_address' });
-      refusals.record(key);
+      refusals.count({ reason: 'per_address', address: key });
       return;
     }
     metrics.connectionsOpen.inc();

@@ -6,7 +6,7 @@
 //   refusalFromMemory): a token it knows as valid whose account is over its limit, or any
 //   other request from a client address over its limit: 429.
 // Such a refusal costs no body read, no routing, no Koa middleware, no log line of its own
-// (refusal-log.ts counts it) and no statement: under a flood, what saying no costs is what
+// (the metrics count it, refusal-log.ts sums it up) and no statement: under a flood, what saying no costs is what
 // is left for every other tenant. Every other request goes to Koa as it came. The answers are
 // the ones Koa gives (errorAnswer, in the same header order), and Koa, which is asked too,
 // refuses the same requests the same way when they come to it first.
@@ -18,7 +18,26 @@ import type { AccountAccess } from './account-access';
 import { apiErrors, errorAnswer, type ApiError, type ErrorAnswer } from './errors';
 import { bearerToken, requestIdOf, type ApiState } from './middleware';
 import { rateLimitHeaders } from './rate-limits';
-import { createRefusalLog, type RefusalReason } from './refusal-log';
+import { metrics } from '../metrics';
+import { createRefusalLog } from './refusal-log';
+
+/** Why the front door refused a request: a body declared over the limit (413), or a limit it is over (429). */
+export type RefusalReason = 'body_too_large' | 'account_rate_limit' | 'address_rate_limit';
+
+/** Each reason's metric series, found once: a refusal costs an addition. */
+function refusalCounters(): Record<RefusalReason, { inc(): void }[]> {
+  return {
+    body_too_large: [metrics.httpRefused.labels({ status: '413', reason: 'body_too_large' })],
+    account_rate_limit: [
+      metrics.httpRefused.labels({ status: '429', reason: 'account_rate_limit' }),
+      metrics.rateLimited.labels({ limit: 'account' }),
+    ],
+    address_rate_limit: [
+      metrics.httpRefused.labels({ status: '429', reason: 'address_rate_limit' }),
+      metrics.rateLimited.labels({ limit: 'address' }),
+    ],
+  };
+}
 
 /** Every route that reads a body takes one of these methods; no route of another method reads one. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -159,7 +178,8 @@ export function createFrontDoor(
   { access, logger }: { access: Pick<AccountAccess, 'refusalFromMemory'>; logger: Logger },
 ): FrontDoor {
   const next = app.callback();
-  const refusals = createRefusalLog(logger);
+  const refusals = createRefusalLog<RefusalReason>(logger, { msg: 'requests refused', level: 'info' });
+  const counters = refusalCounters();
   const answerOf = keptAnswers();
   return {
     handle(req, res) {
@@ -171,6 +191,7 @@ export function createFrontDoor(
       const requestId = requestIdOf(typeof given === 'string' ? given : undefined);
       const { status, headers, body } = refusalAnswer(refusal, requestId, answerOf(refusal));
       res.writeHead(status, headers).end(body);
+      for (const counter of counters[refusal.reason]) counter.inc();
       refusals.count({ reason: refusal.reason, address: clientIp(), accountId: refusal.accountId });
     },
     stop: () => refusals.flush(),

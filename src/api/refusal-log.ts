@@ -1,24 +1,20 @@
-// What the front door refused, told without a log line per request (a flood would make
-// thousands a second): each refusal is counted in the metrics, and one summary line is
-// written per interval while any came: how many, by reason, and the client addresses and
-// accounts that drew the most. Never a token, nor any part of one.
+// What the front door refused (front-door.ts) and the connections the cap per address closed
+// (connections.ts), told without a log line each (a flood would make thousands a second): one
+// summary line per interval while any came: how many, by reason, and the client addresses and
+// accounts that drew the most. Never a token, nor any part of one. The metrics count each.
 import type { Logger } from '../logger';
-import { metrics } from '../metrics';
 import { addressKey } from './rate-limits';
 
-/** Why the front door refused a request: a body declared over the limit (413), or a limit it is over (429). */
-export type RefusalReason = 'body_too_large' | 'account_rate_limit' | 'address_rate_limit';
-
-export interface Refusal {
-  reason: RefusalReason;
+export interface Refusal<Reason extends string> {
+  reason: Reason;
   /** The client's address (ctx.ip); a summary names an IPv6 client by its /64, as the rate limit keys it. */
   address: string;
   /** The account of a valid token, when the account's limit refused it. */
-  accountId: string | null;
+  accountId?: string | null;
 }
 
-export interface RefusalLog {
-  count(refusal: Refusal): void;
+export interface RefusalLog<Reason extends string> {
+  count(refusal: Refusal<Reason>): void;
   /** Writes the summary of the refusals counted since the last one, if there were any. */
   flush(): void;
 }
@@ -48,22 +44,19 @@ class Tally {
   }
 }
 
-export function createRefusalLog(logger: Logger, intervalMs = SUMMARY_INTERVAL_MS): RefusalLog {
-  // Each reason's series, found once: a refusal costs an addition.
-  const counters = {
-    body_too_large: [metrics.httpRefused.labels({ status: '413', reason: 'body_too_large' })],
-    account_rate_limit: [
-      metrics.httpRefused.labels({ status: '429', reason: 'account_rate_limit' }),
-      metrics.rateLimited.labels({ limit: 'account' }),
-    ],
-    address_rate_limit: [
-      metrics.httpRefused.labels({ status: '429', reason: 'address_rate_limit' }),
-      metrics.rateLimited.labels({ limit: 'address' }),
-    ],
-  } satisfies Record<RefusalReason, { inc(): void }[]>;
+/** A summary's message and level: the front door's `requests refused` (info), the cap's `connections refused` (warn). */
+export interface RefusalSummary {
+  msg: string;
+  level: 'info' | 'warn';
+}
 
+export function createRefusalLog<Reason extends string>(
+  logger: Logger,
+  { msg, level }: RefusalSummary,
+  intervalMs = SUMMARY_INTERVAL_MS,
+): RefusalLog<Reason> {
   let since = 0;
-  let reasons = new Map<RefusalReason, number>();
+  let reasons = new Map<Reason, number>();
   let addresses = new Tally();
   let accounts = new Tally();
   let timer: NodeJS.Timeout | undefined;
@@ -72,8 +65,8 @@ export function createRefusalLog(logger: Logger, intervalMs = SUMMARY_INTERVAL_M
     clearTimeout(timer);
     timer = undefined;
     if (reasons.size === 0) return;
-    logger.info({
-      msg: 'requests refused',
+    logger[level]({
+      msg,
       since: new Date(since).toISOString(),
       refused: Object.fromEntries(reasons),
       addresses: addresses.counts.size,
@@ -88,11 +81,10 @@ export function createRefusalLog(logger: Logger, intervalMs = SUMMARY_INTERVAL_M
 
   return {
     count({ reason, address, accountId }) {
-      for (const counter of counters[reason]) counter.inc();
       if (reasons.size === 0) since = Date.now();
       reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
       addresses.add(address);
-      if (accountId !== null) accounts.add(accountId);
+      if (accountId) accounts.add(accountId);
       // unref: a summary still due never holds the process up; stopping flushes it.
       timer ??= setTimeout(flush, intervalMs).unref();
     },

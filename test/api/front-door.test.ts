@@ -100,6 +100,11 @@ async function refusedCount(status: string, reason: string): Promise<number> {
   return sample((await stack.request('GET', '/metrics')).body as string, 'http_requests_refused_total', { status, reason });
 }
 
+/** The service's http_requests_rate_limited_total for a limit, read from /metrics. */
+async function rateLimitedCount(limit: 'account' | 'address'): Promise<number> {
+  return sample((await stack.request('GET', '/metrics')).body as string, 'http_requests_rate_limited_total', { limit });
+}
+
 /**
  * An API with an access of its own, whose statements (the token lookups, the limiter's) all
  * go through a proxy that, once hold() is called, holds every statement it is sent.
@@ -167,10 +172,12 @@ describe.for([
       await held.access.flushUsage(); // the meter's one statement for the requests served
       held.hold();
       const refusedBefore = await refusedCount('429', 'account_rate_limit');
+      const limitedBefore = await rateLimitedCount('account');
       for (let i = 0; i < FLOOD; i++)
         expectRateLimited(await held.api.request('GET', '/v3/webhooks', { token, headers: address }), 'account', LIMITS.account.burst);
-      // The door answered them, or (without it) Koa did.
+      // The door answered them, or (without it) Koa did; every 429 counts as rate limited either way.
       expect(await refusedCount('429', 'account_rate_limit')).toBe(refusedBefore + (frontDoor ? FLOOD : 0));
+      expect(await rateLimitedCount('account')).toBe(limitedBefore + FLOOD);
       // Whatever the route, and from any address: the account is over its limit.
       for (const [method, path, body] of [
         ['POST', '/v3/webhooks', { url: 'https://receiver.test' }],
@@ -192,6 +199,7 @@ describe.for([
         expect((await held.api.request('GET', '/v3/webhooks', { token: newToken(), headers: address })).status).toBe(401);
       held.hold();
       const refusedBefore = await refusedCount('429', 'address_rate_limit');
+      const limitedBefore = await rateLimitedCount('address');
       for (let i = 0; i < FLOOD; i++)
         expectRateLimited(
           await held.api.request('GET', '/v3/webhooks', { token: newToken(), headers: address }),
@@ -199,6 +207,7 @@ describe.for([
           LIMITS.address.burst,
         );
       expect(await refusedCount('429', 'address_rate_limit')).toBe(refusedBefore + (frontDoor ? FLOOD : 0));
+      expect(await rateLimitedCount('address')).toBe(limitedBefore + FLOOD);
       for (const headers of [address, { ...address, authorization: 'Basic c2VjcmV0' }])
         expectRateLimited(await held.api.request('GET', '/v3/account', { headers }), 'address', LIMITS.address.burst);
       expect(held.proxy.heldStatements).toEqual([]);

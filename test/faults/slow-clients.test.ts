@@ -237,14 +237,14 @@ describe('slow and idle clients from one address', () => {
     const summaries = (from = 0) =>
       suite.stack.logs
         .slice(from)
-        .map((line) => JSON.parse(line) as { msg: string; refused?: number; most?: { address: string }[] })
+        .map((line) => JSON.parse(line) as { msg: string; refused?: { per_address: number }; topAddresses?: { address: string }[] })
         .filter((line) => line.msg === 'connections refused');
     const refusedInAll = await refusedTotal();
-    await waitFor(async () => (summaries().reduce((sum, line) => sum + line.refused!, 0) === refusedInAll ? true : undefined), {
+    await waitFor(async () => (summaries().reduce((sum, line) => sum + line.refused!.per_address, 0) === refusedInAll ? true : undefined), {
       what: `summary log lines adding up to ${refusedInAll} refusals`,
     });
     expect(summaries(logsFrom).length).toBeLessThan(counts.refused / 100);
-    expect(summaries(logsFrom).every((line) => line.most![0].address === ATTACKER)).toBe(true);
+    expect(summaries(logsFrom).every((line) => line.topAddresses![0].address === ATTACKER)).toBe(true);
     row.note = `ulimit -n ${openFiles}; ${summaries(logsFrom).length} summary log line(s)`;
   });
 
