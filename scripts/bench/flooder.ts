@@ -20,6 +20,8 @@ export interface FloodRequest {
   /** A valid token (429, 413); the 401 flood makes a token of its own per request. */
   token: string;
   connections: number;
+  /** Requests a second in all, each connection sending its share at most; null: each sends as soon as answered. */
+  perSec: number | null;
   startAt: number;
   durationMs: number;
   /** An answer not begun within this long ends its connection. */
@@ -75,6 +77,11 @@ const count = (tally: Tally, outcome: string) => (tally.outcomes[outcome] = (tal
  * `timeoutMs` without a byte) is opened again.
  */
 function floodConnection(flood: FloodRequest, requests: Requests, tally: Tally, endAt: number): Promise<void> {
+  // A connection's turns, when paced: one every `connections / perSec` seconds from the start.
+  const intervalMs = flood.perSec === null ? 0 : (1000 * flood.connections) / flood.perSec;
+  const startedAt = nowMs();
+  let turns = 0;
+  const pace = { next: () => startedAt + turns * intervalMs, taken: () => void turns++ };
   return new Promise((resolve) => {
     const open = () => {
       if (nowMs() >= endAt) return resolve();
@@ -102,6 +109,10 @@ function floodConnection(flood: FloodRequest, requests: Requests, tally: Tally, 
           socket.destroy();
           return resolve();
         }
+        // Paced: the connection's next request waits for its turn (a connection behind catches up).
+        const due = pace.next();
+        if (due > nowMs()) return void setTimeout(send, due - nowMs());
+        pace.taken();
         inFlight = true;
         head = Buffer.alloc(0);
         sentAt = nowMs();

@@ -23,6 +23,8 @@
 //                        workers at the default 1024 (root and cgroup v1, or logged and skipped)
 //   BENCH_FLOOD_CPU=0.5  split-noisy-neighbour: the flooding client's CPU quota in cores, in a
 //                        cpu cgroup of its own (root and cgroup v1; else uncapped, flagged)
+//   BENCH_FLOOD_RATE=5000 split-noisy-neighbour: the flood paced to this many requests a second in
+//                        all (default: closed loop, each connection as fast as it is answered)
 //   BENCH_FLOOD_NETNS=1  the flooding client in a network namespace of its own, reaching the
 //                        service over a veth pair (root and iproute2)
 //   BENCH_SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'

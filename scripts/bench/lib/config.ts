@@ -74,7 +74,8 @@ export const CONFIG = {
     /**
      * The floods, one phase each: a client standing for one on another machine, its CPU capped
      * at `cpuCores` (BENCH_FLOOD_CPU) in a cgroup of its own, in a network namespace of its own
-     * with `netns` (BENCH_FLOOD_NETNS=1), on `connections` keep-alive connections, closed loop.
+     * with `netns` (BENCH_FLOOD_NETNS=1), on `connections` keep-alive connections, closed loop,
+     * or paced to `perSec` requests a second in all (BENCH_FLOOD_RATE; unset: as fast as answered).
      * The 413 flood declares `declaredBytes` and sends the first `firstChunkBytes`. The targets
      * beside a flood: the quiet account's end-to-end and accept p99 (`criteria`) and the flood's rate.
      */
@@ -82,6 +83,7 @@ export const CONFIG = {
       connections: 50,
       cpuCores: positive('BENCH_FLOOD_CPU', 0.5),
       netns: process.env.BENCH_FLOOD_NETNS === '1',
+      perSec: positive('BENCH_FLOOD_RATE'),
       declaredBytes: 1024 * 1024,
       firstChunkBytes: 4096,
       minPerSec: 3000,

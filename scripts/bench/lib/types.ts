@@ -322,6 +322,8 @@ export interface FloodFigures {
   /** What each request was. */
   request: string;
   connections: number;
+  /** BENCH_FLOOD_RATE: the requests a second the client was paced to; absent or null: closed loop, as fast as answered. */
+  pacedPerSec?: number | null;
   /** Requests sent: answered, or ended unanswered (by cause, in `statuses`). */
   requests: number;
   perSec: number;

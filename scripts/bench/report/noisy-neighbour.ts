@@ -114,7 +114,11 @@ function floodLines(n: NoisyNeighbourSummary, floods: FloodFigures[]): string[] 
   const targets = n.floodTargets!;
   return [
     `- The flooding client stands for one on another machine: ${cap}, ${where}; raw sockets, keep-alive, ${floods[0].connections}` +
-      " connections, closed loop (the next request sent once the answer's end is seen).",
+      ` connections, ${
+        floods[0].pacedPerSec
+          ? `paced to ${floods[0].pacedPerSec} requests a second in all (BENCH_FLOOD_RATE), each connection sending its share once its answer is in`
+          : "closed loop (the next request sent once the answer's end is seen)"
+      }.`,
     ...floods.map((f) => `- ${f.kind}: ${f.request}.`),
     "- Service CPU per refused request: (the service's CPU over the flood, less the `alone` phase's over as long) / the answers of" +
       ' status 400 or more; the service is the API, the workers, Temporal and PostgreSQL; in brackets the API process alone.' +
