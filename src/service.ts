@@ -264,7 +264,7 @@ async function runApi(
   await relays.start();
   // Requests the process can refuse from memory are answered before Koa (front-door.ts).
   const door = createFrontDoor(app, { access, logger: options.logger });
-  const server = await listen(door.handle, options, relays.upgrade);
+  const server = await listen(door.handle, options, { upgrade: relays.upgrade, checkContinue: door.handleContinue });
   return {
     url: server.url,
     client,
@@ -285,16 +285,19 @@ function requestListener(app: Koa<ApiState>): RequestListener {
 
 /**
  * Serves `handler` on the configured port, with the time-outs and the cap per client address of
- * src/api/connections.ts; HTTP upgrades (the relay's WebSockets) go to `upgrade`, or are refused without one.
+ * src/api/connections.ts; HTTP upgrades (the relay's WebSockets) go to `upgrade`, or are refused without one;
+ * a request that expects `100 Continue` goes to `checkContinue`, or is continued at once without one.
  */
 async function listen(
   handler: RequestListener,
   { config, logger }: Pick<ServiceOptions, 'config' | 'logger'>,
-  upgrade?: RelayHub['upgrade'],
+  { upgrade, checkContinue }: { upgrade?: RelayHub['upgrade']; checkContinue?: RequestListener } = {},
 ): Promise<Part & { url: string }> {
   const server = createServer(httpServerOptions(config.httpServer), handler);
   const connections = capConnections(server, config.httpServer.maxConnectionsPerAddress, logger);
   if (upgrade) server.on('upgrade', upgrade);
+  // Without it, Node answers `100 Continue` itself before the handler sees the request.
+  if (checkContinue) server.on('checkContinue', checkContinue);
   await new Promise<void>((ready, fail) => {
     server.listen(config.port, ready).on('error', fail);
   });

@@ -10,7 +10,7 @@
 // is left for every other tenant. Every other request goes to Koa as it came. The answers are
 // the ones Koa gives (errorAnswer, in the same header order), and Koa, which is asked too,
 // refuses the same requests the same way when they come to it first.
-import type { IncomingHttpHeaders, IncomingMessage, RequestListener } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import { INTERNAL_BODY_LIMIT_BYTES, PUBLIC_BODY_LIMIT_BYTES } from '../limits';
 import type { Logger } from '../logger';
@@ -169,6 +169,11 @@ function keptAnswers(): (refusal: DoorRefusal) => ErrorAnswer {
 export interface FrontDoor {
   /** The server's request handler. */
   handle: RequestListener;
+  /**
+   * The server's `checkContinue` handler, for a request that sent `Expect: 100-continue`: one the
+   * door refuses is answered without `100 Continue`, so its client never sends the body.
+   */
+  handleContinue: RequestListener;
   /** Writes the last summary of refusals. */
   stop(): void;
 }
@@ -181,18 +186,28 @@ export function createFrontDoor(
   const refusals = createRefusalLog<RefusalReason>(logger, { msg: 'requests refused', level: 'info' });
   const counters = refusalCounters();
   const answerOf = keptAnswers();
+  /** Answers the request if the door refuses it, and says whether it did. */
+  const refused = (req: IncomingMessage, res: ServerResponse): boolean => {
+    let ip: string | undefined;
+    const clientIp = () => (ip ??= koaIp(app, req));
+    const refusal = refusalOf(req as DoorRequest, clientIp, access.refusalFromMemory);
+    if (refusal === null) return false;
+    const given = req.headers['x-request-id'];
+    const requestId = requestIdOf(typeof given === 'string' ? given : undefined);
+    const { status, headers, body } = refusalAnswer(refusal, requestId, answerOf(refusal));
+    res.writeHead(status, headers).end(body);
+    for (const counter of counters[refusal.reason]) counter.inc();
+    refusals.count({ reason: refusal.reason, address: clientIp(), accountId: refusal.accountId });
+    return true;
+  };
   return {
     handle(req, res) {
-      let ip: string | undefined;
-      const clientIp = () => (ip ??= koaIp(app, req));
-      const refusal = refusalOf(req as DoorRequest, clientIp, access.refusalFromMemory);
-      if (refusal === null) return void next(req, res);
-      const given = req.headers['x-request-id'];
-      const requestId = requestIdOf(typeof given === 'string' ? given : undefined);
-      const { status, headers, body } = refusalAnswer(refusal, requestId, answerOf(refusal));
-      res.writeHead(status, headers).end(body);
-      for (const counter of counters[refusal.reason]) counter.inc();
-      refusals.count({ reason: refusal.reason, address: clientIp(), accountId: refusal.accountId });
+      if (!refused(req, res)) void next(req, res);
+    },
+    handleContinue(req, res) {
+      if (refused(req, res)) return;
+      res.writeContinue();
+      void next(req, res);
     },
     stop: () => refusals.flush(),
   };

@@ -6,6 +6,7 @@
 // (account-access.ts asks the memory before it looks a token up). The door's rules alone:
 // front-door-rules.test.ts.
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAccountAccess } from '../../src/api/account-access';
@@ -92,6 +93,45 @@ describe('a body declared over the limit', () => {
       }
     }
     expect(await refusedCount('413', 'body_too_large')).toBe(metricsBefore + 4);
+  });
+
+  it('that expects 100 Continue is refused 413 without one, so the client never sends it; a body within the limit is continued', async () => {
+    const refused = await rawExchange(
+      stack.service.url,
+      'POST /v3/webhooks HTTP/1.1\r\nHost: door\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\nExpect: 100-continue\r\n\r\n',
+    );
+    expect(refused.status).toBe(413);
+    expect(JSON.parse(refused.body).error.code).toBe('PAYLOAD_TOO_LARGE');
+
+    const { token } = await stack.createAccount();
+    const body = JSON.stringify({ url: 'not a url' });
+    const { hostname, port } = new URL(stack.service.url);
+    const answered = await new Promise<{ continued: boolean; status: number }>((done, failed) => {
+      let continued = false;
+      const request = http.request({
+        host: hostname,
+        port,
+        method: 'POST',
+        path: '/v3/webhooks',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          expect: '100-continue',
+        },
+      });
+      // The body goes only once the server asked for it.
+      request.on('continue', () => {
+        continued = true;
+        request.end(body);
+      });
+      request.on('response', (response) => {
+        response.resume();
+        done({ continued, status: response.statusCode! });
+      });
+      request.on('error', failed);
+    });
+    expect(answered).toEqual({ continued: true, status: 400 });
   });
 });
 
