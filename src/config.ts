@@ -268,6 +268,7 @@ export function loadConfig(env: Env = process.env): Config {
         perSecond: integer(env, 'RATE_LIMIT_UNAUTHENTICATED_PER_SECOND', 5, 1, 1_000_000),
         burst: integer(env, 'RATE_LIMIT_UNAUTHENTICATED_BURST', 20, 1, 1_000_000_000),
       },
+      accountInFlight: integer(env, 'ACCOUNT_REQUESTS_IN_FLIGHT', 4, 1, 10_000),
     },
     trustProxyHops,
     httpServer: httpServer(env, trustProxyHops),

@@ -34,6 +34,8 @@ export interface RateLimits {
   account: RateLimit;
   /** Each client address's, for requests without a valid token. */
   address: RateLimit;
+  /** Requests of one account each API process works on at once; the rest wait their turn (src/api/account-turns.ts). */
+  accountInFlight: number;
 }
 
 /** A byte count as a person reads it: 65536 → "64 KiB", 1048576 → "1 MiB". */

@@ -60,6 +60,11 @@ export const metrics = {
     'Public API requests answered 429, by the limit they were over: account, or address (without a valid token)',
     ['limit'],
   ),
+  requestsWaiting: new Gauge({
+    name: 'http_requests_waiting_for_account_turn',
+    help: 'Public API requests waiting because as many of their account are already running in this process (ACCOUNT_REQUESTS_IN_FLIGHT)',
+    registers: [registry],
+  }),
   connectionsOpen: new Gauge({
     name: 'http_connections_open',
     help: 'Connections open to the HTTP server of this process, WebSockets of relay sessions included',
@@ -83,7 +88,7 @@ export const metrics = {
   httpDuration: histogram('http_request_duration_seconds', 'HTTP request time, by method and route', ['method', 'route']),
   httpAuthDuration: histogram(
     'http_request_auth_seconds',
-    'Time spent authenticating the token and applying the rate limit, per public API request (refused ones too)',
+    "Time spent authenticating the token, applying the rate limit and waiting for the account's turn (ACCOUNT_REQUESTS_IN_FLIGHT), per public API request (refused ones too)",
     [],
     SUB_MILLISECONDS,
   ),

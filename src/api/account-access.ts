@@ -15,6 +15,7 @@ import type { RateLimits } from '../limits';
 import { metrics } from '../metrics';
 import { apiErrors } from './errors';
 import { bearerToken, type ApiContext, type ApiState } from './middleware';
+import { createAccountTurns } from './account-turns';
 import { createRateLimiter, rateLimitHeaders, type RateLimitDecision } from './rate-limits';
 import { createTokenCache } from './token-cache';
 import { createUsageMeter } from './usage-meter';
@@ -61,6 +62,7 @@ export function createAccountAccess(sql: Sql, limits: RateLimits): AccountAccess
   const tokens = createTokenCache(sql);
   const limiter = createRateLimiter(tokens.connection, limits);
   const meter = createUsageMeter(sql);
+  const inTurn = createAccountTurns(limits.accountInFlight);
 
   const refusalFromMemory = (token: string | null, address: string): MemoryRefusal | null => {
     const valid = token === null ? null : validAt(tokens.known(token), Date.now());
@@ -78,34 +80,56 @@ export function createAccountAccess(sql: Sql, limits: RateLimits): AccountAccess
     throw apiErrors.rateLimited(decision.resetSeconds, limited);
   };
 
-  /** Lets the request through to its route, or throws the 401 or 429 that refuses it. */
-  const admit = async (ctx: ApiContext): Promise<void> => {
-    const token = bearerToken(ctx.get('Authorization'));
+  /** The request's grant if its token is valid now; throws the 429 this process can give from memory. */
+  const identify = async (ctx: ApiContext, token: string | null): Promise<TokenGrant | null> => {
     const early = refusalFromMemory(token, ctx.ip);
     if (early) refuse(ctx, early.limit, early.decision);
-    const grant = token === null ? null : await tokens.find(token);
-    const now = Date.now();
-    const valid = validAt(grant, now);
-    const decision = valid ? await limiter.account(valid.accountId) : await limiter.address(ctx.ip);
-    if (!decision.allowed) refuse(ctx, valid ? 'account' : 'address', decision);
+    return validAt(token === null ? null : await tokens.find(token), Date.now());
+  };
+
+  /** No valid token: 429 over the address's limit, else 401. */
+  const refuseUnknown = async (ctx: ApiContext): Promise<never> => {
+    const decision = await limiter.address(ctx.ip);
+    if (!decision.allowed) refuse(ctx, 'address', decision);
     ctx.set(rateLimitHeaders(decision));
-    if (!valid || tokens.revokedSince(token!)) throw apiErrors.unauthorized();
+    throw apiErrors.unauthorized();
+  };
+
+  /** A valid token: 429 over its account's limit, 401 if it was revoked meanwhile, else the request is its account's. */
+  const admit = async (ctx: ApiContext, token: string, valid: TokenGrant): Promise<void> => {
+    const decision = await limiter.account(valid.accountId);
+    if (!decision.allowed) refuse(ctx, 'account', decision);
+    ctx.set(rateLimitHeaders(decision));
+    if (tokens.revokedSince(token)) throw apiErrors.unauthorized();
     ctx.state.accountId = valid.accountId;
     ctx.state.tokenId = valid.tokenId;
     ctx.state.scopes = valid.scopes;
     ctx.state.actor = { tokenId: valid.tokenId, tokenName: valid.tokenName, clientAddress: clientAddress(ctx.ip) };
-    meter.count(valid, tokenPrefix(token!), now);
+    meter.count(valid, tokenPrefix(token), Date.now());
   };
 
+  // A valid token's limiter statement and route run in its account's turn (account-turns.ts), so
+  // that one account's burst holds few places in the queue of the limiter's one connection.
   const authenticate: Middleware<ApiState> = async (ctx, next) => {
+    const token = bearerToken(ctx.get('Authorization'));
     const started = performance.now();
+    // What the token, the limit and the wait for the account's turn cost this request, the route's own work apart.
+    const observe = () => metrics.httpAuthDuration.observe((performance.now() - started) / 1000);
+    let valid: TokenGrant;
     try {
-      await admit(ctx);
-    } finally {
-      // What the token and the limit cost this request, the route's own work apart.
-      metrics.httpAuthDuration.observe((performance.now() - started) / 1000);
+      valid = (await identify(ctx, token)) ?? (await refuseUnknown(ctx));
+    } catch (refusal) {
+      observe();
+      throw refusal;
     }
-    await next();
+    await inTurn(valid.accountId, async () => {
+      try {
+        await admit(ctx, token!, valid);
+      } finally {
+        observe();
+      }
+      await next();
+    });
   };
 
   return {

@@ -971,7 +971,11 @@ describe('every operation an account token reaches, on an app whose limits allow
   it('answers 429 RATE_LIMITED with Retry-After and the RateLimit headers, per account and, without a valid token, per address', async () => {
     const limited = documenting('429');
     expect(limited.length).toBeGreaterThan(0);
-    const access = createAccountAccess(stack.service.sql, { account: { perSecond: 1, burst: 1 }, address: { perSecond: 1, burst: 1 } });
+    const access = createAccountAccess(stack.service.sql, {
+      account: { perSecond: 1, burst: 1 },
+      address: { perSecond: 1, burst: 1 },
+      accountInFlight: 4,
+    });
     await access.start();
     const api = await stack.startApiWith({ access, trustProxyHops: 1 });
     try {

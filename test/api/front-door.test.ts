@@ -19,7 +19,7 @@ import { sample } from '../support/metrics';
 import { waitFor } from '../support/wait';
 
 /** Bursts whose windows (30 s) outlast each test's flood many times over, so that a window never ends mid-flood. */
-const LIMITS: RateLimits = { account: { perSecond: 1, burst: 30 }, address: { perSecond: 1, burst: 30 } };
+const LIMITS: RateLimits = { account: { perSecond: 1, burst: 30 }, address: { perSecond: 1, burst: 30 }, accountInFlight: 4 };
 /** The requests of each flood answered while the database holds everything. */
 const FLOOD = 25;
 

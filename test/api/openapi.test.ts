@@ -58,7 +58,7 @@ const offline: AppDependencies = {
   sql: noDatabase,
   secrets: fixedSecretBox(),
   // Never started: nothing here reaches a route that needs a token.
-  access: createAccountAccess(noDatabase, { account: { perSecond: 1, burst: 1 }, address: { perSecond: 1, burst: 1 } }),
+  access: createAccountAccess(noDatabase, { account: { perSecond: 1, burst: 1 }, address: { perSecond: 1, burst: 1 }, accountInFlight: 4 }),
   workflows: {} as Workflows,
   logger: createLogger('silent'),
   internalApiToken: 'unused',

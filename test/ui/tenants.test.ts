@@ -107,6 +107,7 @@ describe('a 429 in the dashboard', () => {
     const access = createAccountAccess(suite.stack.service.sql, {
       account: { perSecond: 1, burst: 10 },
       address: { perSecond: 1, burst: 10 },
+      accountInFlight: 4,
     });
     await access.start();
     const api = await suite.stack.startApiWith({ access });

@@ -193,6 +193,7 @@ async function drain(
 /** One phase: the quiet account's writes and reads for the phase's length, `beside` them what the phase adds, then their drain. */
 async function runPhase<T>(run: Run, name: NoisyNeighbourPhase['name'], beside: (startAt: number) => Promise<T>) {
   const { target, ctx, lists, receipts } = run;
+  await settleDatabase(target);
   const otherWork = await waitForQuiet(ctx.sampler);
   receipts.quiet = emptyReceipts();
   const poller = target.outcomesPoller(lists.quiet.webhookIds);
@@ -252,6 +253,21 @@ async function steadyWindow(ctx: Context, startAt: number): Promise<Measured> {
   const window = ctx.sampler.window();
   await stack.sleep(startAt + settings.phaseMs - nowMs());
   return window();
+}
+
+/**
+ * Writes out the previous phase's dirty pages and waits for its vacuums (at most the quiet wait),
+ * so that a phase's commits do not pay for the phase before it: the flood after the noisy list
+ * would otherwise be measured beside that list's cleanup.
+ */
+async function settleDatabase(target: ServiceTarget): Promise<void> {
+  await target.sql`CHECKPOINT`;
+  const until = nowMs() + CONFIG.quietWaitMs;
+  while (nowMs() < until) {
+    const [{ running }] = await target.sql<{ running: number }[]>`SELECT count(*)::int AS running FROM pg_stat_progress_vacuum`;
+    if (running === 0) return;
+    await stack.sleep(500);
+  }
 }
 
 /** The quiet account's writes to its list and reads of its webhooks, from `startAt` for the phase. */
