@@ -3,12 +3,14 @@
 // removed; OAuth2 client credentials against a real token endpoint; a client certificate
 // pasted, then read from files, for a receiver that requires mutual TLS. Each change is proven
 // by a ping the receiver checks, and after each save the page holds no credential: not in its
-// text, its markup or its fields.
+// text, its markup or its fields. Saves the screenshot docs/dashboard-and-manual-tools.md shows.
 import { X509Certificate } from 'node:crypto';
+import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { issueClientCert, type Pem } from '../../scripts/lib/tls';
 import type { ReceivedRequest, Receiver } from '../support/receiver';
+import { SCREENSHOTS } from './support/browser';
 import { PHONE, expectText, openWebhook, pageOverflow, useDashboard } from './support/dashboard';
 
 const suite = useDashboard();
@@ -167,6 +169,8 @@ describe("a receiver's credentials in the dashboard", () => {
       expect(await page.getByLabel('Token URL').inputValue()).toBe(tokenUrl);
       expect(await page.getByLabel('Client secret').inputValue()).toBe('');
       await page.getByLabel('Client secret').fill(CLIENT_SECRETS[1]);
+      // docs/dashboard-and-manual-tools.md shows the form as it replaces: names kept, the secret typed again, concealed.
+      await page.locator('section.credentials').screenshot({ path: path.join(SCREENSHOTS, 'dashboard-credentials.png') });
       await page.getByRole('button', { name: 'Save authentication' }).click();
       await expectText(page.locator('.credentials [role=status]'), 'Authentication saved.');
       demanded = ACCESS_TOKENS[1];
