@@ -129,10 +129,14 @@ export function createDeliveryBookkeeping({
   bookkeepingSql,
   client,
   http,
+  credentials,
   secrets,
   logger,
   metrics,
-}: Pick<ActivityDependencies, 'bookkeepingSql' | 'client' | 'http' | 'secrets' | 'logger' | 'metrics'>): DeliveryBookkeeping {
+}: Pick<
+  ActivityDependencies,
+  'bookkeepingSql' | 'client' | 'http' | 'credentials' | 'secrets' | 'logger' | 'metrics'
+>): DeliveryBookkeeping {
   const batcher = createDeliveryBatcher(bookkeepingSql);
   const outcomes = createOutcomeSignals(client);
 
@@ -161,7 +165,12 @@ export function createDeliveryBookkeeping({
         body,
         test: entry.kind === 'test',
       };
-      const exchange = await postSigned(http, message, secrets.open(target.secret, entry.webhookId));
+      const exchange = await postSigned(
+        http,
+        message,
+        secrets.open(target.secret, entry.webhookId),
+        target.credentials === null ? undefined : credentials.credentialsFor(entry.webhookId, target.credentials),
+      );
       const endedAt = Date.now();
       const recorded = await bookkeeping.logAttempt(entry, { ...exchange, endedAt });
       return { result: exchange.result, endedAt, recorded };

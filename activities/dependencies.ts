@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { ProbePlan } from '../src/contract/payloads';
 import type { Sql } from '../src/db/sql';
+import type { CredentialPresenter } from '../src/delivery/credential-presenter';
 import type { HttpSender } from '../src/delivery/sender';
 import type { Logger } from '../src/logger';
 import type { Metrics } from '../src/metrics';
@@ -16,6 +17,8 @@ export interface ActivityDependencies {
    */
   bookkeepingSql: Sql;
   http: HttpSender;
+  /** Receivers' credentials, opened and ready to present (tokens and client-certificate pools), per webhook that has any. */
+  credentials: CredentialPresenter;
   /** Opens the signing secrets read with each attempt (keeping those it opened), and seals them again under the first key. */
   secrets: SecretBox;
   logger: Logger;

@@ -8,7 +8,7 @@ import type { DeliveryResult } from '../src/objects';
 import { startWebhookLifecycle } from '../src/temporal/lifecycle-client';
 import type { ActivityDependencies } from './dependencies';
 
-export function createRegistrationActivities({ sql, http, secrets, client, outcomeSettleMs }: ActivityDependencies) {
+export function createRegistrationActivities({ sql, http, credentials, secrets, client, outcomeSettleMs }: ActivityDependencies) {
   return {
     /**
      * The registration's ping: one attempt, claimed in PostgreSQL before the POST. A run
@@ -33,7 +33,8 @@ export function createRegistrationActivities({ sql, http, secrets, client, outco
         body: pingPayload(request.webhookId),
       };
       // Not logged (the webhook may not exist yet): what came back goes no further than here.
-      return (await postSigned(http, message, secrets.open(claim.secret, claim.webhookId))).result;
+      const presenting = claim.credentials === null ? undefined : credentials.credentialsFor(claim.webhookId, claim.credentials);
+      return (await postSigned(http, message, secrets.open(claim.secret, claim.webhookId), presenting)).result;
     },
 
     abandonRegistration(registrationId: string): Promise<void> {

@@ -13,6 +13,8 @@ export const USAGE_DAYS = 30;
 export const HEALTH_HOURS = 24;
 /** Lists one webhook may be restricted to. */
 export const MAX_LIST_IDS = 50;
+/** Headers a webhook's `auth` of type `headers` may send (DESIGN §19). */
+export const MAX_AUTH_HEADERS = 10;
 export const PUBLIC_BODY_LIMIT_BYTES = 64 * 1024;
 export const INTERNAL_BODY_LIMIT_BYTES = 1024 * 1024;
 /** Members a list may name (internal API). */

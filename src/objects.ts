@@ -66,7 +66,51 @@ export const webhookHealthObject = responseObject({
 });
 export type WebhookHealth = FromSchema<typeof webhookHealthObject>;
 
-/** REPLAY-SENSITIVE: a registration's result carries it (as RegisteredWebhook, `relay` and `health` optional), and `webhook/{id}` its status and pausedReason. */
+/**
+ * How every request to the receiver authenticates, as answered: the kind and what names it,
+ * never a credential (the header values, the client secret). REPLAY-SENSITIVE, in a webhook.
+ */
+export const receiverAuthView = {
+  anyOf: [
+    closedObject(
+      {
+        type: { const: 'headers' },
+        headerNames: { type: 'array', items: { type: 'string' }, description: 'The headers sent with every request, as given' },
+      },
+      { required: ['type', 'headerNames'] },
+    ),
+    closedObject(
+      {
+        type: { const: 'oauth2' },
+        tokenUrl: { type: 'string' },
+        clientId: { type: 'string' },
+        scope: { type: ['string', 'null'] },
+        audience: { type: ['string', 'null'] },
+      },
+      { required: ['type', 'tokenUrl', 'clientId', 'scope', 'audience'] },
+    ),
+    { type: 'null' },
+  ],
+  description:
+    'What authenticates every request to the receiver (docs/api.md, "Receivers behind gateways"); null: nothing but the signature',
+} as const;
+export type ReceiverAuthView = FromSchema<typeof receiverAuthView>;
+
+/** The client certificate every TLS handshake with the receiver presents, as answered: never its key. REPLAY-SENSITIVE, in a webhook. */
+export const clientCertificateView = {
+  anyOf: [
+    responseObject({
+      subject: { type: 'string', description: "The certificate's subject, e.g. CN=sender" },
+      notAfter: { ...timestamp, description: 'When the certificate expires' },
+      fingerprintSha256: { type: 'string', pattern: '^([0-9A-F]{2}:){31}[0-9A-F]{2}$', description: "SHA-256 of the certificate's DER" },
+    }),
+    { type: 'null' },
+  ],
+  description: 'The client certificate of mutual TLS; null: none',
+} as const;
+export type ClientCertificateView = FromSchema<typeof clientCertificateView>;
+
+/** REPLAY-SENSITIVE: a registration's result carries it (as RegisteredWebhook, `relay`, `health`, `auth` and `clientCertificate` optional), and `webhook/{id}` its status and pausedReason. */
 export const webhookObject = responseObject({
   id: { type: 'string', pattern: idPattern('wh') },
   url: {
@@ -82,6 +126,8 @@ export const webhookObject = responseObject({
   createdAt: timestamp,
   updatedAt: timestamp,
   health: webhookHealthObject,
+  auth: receiverAuthView,
+  clientCertificate: clientCertificateView,
 });
 export type Webhook = FromSchema<typeof webhookObject>;
 export type WebhookStatus = Webhook['status'];
@@ -127,6 +173,7 @@ const DELIVERY_ERRORS = [
   'blocked_address',
   'internal',
   'relay_disconnected',
+  'auth_failed',
 ] as const;
 const deliveryErrorSchema = { enum: [...DELIVERY_ERRORS, null] } as const;
 /** A log entry's error: a POST's, or `paused` for a delivery skipped while its webhook was paused. */
@@ -469,6 +516,17 @@ export const auditDetailsObject = closedObject({
   scopes: { type: 'array', items: scopeSchema, description: 'token.created: its scopes' },
   expiresAt: { ...timestampOrNull, description: 'token.created: when it expires; null: never' },
   notificationEmail: { type: ['string', 'null'], description: 'account.updated: the address set; null: cleared' },
+  auth: {
+    anyOf: [
+      closedObject(
+        { type: { enum: ['headers', 'oauth2'] }, headerNames: receiverAuthView.anyOf[0].properties.headerNames },
+        { required: ['type'] },
+      ),
+      { type: 'null' },
+    ],
+    description: 'webhook.created, webhook.updated: the receiver authentication set (its type, and the header names), never a credential',
+  },
+  clientCertificate: { ...clientCertificateView, description: 'webhook.created, webhook.updated: the client certificate set' },
 });
 export type AuditDetails = FromSchema<typeof auditDetailsObject>;
 

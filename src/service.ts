@@ -14,6 +14,7 @@ import { ConfigError, type Config } from './config';
 import { migrate } from './db/migrate';
 import { keyIdsInUse } from './db/sealed-secrets';
 import { createSql, type Sql } from './db/sql';
+import { createCredentialPresenter } from './delivery/credential-presenter';
 import { createHttpSender, type HttpSenderOptions } from './delivery/sender';
 import { traceSends } from './delivery/traced-sender';
 import { createRelayHub, type RelayHub } from './relay/hub';
@@ -142,6 +143,12 @@ function urlPolicy(options: ServiceOptions) {
 const SECRETS_KEPT_OPEN = 10_000;
 
 /**
+ * Webhooks whose receiver credentials a worker keeps opened, each with its OAuth2 token and its
+ * client certificate's connection pool: those delivered to lately.
+ */
+const CREDENTIALS_KEPT_OPEN = 1_000;
+
+/**
  * The connections of a worker's delivery bookkeeping: its four batchers (claims, small writes'
  * rows, large writes' rows, on-demand rows; createDeliveryBatcher) each run one statement at a time.
  */
@@ -156,10 +163,15 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
   });
   const { policy, resolve } = urlPolicy(options);
   const tracing = options.tracing ?? TRACING_OFF;
-  const sender = routeRelayed(
-    createHttpSender({ timeoutMs: config.deliveryTimeoutMs, policy, resolve, ca: options.sender?.ca, userAgent: USER_AGENT }),
-    createRelaySender(sql, { timeoutMs: config.deliveryTimeoutMs, userAgent: USER_AGENT }),
-  );
+  const https = createHttpSender({ timeoutMs: config.deliveryTimeoutMs, policy, resolve, ca: options.sender?.ca, userAgent: USER_AGENT });
+  const sender = routeRelayed(https, createRelaySender(sql, { timeoutMs: config.deliveryTimeoutMs, userAgent: USER_AGENT }));
+  // The box itself, not the remembering one: the presenter keeps what it opened, by its own sealed bytes.
+  const credentials = createCredentialPresenter({
+    dialer: https.dialer,
+    secrets,
+    userAgent: USER_AGENT,
+    maxWebhooks: CREDENTIALS_KEPT_OPEN,
+  });
   const http = tracing.on ? traceSends(sender, tracing) : sender;
   const taskQueue = options.taskQueue ?? TASK_QUEUE;
   const client = new Client({ connection, namespace: config.temporalNamespace, ...clientTracing(tracing) });
@@ -178,6 +190,7 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
       sql,
       bookkeepingSql,
       http,
+      credentials,
       secrets: rememberOpened(secrets, SECRETS_KEPT_OPEN),
       logger: options.logger,
       metrics,
@@ -213,6 +226,7 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
       await running;
       await bookkeepingSql.end({ timeout: 5 });
       await http.close();
+      await credentials.close();
       mailer?.close();
     },
   };

@@ -36,6 +36,21 @@ export async function issueServerCert(ca: Pem, names: string[] = ['localhost', '
   return { cert: pems.cert, key: pems.private };
 }
 
+/** A client certificate (mutual TLS) for `commonName`, signed by `ca`. */
+export async function issueClientCert(ca: Pem, commonName: string): Promise<Pem> {
+  const pems = await generate([{ name: 'commonName', value: commonName }], {
+    algorithm: 'sha256',
+    keySize: 2048,
+    extensions: [
+      { name: 'basicConstraints', cA: false, critical: true },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+      { name: 'extKeyUsage', clientAuth: true },
+    ],
+    ca: { cert: ca.cert, key: ca.key },
+  });
+  return { cert: pems.cert, key: pems.private };
+}
+
 /** A self-signed leaf for `names`: valid names, but no CA anyone trusts vouches for it. */
 export async function createSelfSignedCert(names: string[] = ['localhost', '127.0.0.1', '::1']): Promise<Pem> {
   const pems = await generate([{ name: 'commonName', value: names[0] ?? 'localhost' }], leafOptions(names, {}));

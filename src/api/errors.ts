@@ -82,6 +82,8 @@ export const apiErrors = {
     new ApiError(409, 'RELAY_LIMIT_EXCEEDED', `An account may have at most ${limit} relay sessions: stop a svc-webhooks listen first.`),
   relaySessionNotPausable: () =>
     new ApiError(409, 'RELAY_SESSION', 'A relay session is never paused or reactivated: stop its svc-webhooks listen instead.'),
+  relaySessionWithoutCredentials: () =>
+    new ApiError(409, 'RELAY_SESSION', 'A relay session delivers to your own machine: it presents no receiver credentials.'),
   notARelaySession: () => new ApiError(409, 'NOT_A_RELAY_SESSION', 'This webhook is not a relay session: it has no connection to open.'),
   writeIdReused: () => new ApiError(409, 'WRITE_ID_REUSED', 'This writeId was already used for this list with a different body.'),
   payloadTooLarge: (limitBytes: number) => new ApiError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${limitBytes} bytes.`),

@@ -263,8 +263,10 @@ export function buildOpenApiDocument() {
           operationId: 'registerWebhook',
           summary: 'Register a webhook, or update the one with the same URL',
           description:
-            'Checks run in this order: auth, body schema, URL policy, webhook count, listIds ownership, then a signed ping ' +
-            'to the URL, which must answer 2xx.',
+            'Checks run in this order: auth, body schema (with the receiver credentials: header names, token URL, PEM), ' +
+            'URL policy, webhook count, listIds ownership, then a signed ping to the URL, which must answer 2xx. ' +
+            '`auth` and `clientCertificate` are presented by every request to the receiver, the ping first; they are ' +
+            'stored sealed and never answered back. A token that cannot be fetched fails the ping: 422, reason auth_failed.',
           security: account,
           requestBody: body('RegisterWebhookBody'),
           responses: withToken(
@@ -288,14 +290,16 @@ export function buildOpenApiDocument() {
         },
         patch: {
           operationId: 'updateWebhook',
-          summary: 'Reactivate or pause; change events or listIds',
+          summary: 'Reactivate or pause; change events, listIds, or the receiver credentials (auth, clientCertificate; null removes)',
           security: account,
           requestBody: body('UpdateWebhookBody'),
           responses: withToken(
             {
               200: ok('The webhook after the change', ref('Webhook')),
               400: errors('Invalid request', ['MALFORMED_JSON', 'VALIDATION_FAILED', 'INVALID_LIST_IDS']),
-              409: errors('A status for a relay session, which is never paused', ['RELAY_SESSION']),
+              409: errors('A status or receiver credentials for a relay session, which is never paused and presents none', [
+                'RELAY_SESSION',
+              ]),
               ...webhookNotFound,
             },
             PUBLIC_BODY_LIMIT_BYTES,

@@ -5,7 +5,7 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import type { FromSchema } from 'json-schema-to-ts';
 import { idPattern, type IdPrefix } from '../ids';
-import { MAX_LIST_IDS, MAX_LIST_MEMBERS } from '../limits';
+import { MAX_AUTH_HEADERS, MAX_LIST_IDS, MAX_LIST_MEMBERS } from '../limits';
 import {
   auditActionSchema,
   closedObject,
@@ -23,7 +23,8 @@ import { SCOPES } from '../scopes';
 import { TOPICS } from '../topics';
 import { apiErrors } from './errors';
 
-const ajv = new Ajv2020({ allErrors: false, strict: true });
+// discriminator: a receiver's `auth` is judged by the branch its `type` names, and its errors are that branch's.
+const ajv = new Ajv2020({ allErrors: false, strict: true, discriminator: true });
 
 const events = { type: 'array', minItems: 1, maxItems: TOPICS.length, uniqueItems: true, items: topicSchema } as const;
 const listIds = { type: 'array', maxItems: MAX_LIST_IDS, uniqueItems: true, items: id } as const;
@@ -32,11 +33,78 @@ const nameText = { type: 'string', minLength: 1, pattern: '^[^\\u0000]*$', descr
 
 // ---- requests ----
 
+/**
+ * Text a header can carry and a form can hold: no control characters (C0, DEL, C1), nothing
+ * beyond Latin-1 (HTTP sends each character as one byte: undici refuses any other).
+ */
+const HEADER_TEXT = '^[\\u0020-\\u007e\\u00a0-\\u00ff]*$';
+const headerText = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, pattern: HEADER_TEXT }) as const;
+
+/**
+ * What authenticates every request to the receiver (DESIGN §19), told apart by `type`; the
+ * rules past the schema (header names, token URL, PEM) are src/delivery/receiver-credentials.ts's.
+ */
+const receiverAuthInput = {
+  type: ['object', 'null'],
+  discriminator: { propertyName: 'type' },
+  required: ['type'],
+  properties: { type: { enum: ['headers', 'oauth2'] } },
+  oneOf: [
+    closedObject(
+      {
+        type: { const: 'headers' },
+        headers: {
+          type: 'object',
+          minProperties: 1,
+          maxProperties: MAX_AUTH_HEADERS,
+          propertyNames: { maxLength: 256 },
+          additionalProperties: headerText(1024),
+          description: `1 to ${MAX_AUTH_HEADERS} headers sent with every request: names RFC 9110 tokens, values 1 to 1024 characters`,
+        },
+      },
+      { required: ['type', 'headers'] },
+    ),
+    closedObject(
+      {
+        type: { const: 'oauth2' },
+        tokenUrl: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 2048,
+          description: 'https: URL of the token endpoint (client credentials grant)',
+        },
+        clientId: headerText(1024),
+        clientSecret: headerText(1024),
+        scope: headerText(1024),
+        audience: headerText(1024),
+      },
+      { required: ['type', 'tokenUrl', 'clientId', 'clientSecret'] },
+    ),
+  ],
+  description: 'Credentials every request to the receiver presents; null: none (the default). Never answered back',
+} as const;
+
+const clientCertificateInput = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  required: ['certificate', 'privateKey'],
+  properties: {
+    certificate: { type: 'string', minLength: 1, maxLength: 16384, description: 'PEM: the certificate, then any intermediates' },
+    privateKey: { type: 'string', minLength: 1, maxLength: 16384, description: 'PEM: its unencrypted private key' },
+  },
+  description: 'The client certificate of mutual TLS; null: none (the default). The key is never answered back',
+} as const;
+
 export const registerWebhookBody = closedObject(
   {
     url: { type: 'string', minLength: 1, maxLength: 2048, description: 'Absolute https: URL of the receiver' },
     events: { ...events, description: 'Topics; default ["list.changed"]' },
     listIds: { ...listIds, description: "Lists to restrict deliveries to; empty or omitted: all of the account's lists" },
+    auth: { ...receiverAuthInput, description: `${receiverAuthInput.description}; omitted: a webhook registered again keeps its own` },
+    clientCertificate: {
+      ...clientCertificateInput,
+      description: `${clientCertificateInput.description}; omitted: a webhook registered again keeps its own`,
+    },
   },
   { required: ['url'] },
 );
@@ -47,6 +115,8 @@ export const updateWebhookBody = closedObject(
     status: { type: 'string', enum: ['active', 'paused'], description: 'active reactivates (count reset); paused pauses by hand' },
     events,
     listIds,
+    auth: { ...receiverAuthInput, description: `${receiverAuthInput.description}; omitted: unchanged` },
+    clientCertificate: { ...clientCertificateInput, description: `${clientCertificateInput.description}; omitted: unchanged` },
   },
   { minProperties: 1 },
 );

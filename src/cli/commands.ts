@@ -1,8 +1,9 @@
 // The command line's commands, each a call or two of the typed client (src/client). With
 // --json each prints what the API answered; otherwise a table or lines a person reads.
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiSchemas, operations } from '../client';
-import { arg, flag, list, must, requiredFlag, type CommandContext } from './context';
+import { UsageError, arg, flag, list, must, repeatedFlag, requiredFlag, type CommandContext } from './context';
 import { listen } from './listen';
 import { describeResult, fields, table, type Columns } from './output';
 
@@ -15,6 +16,12 @@ type Topic = Webhook['events'][number];
 type Scope = ApiSchemas['ApiToken']['scopes'][number];
 type LogEntry = ApiSchemas['DeliveryPage']['data'][number];
 type LogQuery = NonNullable<operations['listDeliveries']['parameters']['query']>;
+type Credentials = Pick<ApiSchemas['UpdateWebhookBody'], 'auth' | 'clientCertificate'>;
+/**
+ * `auth: null`, which removes it: the API takes it, but the type generated for `auth` lacks the
+ * null (its schema's oneOf lists the two kinds alone).
+ */
+const NO_AUTH = null as unknown as Credentials['auth'];
 
 const WEBHOOK_COLUMNS: Columns<Webhook> = [
   ['ID', 'id'],
@@ -45,6 +52,56 @@ const onDelivery = (ctx: CommandContext) => ({
 /** Changes the webhook the command names (`<webhook-id>`) and answers it as it now is. */
 async function patchWebhook(ctx: CommandContext, body: ApiSchemas['UpdateWebhookBody']): Promise<Webhook> {
   return must(await ctx.client.PATCH('/v3/webhooks/{id}', { ...onWebhook(arg(ctx, 0, 'webhook id')), body }));
+}
+
+/** `--header "Name: value"`s as one object; never echoing a value, which may be the credential. */
+function headersOf(given: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const header of given) {
+    const colon = header.indexOf(':');
+    if (colon < 1) throw new UsageError('--header takes "Name: value"');
+    const name = header.slice(0, colon).trim();
+    if (Object.hasOwn(headers, name)) throw new UsageError(`--header ${name} is given twice`);
+    headers[name] = header.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+/**
+ * The receiver's credentials the flags set: --header ..., or the --oauth2-* ones; --client-cert
+ * with --client-key (files of PEM); --no-auth and --no-client-cert remove them. None: unchanged.
+ */
+function credentialsOf(ctx: CommandContext): Credentials {
+  const credentials: Credentials = {};
+  const headers = repeatedFlag(ctx, 'header');
+  const oauth2 = ['token-url', 'client-id', 'client-secret', 'scope', 'audience'].some((name) => flag(ctx, `oauth2-${name}`) !== undefined);
+  const removeAuth = ctx.flags['no-auth'] === true;
+  if (Number(headers.length > 0) + Number(oauth2) + Number(removeAuth) > 1) {
+    throw new UsageError('--header, --oauth2-* and --no-auth exclude each other');
+  }
+  if (headers.length > 0) credentials.auth = { type: 'headers', headers: headersOf(headers) };
+  if (oauth2) {
+    credentials.auth = {
+      type: 'oauth2',
+      tokenUrl: requiredFlag(ctx, 'oauth2-token-url'),
+      clientId: requiredFlag(ctx, 'oauth2-client-id'),
+      clientSecret: requiredFlag(ctx, 'oauth2-client-secret'),
+      scope: flag(ctx, 'oauth2-scope'),
+      audience: flag(ctx, 'oauth2-audience'),
+    };
+  }
+  if (removeAuth) credentials.auth = NO_AUTH;
+
+  const certificate = flag(ctx, 'client-cert');
+  const key = flag(ctx, 'client-key');
+  const removeCertificate = ctx.flags['no-client-cert'] === true;
+  if ((certificate === undefined) !== (key === undefined)) throw new UsageError('--client-cert and --client-key go together');
+  if (certificate !== undefined && removeCertificate) throw new UsageError('--client-cert and --no-client-cert exclude each other');
+  if (certificate !== undefined) {
+    credentials.clientCertificate = { certificate: readFileSync(certificate, 'utf8'), privateKey: readFileSync(key!, 'utf8') };
+  }
+  if (removeCertificate) credentials.clientCertificate = null;
+  return credentials;
 }
 
 async function deliveriesPage(ctx: CommandContext, webhookId: string, query: LogQuery) {
@@ -100,20 +157,26 @@ export const COMMANDS: Record<string, { usage: string; run: (ctx: CommandContext
     },
   },
   'webhooks create': {
-    usage: 'webhooks create <https-url> [--events t1,t2] [--lists l1,l2]',
+    usage: 'webhooks create <https-url> [--events t1,t2] [--lists l1,l2] [receiver credentials: see --help]',
     async run(ctx) {
-      const body = { url: arg(ctx, 0, 'URL'), events: list(flag(ctx, 'events')) as Topic[] | undefined, listIds: list(flag(ctx, 'lists')) };
+      const body = {
+        url: arg(ctx, 0, 'URL'),
+        events: list(flag(ctx, 'events')) as Topic[] | undefined,
+        listIds: list(flag(ctx, 'lists')),
+        ...credentialsOf(ctx),
+      };
       const webhook = must(await ctx.client.POST('/v3/webhooks', { body }));
       print(ctx, webhook, () => `${fields(webhook)}\nThe secret is shown this once: store it now.`);
     },
   },
   'webhooks update': {
-    usage: 'webhooks update <webhook-id> [--events t1,t2] [--lists l1,l2] [--status active|paused]',
+    usage: 'webhooks update <webhook-id> [--events t1,t2] [--lists l1,l2] [--status active|paused] [receiver credentials: see --help]',
     async run(ctx) {
       const webhook = await patchWebhook(ctx, {
         events: list(flag(ctx, 'events')) as Topic[] | undefined,
         listIds: list(flag(ctx, 'lists')),
         status: flag(ctx, 'status') as Webhook['status'] | undefined,
+        ...credentialsOf(ctx),
       });
       print(ctx, webhook, () => fields(webhook));
     },

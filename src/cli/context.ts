@@ -22,7 +22,7 @@ export interface CommandContext {
   apiUrl: string;
   /** The words after the command's own, such as a webhook id. */
   args: string[];
-  flags: Record<string, string | boolean | undefined>;
+  flags: Record<string, string | boolean | string[] | undefined>;
   json: boolean;
   out: (line: string) => void;
   /** Resolves when the command should stop following (tail): Ctrl-C. */
@@ -51,6 +51,12 @@ export function arg(ctx: CommandContext, index: number, name: string): string {
 export function flag(ctx: CommandContext, name: string): string | undefined {
   const value = ctx.flags[name];
   return typeof value === 'string' ? value : undefined;
+}
+
+/** Every value of a flag that may be given more than once, in order. */
+export function repeatedFlag(ctx: CommandContext, name: string): string[] {
+  const value = ctx.flags[name];
+  return Array.isArray(value) ? value : [];
 }
 
 export function requiredFlag(ctx: CommandContext, name: string): string {

@@ -28,6 +28,16 @@ const OPTIONS = {
   'expires-at': { type: 'string' },
   scopes: { type: 'string' },
   'forward-to': { type: 'string' },
+  header: { type: 'string', multiple: true },
+  'oauth2-token-url': { type: 'string' },
+  'oauth2-client-id': { type: 'string' },
+  'oauth2-client-secret': { type: 'string' },
+  'oauth2-scope': { type: 'string' },
+  'oauth2-audience': { type: 'string' },
+  'client-cert': { type: 'string' },
+  'client-key': { type: 'string' },
+  'no-auth': { type: 'boolean' },
+  'no-client-cert': { type: 'boolean' },
 } as const;
 
 const USAGE = [
@@ -35,6 +45,11 @@ const USAGE = [
   '',
   '  login [--api-url URL] [--token TOKEN]',
   ...Object.values(COMMANDS).map((command) => `  ${command.usage}`),
+  '',
+  'webhooks create and update set the receiver\'s credentials with [--header "Name: value"]... or',
+  '--oauth2-token-url URL --oauth2-client-id ID --oauth2-client-secret SECRET [--oauth2-scope S]',
+  '[--oauth2-audience A], and --client-cert FILE --client-key FILE (PEM); --no-auth and',
+  '--no-client-cert remove them.',
   '',
   'Every command takes --api-url, --token (else SVC_WEBHOOKS_API_URL, SVC_WEBHOOKS_TOKEN, else what',
   'login saved) and --json (the API objects, as it answered them).',

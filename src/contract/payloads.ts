@@ -46,10 +46,12 @@ export interface RegistrationPing {
 }
 
 /**
- * The webhook a registration stored. `relay` and `health` came later (a registration never
- * makes a relay session; its health is as it was when stored): results recorded before lack them.
+ * The webhook a registration stored. `relay`, `health`, `auth` and `clientCertificate` came later
+ * (a registration never makes a relay session; its health is as it was when stored; `auth` and
+ * `clientCertificate` name credentials, never hold one): results recorded before lack them.
  */
-export type RegisteredWebhook = Omit<Webhook, 'relay' | 'health'> & { relay?: boolean; health?: Webhook['health'] };
+export type RegisteredWebhook = Omit<Webhook, 'relay' | 'health' | 'auth' | 'clientCertificate'> &
+  Partial<Pick<Webhook, 'relay' | 'health' | 'auth' | 'clientCertificate'>>;
 
 export type RegistrationResult =
   | { outcome: 'created' | 'updated'; webhook: RegisteredWebhook }

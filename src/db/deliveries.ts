@@ -15,7 +15,7 @@ import type {
 import type { SealedSecret } from '../secret-keys';
 import { recordAudit, type AuditRecord } from './audit-log';
 import { addReportedFailures, failuresToReset, reportsFailure } from './failure-count';
-import { sealedSecretOf, type SealedColumns } from './sealed-secrets';
+import { sealedCredentialsOf, sealedSecretOf, type SealedColumns, type SealedCredentialsColumns } from './sealed-secrets';
 import type { Db, Sql } from './sql';
 import { hourOf } from './webhook-health';
 import { newestFirstPage, type PageQuery } from './pages';
@@ -24,7 +24,8 @@ import { newestFirstPage, type PageQuery } from './pages';
 
 /** Where and how to sign a delivery to the webhook, and whether it is active; null once it is deleted. */
 export async function findDeliveryTarget(sql: Db, webhookId: string): Promise<DeliveryTarget | null> {
-  const [row] = await sql<TargetRow[]>`SELECT url, status, secret_key_id, secret_sealed FROM webhooks WHERE id = ${webhookId}`;
+  const [row] = await sql<TargetRow[]>`
+    SELECT url, status, secret_key_id, secret_sealed, credentials_key_id, credentials_sealed FROM webhooks WHERE id = ${webhookId}`;
   return row ? toTarget(row) : null;
 }
 
@@ -32,13 +33,19 @@ export interface DeliveryTarget {
   url: string;
   /** Sealed: the activity opens it just before it signs. */
   secret: SealedSecret;
+  /** The credentials every request to the receiver presents, sealed; null for none (read in the same statement). */
+  credentials: SealedSecret | null;
   status: WebhookStatus;
 }
 
-type TargetRow = Omit<DeliveryTarget, 'secret'> & SealedColumns;
+type TargetRow = Omit<DeliveryTarget, 'secret' | 'credentials'> & SealedColumns & SealedCredentialsColumns;
 
-export function toTarget({ secret_key_id, secret_sealed, ...target }: TargetRow): DeliveryTarget {
-  return { ...target, secret: sealedSecretOf({ secret_key_id, secret_sealed }) };
+export function toTarget({ secret_key_id, secret_sealed, credentials_key_id, credentials_sealed, ...target }: TargetRow): DeliveryTarget {
+  return {
+    ...target,
+    secret: sealedSecretOf({ secret_key_id, secret_sealed }),
+    credentials: sealedCredentialsOf({ credentials_key_id, credentials_sealed }),
+  };
 }
 
 /** One event delivery's attempt, to be claimed before its POST. */
@@ -67,14 +74,15 @@ export async function claimDeliveries(sql: Db, claims: readonly DeliveryClaim[])
     WITH wanted AS (
       SELECT DISTINCT webhook_id, delivery_id FROM jsonb_to_recordset(${sql.json(wanted)}) AS c(webhook_id text, delivery_id text)
     ), target AS (
-      SELECT wanted.delivery_id, w.url, w.secret_key_id, w.secret_sealed, w.status, w.relay
+      SELECT wanted.delivery_id, w.url, w.secret_key_id, w.secret_sealed, w.credentials_key_id, w.credentials_sealed, w.status, w.relay
       FROM wanted JOIN webhooks w ON w.id = wanted.webhook_id
     ), claim AS (
       INSERT INTO delivery_claims (delivery_id, skipped) SELECT delivery_id, status <> 'active' FROM target
       ON CONFLICT (delivery_id) DO NOTHING
       RETURNING delivery_id
     )
-    SELECT target.delivery_id AS "deliveryId", url, secret_key_id, secret_sealed, status, relay, claim.delivery_id IS NOT NULL AS claimed,
+    SELECT target.delivery_id AS "deliveryId", url, secret_key_id, secret_sealed, credentials_key_id, credentials_sealed, status, relay,
+           claim.delivery_id IS NOT NULL AS claimed,
            -- Read only for a claim taken before (this statement does not see its own insert).
            CASE WHEN claim.delivery_id IS NULL
                 THEN coalesce((SELECT c.skipped FROM delivery_claims c WHERE c.delivery_id = target.delivery_id), false)

@@ -6,7 +6,7 @@ import type { PendingQuery, Row } from 'postgres';
 import type { AuditActor, Recovery, RecoveryStatus, RecoveryStoppedReason } from '../objects';
 import { recordAudit } from './audit-log';
 import type { DeliveryTarget } from './deliveries';
-import { sealedSecretOrNull, type SealedColumnsOrNull } from './sealed-secrets';
+import { sealedCredentialsOf, sealedSecretOrNull, type SealedColumnsOrNull, type SealedCredentialsColumns } from './sealed-secrets';
 import type { Db, Sql, Tx } from './sql';
 
 interface RecoveryRow {
@@ -236,10 +236,12 @@ export type RecoveryClaim =
  */
 export async function claimRecoverySend(sql: Db, send: RecoverySendClaim): Promise<RecoveryClaim> {
   const [row] = await sql<
-    (Partial<ItemRow> & SealedColumnsOrNull & { url: string | null; webhook_status: string | null; recovery_status: string | null })[]
+    (Partial<ItemRow> &
+      SealedColumnsOrNull &
+      SealedCredentialsColumns & { url: string | null; webhook_status: string | null; recovery_status: string | null })[]
   >`
     WITH target AS (
-      SELECT url, secret_key_id, secret_sealed, status FROM webhooks WHERE id = ${send.webhookId}
+      SELECT url, secret_key_id, secret_sealed, credentials_key_id, credentials_sealed, status FROM webhooks WHERE id = ${send.webhookId}
     ), recovery AS (
       SELECT status FROM recoveries WHERE id = ${send.recoveryId}
     ), claimed AS (
@@ -248,7 +250,8 @@ export async function claimRecoverySend(sql: Db, send: RecoverySendClaim): Promi
         AND (SELECT status FROM target) = 'active' AND (SELECT status FROM recovery) = 'running'
       RETURNING redelivery_of, event, list_id, cursor, at
     )
-    SELECT target.url, target.secret_key_id, target.secret_sealed, target.status AS webhook_status, (SELECT status FROM recovery) AS recovery_status, claimed.*
+    SELECT target.url, target.secret_key_id, target.secret_sealed, target.credentials_key_id, target.credentials_sealed,
+           target.status AS webhook_status, (SELECT status FROM recovery) AS recovery_status, claimed.*
     FROM (SELECT 1) AS one LEFT JOIN target ON true LEFT JOIN claimed ON true`;
   if (row.webhook_status === null) return { claimed: false, because: 'webhook_deleted' };
   if (row.webhook_status !== 'active') return { claimed: false, because: 'webhook_paused' };
@@ -256,7 +259,7 @@ export async function claimRecoverySend(sql: Db, send: RecoverySendClaim): Promi
   if (row.redelivery_of === undefined || row.redelivery_of === null) return { claimed: false, because: 'attempted_before' };
   return {
     claimed: true,
-    target: { url: row.url!, secret: sealedSecretOrNull(row)!, status: 'active' },
+    target: { url: row.url!, secret: sealedSecretOrNull(row)!, credentials: sealedCredentialsOf(row), status: 'active' },
     item: toItem(row as ItemRow),
   };
 }

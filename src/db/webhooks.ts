@@ -1,11 +1,21 @@
 import type { PendingQuery, Row } from 'postgres';
 import type { Topic } from '../topics';
-import type { AuditActor, Notice, NoticeType, Webhook } from '../objects';
+import type { AuditActor, ClientCertificateView, Notice, NoticeType, ReceiverAuthView, Webhook } from '../objects';
+import {
+  applyChange,
+  auditedCredentials,
+  changed,
+  isChange,
+  openCredentials,
+  storedCredentials,
+  type CredentialsChange,
+  type StoredCredentials,
+} from '../delivery/receiver-credentials';
 import type { WebhookLifecycleState } from '../contract/payloads';
-import type { SealedSecret } from '../secret-keys';
+import type { SealedSecret, SecretBox } from '../secret-keys';
 import { recordAudit, type AuditRecord } from './audit-log';
 import { storedFailureCount, storeFailureCount } from './failure-count';
-import { sealedSecretOf, type SealedColumns } from './sealed-secrets';
+import { sealedCredentialsOf, sealedSecretOf, type SealedColumns, type SealedCredentialsColumns } from './sealed-secrets';
 import { insertNotice, type NoticeMailState } from './notices';
 import type { Db, Sql } from './sql';
 import { healthColumns, toHealth, type HealthRow } from './webhook-health';
@@ -23,9 +33,12 @@ export interface WebhookRow extends HealthRow {
   relay: boolean;
   created_at: Date;
   updated_at: Date;
+  auth: ReceiverAuthView;
+  client_certificate: ClientCertificateView;
 }
 
-// Every column but the sealed secret, which only the activities (to sign) and the registration reply read.
+// Every column but the sealed secret and credentials, which only the activities (to sign, to
+// present) and the registration reply read; `auth` and `client_certificate` hold no credential.
 const STORED_COLUMNS = [
   'id',
   'url',
@@ -37,6 +50,8 @@ const STORED_COLUMNS = [
   'relay',
   'created_at',
   'updated_at',
+  'auth',
+  'client_certificate',
 ];
 
 /** What toWebhook reads, in a SELECT from `webhooks` or the RETURNING of a write to it: the columns and the health. */
@@ -57,6 +72,8 @@ export function toWebhook(row: WebhookRow): Webhook {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     health: toHealth(row),
+    auth: row.auth,
+    clientCertificate: row.client_certificate,
   };
 }
 
@@ -91,27 +108,53 @@ export async function findSealedSecret(sql: Db, webhookId: string): Promise<Seal
   return row ? sealedSecretOf(row) : null;
 }
 
+/** What a PATCH sets besides the status (which belongs to the per-webhook workflow). */
+export interface WebhookSettings {
+  events?: Topic[];
+  listIds?: string[];
+  credentials: CredentialsChange;
+}
+
 /**
- * PATCH of events and listIds, recorded as webhook.updated with the fields set; the status
- * belongs to the per-webhook workflow. A webhook deleted meanwhile is left so.
+ * PATCH of events, listIds and the receiver's credentials, recorded as webhook.updated with the
+ * fields set (of credentials, only that they changed: the kind, the header names, the
+ * certificate's view). Credentials are read, changed and sealed again under the row's lock, so
+ * that two changes of them never lose one another. A webhook deleted meanwhile is left so.
  */
-export function updateSubscription(
+export function updateWebhookSettings(
   sql: Sql,
+  secrets: SecretBox,
   webhookId: string,
-  { events, listIds }: { events?: Topic[]; listIds?: string[] },
+  { events, listIds, credentials: change }: WebhookSettings,
   actor: AuditActor,
 ): Promise<void> {
   return sql.begin(async (tx) => {
-    const [row] = await tx<{ accountId: string }[]>`
+    const [row] = await tx<(SealedCredentialsColumns & { accountId: string })[]>`
+      SELECT account_id AS "accountId", credentials_key_id, credentials_sealed FROM webhooks WHERE id = ${webhookId} FOR UPDATE`;
+    if (!row) return;
+    const stored = isChange(change)
+      ? storedCredentials(secrets, applyChange(openCredentials(secrets, sealedCredentialsOf(row), webhookId), change), webhookId)
+      : null;
+    await tx`
       UPDATE webhooks SET events = COALESCE(${events ?? null}, events),
                           list_ids = COALESCE(${listIds ?? null}, list_ids),
+                          ${stored ? tx`${credentialColumns(tx, stored)},` : tx``}
                           updated_at = now()
-      WHERE id = ${webhookId}
-      RETURNING account_id AS "accountId"`;
-    if (!row) return;
-    const details = { ...(events && { events }), ...(listIds && { listIds }) };
+      WHERE id = ${webhookId}`;
+    const details = { ...(events && { events }), ...(listIds && { listIds }), ...(stored && auditedCredentials(stored, changed(change))) };
     await recordAudit(tx, { accountId: row.accountId, action: 'webhook.updated', target: webhookTarget(webhookId), actor, details });
   });
+}
+
+/** The SET of a webhook's (or a registration's) four credential columns. */
+export function credentialColumns(sql: Db, { auth, clientCertificate, sealed }: StoredCredentials): Fragment {
+  return sql`auth = ${jsonOrNull(sql, auth)}, client_certificate = ${jsonOrNull(sql, clientCertificate)},
+             credentials_key_id = ${sealed?.keyId ?? null}, credentials_sealed = ${sealed?.sealed ?? null}`;
+}
+
+/** A jsonb value, or SQL's NULL for null (sql.json(null) would store JSON's null). */
+export function jsonOrNull(sql: Db, value: ReceiverAuthView | ClientCertificateView) {
+  return value === null ? null : sql.json(value);
 }
 
 /**

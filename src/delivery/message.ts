@@ -1,7 +1,7 @@
 // What a receiver gets: the exact body (its key order is part of the contract) and the signed
 // headers of docs/api.md, "Receiving webhooks", in one POST.
 import type { Topic } from '../topics';
-import type { HttpExchange, HttpSender } from './sender';
+import type { HttpExchange, HttpSender, RequestCredentials } from './sender';
 import { signPayload } from './signing';
 
 export function pingPayload(webhookId: string, at: Date = new Date()): string {
@@ -25,13 +25,26 @@ export interface SignedMessage {
   test?: boolean;
 }
 
-/** One signed POST of an event or ping. The exchange's request holds the signature, never the secret. */
-export function postSigned(http: HttpSender, message: SignedMessage, secret: string): Promise<HttpExchange> {
-  return http.post(message.url, message.body, {
-    'svc-event': message.event,
-    'svc-signature': signPayload(message.body, secret),
-    'svc-delivery': message.deliveryId,
-    'svc-webhook': message.webhookId,
-    ...(message.test ? { 'svc-test': '1' } : {}),
-  });
+/**
+ * One signed POST of an event or ping, presenting the receiver's credentials when its webhook
+ * has any. The exchange's request holds the signature, never the secret nor a credential.
+ */
+export function postSigned(
+  http: HttpSender,
+  message: SignedMessage,
+  secret: string,
+  credentials?: RequestCredentials,
+): Promise<HttpExchange> {
+  return http.post(
+    message.url,
+    message.body,
+    {
+      'svc-event': message.event,
+      'svc-signature': signPayload(message.body, secret),
+      'svc-delivery': message.deliveryId,
+      'svc-webhook': message.webhookId,
+      ...(message.test ? { 'svc-test': '1' } : {}),
+    },
+    credentials,
+  );
 }

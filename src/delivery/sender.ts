@@ -1,12 +1,14 @@
 // The one outbound HTTP client (pings and deliveries), as docs/api.md decides: one attempt,
-// https only, checked addresses only, no redirects, one overall deadline, body capped. It
-// says what was sent and what came back, for the delivery log only.
+// https only, checked addresses only, no redirects, one overall deadline, body capped; and the
+// receiver's credentials presented, when its webhook has any. It says what was sent and what
+// came back, for the delivery log only.
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
-import { Agent, buildConnector, request } from 'undici';
+import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import type { DeliveryError, DeliveryResult, ReceivedResponse, SentRequest } from '../objects';
+import type { ClientCertificate } from './receiver-credentials';
 import { KEPT_BODY_BYTES, captureResponse, type ResponseCapture } from './response-capture';
 import {
   type AddressPolicy,
@@ -28,8 +30,27 @@ export interface HttpExchange {
   response: ReceivedResponse | null;
 }
 
+/**
+ * What a request presents besides its signature (docs/api.md, "Receivers behind gateways"):
+ * headers, sent but logged with their values redacted, and for mutual TLS the pool whose
+ * handshakes present the client certificate.
+ */
+export interface Presented {
+  /** Lower-case names, as the service's own. */
+  headers: Record<string, string> | null;
+  dispatcher: Dispatcher | null;
+}
+
+/** A webhook's credentials as a request presents them (src/delivery/credential-presenter.ts). */
+export interface RequestCredentials {
+  /** What to present, within `signal`; rejects when that cannot be had, and nothing is sent (`auth_failed`). */
+  present(signal: AbortSignal): Promise<Presented>;
+  /** The receiver answered 401 to `presented`: whether to present afresh and send once more. */
+  refused(presented: Presented): boolean;
+}
+
 export interface HttpSender {
-  post(url: string, body: string, headers: Record<string, string>): Promise<HttpExchange>;
+  post(url: string, body: string, headers: Record<string, string>, credentials?: RequestCredentials): Promise<HttpExchange>;
   close(): Promise<void>;
 }
 
@@ -42,34 +63,58 @@ export interface HttpSenderOptions {
   userAgent: string;
 }
 
+/** Connection pools whose every connection goes to a checked address (the SSRF policy at each dial). */
+export interface Dialer {
+  /** The pool every request uses unless it presents a client certificate. */
+  readonly agent: Dispatcher;
+  /** A pool of its own whose handshakes present `certificate`, dialled the same way; its owner closes it. */
+  clientAgent(certificate: ClientCertificate): Agent;
+}
+
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-export function createHttpSender(options: HttpSenderOptions): HttpSender {
-  const { timeoutMs, policy, userAgent } = options;
-  const resolve = options.resolve ?? systemResolver;
+/** What a header's value is logged as when it carries a credential. */
+export const REDACTED = '[redacted]';
 
-  const dialTls = buildConnector({ timeout: timeoutMs, ...trustOptions(options.ca) });
+export function createDialer({ timeoutMs, policy, resolve = systemResolver, ca }: Omit<HttpSenderOptions, 'userAgent'>): Dialer {
+  const trust = trustOptions(ca);
 
   // Every new connection goes through here, IP literals included (a `lookup` hook never
   // sees those). The name is resolved exactly once and the socket goes to the address
   // that was checked, so a second DNS answer cannot redirect us (DNS rebinding).
-  const connect: buildConnector.connector = (target, callback) => {
-    // The lookup is part of the dial: bounded like the rest of it (buildConnector's own
-    // timeout starts only once we call dialTls).
-    withTimeout(resolveAllowedAddresses(target.hostname, policy, resolve), timeoutMs, () => connectTimeout(target.hostname))
-      .then(([address]) => {
-        const isLiteral = net.isIP(target.hostname) !== 0;
-        // servername keeps SNI and certificate verification on the name, not the address.
-        dialTls({ ...target, hostname: address, servername: isLiteral ? undefined : target.hostname }, callback);
-      })
-      .catch((err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null));
+  const checkedConnector = (dialTls: buildConnector.connector): buildConnector.connector => {
+    return (target, callback) => {
+      // The lookup is part of the dial: bounded like the rest of it (buildConnector's own
+      // timeout starts only once we call dialTls).
+      withTimeout(resolveAllowedAddresses(target.hostname, policy, resolve), timeoutMs, () => connectTimeout(target.hostname))
+        .then(([address]) => {
+          const isLiteral = net.isIP(target.hostname) !== 0;
+          // servername keeps SNI and certificate verification on the name, not the address.
+          dialTls({ ...target, hostname: address, servername: isLiteral ? undefined : target.hostname }, callback);
+        })
+        .catch((err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null));
+    };
   };
+  const pool = (clientTls: { cert?: string; key?: string }) =>
+    new Agent({
+      connect: checkedConnector(buildConnector({ timeout: timeoutMs, ...trust, ...clientTls })),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
 
-  const agent = new Agent({ connect, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  return {
+    agent: pool({}),
+    clientAgent: ({ certificate, privateKey }) => pool({ cert: certificate, key: privateKey }),
+  };
+}
 
-  async function post(url: string, body: string, headers: Record<string, string>): Promise<HttpExchange> {
+export function createHttpSender(options: HttpSenderOptions): HttpSender & { readonly dialer: Dialer } {
+  const { timeoutMs, userAgent } = options;
+  const dialer = createDialer(options);
+
+  async function post(url: string, body: string, headers: Record<string, string>, credentials?: RequestCredentials): Promise<HttpExchange> {
     const started = performance.now();
-    const sent = sentRequest(url, body, headers, userAgent);
+    let sent = sentRequest(url, body, headers, userAgent);
     let received: ResponseCapture | null = null;
     const exchange = (error: DeliveryError | null, statusCode: number | null): HttpExchange =>
       exchangeOf(sent, started, error, statusCode, received?.response() ?? null);
@@ -81,17 +126,44 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
       return exchange('blocked_address', null);
     }
 
-    // The only reliable bound: undici's body timeout is an idle timer and its headers
-    // timeout can be defeated by endless 1xx responses.
+    // The only reliable bound, on everything the attempt does (a token fetched, the POST, once
+    // more after a 401): undici's body timeout is an idle timer and its headers timeout can be
+    // defeated by endless 1xx responses.
     const signal = AbortSignal.timeout(timeoutMs);
+    // undici acts on an abort only once the request has a connection: a dial that hangs
+    // (a slow DNS answer, a server that accepts and never completes the handshake) would
+    // outlive the deadline. Whichever settles later is handled by race() and then ignored.
+    const deadline = rejectOnAbort(signal);
+    const present = async (from: RequestCredentials): Promise<Presented | null> => {
+      try {
+        const presented = await Promise.race([from.present(signal), deadline.promise]);
+        if (presented.headers) sent = { ...sent, headers: { ...sent.headers, ...redacted(presented.headers) } };
+        return presented;
+      } catch {
+        return null;
+      }
+    };
+    const send = (presented: Presented | null) => {
+      const requestHeaders = presented?.headers ? { ...sent.headers, ...presented.headers } : sent.headers;
+      const dispatcher = presented?.dispatcher ?? dialer.agent;
+      return Promise.race([request(target, { method: 'POST', body, headers: requestHeaders, dispatcher, signal }), deadline.promise]);
+    };
+
     let statusCode: number | null = null;
     try {
-      const pending = request(target, { method: 'POST', body, headers: sent.headers, dispatcher: agent, signal });
-      // undici acts on an abort only once the request has a connection: a dial that hangs
-      // (a slow DNS answer, a server that accepts and never completes the handshake) would
-      // outlive the deadline. Whichever settles later is handled by race() and then ignored.
-      const deadline = rejectOnAbort(signal);
-      const response = await Promise.race([pending, deadline.promise]).finally(() => deadline.stop());
+      let presented: Presented | null = null;
+      if (credentials) {
+        presented = await present(credentials);
+        if (presented === null) return exchange('auth_failed', null);
+      }
+      let response = await send(presented);
+      if (response.statusCode === 401 && credentials && presented && credentials.refused(presented)) {
+        // Nothing of it is kept (the answer to the second try is); read off, its connection serves again.
+        await response.body.dump({ limit: KEPT_BODY_BYTES }).catch(() => {});
+        presented = await present(credentials);
+        if (presented === null) return exchange('auth_failed', null);
+        response = await send(presented);
+      }
       statusCode = response.statusCode;
       received = captureResponse(statusCode, response.headers);
       if (statusCode < 200 || statusCode >= 300) {
@@ -104,10 +176,23 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
       return exchange(null, statusCode);
     } catch (err) {
       return exchange(classifyError(err, signal), statusCode);
+    } finally {
+      deadline.stop();
     }
   }
 
-  return { post, close: () => agent.close() };
+  return { post, dialer, close: () => dialer.agent.close() };
+}
+
+/** Presented headers as the delivery log shows them, made once per set of them: their names, values redacted. */
+const redactedCopies = new WeakMap<Record<string, string>, Record<string, string>>();
+function redacted(headers: Record<string, string>): Record<string, string> {
+  let copy = redactedCopies.get(headers);
+  if (copy === undefined) {
+    copy = Object.fromEntries(Object.keys(headers).map((name) => [name, REDACTED]));
+    redactedCopies.set(headers, copy);
+  }
+  return copy;
 }
 
 /** What an attempt came to: what was sent, since `started` (performance.now()), and what came back. */

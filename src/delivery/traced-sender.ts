@@ -21,7 +21,7 @@ export function urlForSpan(url: string): string {
 export function traceSends(http: HttpSender, { traceReceivers }: { traceReceivers: boolean }): HttpSender {
   return {
     close: () => http.close(),
-    post(url, body, headers) {
+    post(url, body, headers, credentials) {
       const attributes = {
         'http.request.method': 'POST',
         'url.full': urlForSpan(url),
@@ -34,7 +34,7 @@ export function traceSends(http: HttpSender, { traceReceivers }: { traceReceiver
         attributes,
         async (span) => {
           const traceparent = traceReceivers ? traceparentOf(span) : null;
-          const exchange = await http.post(url, body, traceparent === null ? headers : { ...headers, traceparent });
+          const exchange = await http.post(url, body, traceparent === null ? headers : { ...headers, traceparent }, credentials);
           const { result } = exchange;
           span.setAttribute('outcome', result.delivered ? 'delivered' : 'failed');
           if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);

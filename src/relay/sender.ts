@@ -17,7 +17,9 @@ const MAX_NOTIFICATION_BYTES = 7999;
 /** Sends to relay sessions through `relay` and to every other URL through `https`. */
 export function routeRelayed(https: HttpSender, relay: HttpSender): HttpSender {
   return {
-    post: (url, body, headers) => (url.startsWith(RELAY_SCHEME) ? relay : https).post(url, body, headers),
+    // A relay session carries no receiver credentials (the API refuses them): only https presents any.
+    post: (url, body, headers, credentials) =>
+      url.startsWith(RELAY_SCHEME) ? relay.post(url, body, headers) : https.post(url, body, headers, credentials),
     async close() {
       await Promise.all([https.close(), relay.close()]);
     },

@@ -16,6 +16,7 @@ import { startResettingServer, type DeadServer } from '../support/dead-server';
 import type { Receiver } from '../support/receiver';
 import { requestTo, startTestStack, type ApiResponse, type RequestOptions, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';
+import { issueClientCert } from '../../scripts/lib/tls';
 import {
   HTTP_METHODS,
   OpenApi,
@@ -467,6 +468,44 @@ describe('GET, PATCH and DELETE /v3/webhooks/{id}', () => {
     expect((await call('GET', `/v3/webhooks/${webhook.id}`, { token })).body.status).toBe('active');
   });
 
+  it('sets receiver credentials with PATCH, answered as documented without any of them, and refuses invalid ones at their path', async () => {
+    const { token, webhook } = await accountWithWebhook('/contract/credentials');
+    const client = await issueClientCert(stack.ca, 'contract-sender');
+    const headers = await call('PATCH', `/v3/webhooks/${webhook.id}`, {
+      token,
+      body: {
+        auth: { type: 'headers', headers: { 'X-Api-Key': 'contract-key' } },
+        clientCertificate: { certificate: client.cert, privateKey: client.key },
+      },
+    });
+    expect(headers).toMatchObject({
+      status: 200,
+      body: { auth: { type: 'headers', headerNames: ['X-Api-Key'] }, clientCertificate: { subject: 'CN=contract-sender' } },
+    });
+    const oauth2 = await call('PATCH', `/v3/webhooks/${webhook.id}`, {
+      token,
+      body: {
+        auth: { type: 'oauth2', tokenUrl: receiver.urlFor('/contract/token'), clientId: 'contract', clientSecret: 'contract-secret' },
+      },
+    });
+    expect(oauth2.body.auth).toEqual({
+      type: 'oauth2',
+      tokenUrl: receiver.urlFor('/contract/token'),
+      clientId: 'contract',
+      scope: null,
+      audience: null,
+    });
+    const listed = await call('GET', '/v3/webhooks', { token });
+    expect(JSON.stringify(listed.body)).not.toMatch(/contract-key|contract-secret|PRIVATE KEY/);
+    const reserved = await call('PATCH', `/v3/webhooks/${webhook.id}`, {
+      token,
+      body: { auth: { type: 'headers', headers: { Host: 'x' } } },
+    });
+    expect(expectError(reserved, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/auth/headers/Host', message: expect.any(String) }]);
+    const removed = await call('PATCH', `/v3/webhooks/${webhook.id}`, { token, body: { auth: null, clientCertificate: null } });
+    expect(removed.body).toMatchObject({ auth: null, clientCertificate: null });
+  });
+
   it('deletes with 204, after which the webhook is 404 everywhere', async () => {
     const { token, webhook } = await accountWithWebhook('/contract/delete');
     const stranger = await stack.createAccount();
@@ -557,6 +596,11 @@ describe('POST /v3/relay-sessions and POST /v3/webhooks/{id}/relay-connections',
     expectError(await call('POST', '/v3/relay-sessions', { token }), 409, 'RELAY_LIMIT_EXCEEDED');
     expectError(await call('POST', `/v3/webhooks/${webhook.id}/relay-connections`, { token }), 409, 'NOT_A_RELAY_SESSION');
     expectError(await call('PATCH', `/v3/webhooks/${session.body.id}`, { token, body: { status: 'paused' } }), 409, 'RELAY_SESSION');
+    expectError(
+      await call('PATCH', `/v3/webhooks/${session.body.id}`, { token, body: { auth: { type: 'headers', headers: { 'X-Key': 'k' } } } }),
+      409,
+      'RELAY_SESSION',
+    );
   });
 
   it("answer 400 VALIDATION_FAILED, MALFORMED_JSON and INVALID_LIST_IDS, and 404 for another account's webhook", async () => {

@@ -39,6 +39,8 @@ describe('POST /v3/webhooks: creation and update', () => {
       updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       // A new webhook has had no event delivery; the registration's ping is none.
       health: { delivered24h: 0, failed24h: 0, skipped24h: 0, lastDeliveredAt: null, lastFailedAt: null },
+      auth: null,
+      clientCertificate: null,
     });
     expect(response.headers.get('location')).toBe(`/v3/webhooks/${webhook.id}`);
 

@@ -8,7 +8,9 @@ import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { X509Certificate } from 'node:crypto';
 import { WebhookReceiver, type Verdict } from '../../receivers/typescript/index';
+import { issueClientCert } from '../../scripts/lib/tls';
 import { SCOPES } from '../../src/scopes';
 import { useStackWithReceiver } from '../support/stack';
 import { writeTerminalPicture } from '../support/terminal-picture';
@@ -236,6 +238,141 @@ describe('svc-webhooks', () => {
     const other = await suite.stack.createAccount();
     const listed = await run(['webhooks', 'list', '--json'], environment({ SVC_WEBHOOKS_TOKEN: other.token }));
     expect(JSON.parse(listed.stdout)).toEqual([]);
+  });
+
+  it("sets a receiver's credentials: headers, OAuth2 and a client certificate, each proven by a receiver that demands it, and removes them; never printing one", async () => {
+    const owner = await suite.stack.createAccount();
+    const env = environment({ SVC_WEBHOOKS_API_URL: suite.stack.service.url, SVC_WEBHOOKS_TOKEN: owner.token });
+    const [apiKey, clientSecret, accessToken] = ['cli-api-key-3e9a01', 'cli-client-secret-c7d215', 'cli-access-token-52fb8e'];
+    const urlPath = '/cli/gateway';
+    // The receiver demands the key, then the bearer token the token endpoint gives for the client secret.
+    let demanded: [header: string, value: string] = ['x-api-key', apiKey];
+    suite.receiver.respondWith((request) => ({
+      status: request.path !== urlPath || request.headers[demanded[0]] === demanded[1] ? 200 : 401,
+    }));
+    const tokenEndpoint = await suite.stack.startReceiver();
+    const basic = `Basic ${Buffer.from(`cli-client:${clientSecret}`).toString('base64')}`;
+    tokenEndpoint.respondWith((request) =>
+      request.headers.authorization === basic
+        ? {
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ access_token: accessToken, token_type: 'Bearer', expires_in: 600 }),
+          }
+        : { status: 401 },
+    );
+    const printed: string[] = [];
+    const runAs = async (args: string[]) => {
+      const result = await run(args, env);
+      printed.push(result.stdout, result.stderr);
+      return result;
+    };
+
+    const created = await runAs([
+      'webhooks',
+      'create',
+      suite.receiver.urlFor(urlPath),
+      '--header',
+      `X-Api-Key: ${apiKey}`,
+      '--header',
+      'X-Tenant:cli',
+      '--json',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const webhook = JSON.parse(created.stdout);
+    expect(webhook.auth).toEqual({ type: 'headers', headerNames: ['X-Api-Key', 'X-Tenant'] });
+    expect(suite.receiver.requests.filter((request) => request.path === urlPath).at(-1)?.headers).toMatchObject({
+      'x-api-key': apiKey,
+      'x-tenant': 'cli',
+    });
+
+    const tokenUrl = tokenEndpoint.urlFor('/token');
+    const oauth2 = await runAs([
+      'webhooks',
+      'update',
+      webhook.id,
+      '--oauth2-token-url',
+      tokenUrl,
+      '--oauth2-client-id',
+      'cli-client',
+      '--oauth2-client-secret',
+      clientSecret,
+      '--oauth2-audience',
+      'hooks',
+    ]);
+    expect(oauth2.code, oauth2.stderr).toBe(0);
+    expect(oauth2.stdout).toContain(`auth:`);
+    expect(JSON.parse((await runAs(['webhooks', 'get', webhook.id, '--json'])).stdout).auth).toEqual({
+      type: 'oauth2',
+      tokenUrl,
+      clientId: 'cli-client',
+      scope: null,
+      audience: 'hooks',
+    });
+    demanded = ['authorization', `Bearer ${accessToken}`];
+    expect((await runAs(['webhooks', 'ping', webhook.id])).stdout).toMatch(/^Ping delivered: HTTP 200/);
+
+    const removed = JSON.parse((await runAs(['webhooks', 'update', webhook.id, '--no-auth', '--json'])).stdout);
+    expect(removed.auth).toBeNull();
+    expect((await runAs(['webhooks', 'ping', webhook.id])).stdout).toMatch(/^Ping failed \(non_2xx\): HTTP 401/);
+
+    // A receiver that requires a client certificate: registered with one read from files, then without it.
+    const mutualTls = await suite.stack.startReceiver({ clientCa: suite.stack.ca.cert });
+    const client = await issueClientCert(suite.stack.ca, 'cli-sender');
+    const [certFile, keyFile] = [path.join(home, 'client.crt'), path.join(home, 'client.key')];
+    writeFileSync(certFile, client.cert);
+    writeFileSync(keyFile, client.key, { mode: 0o600 });
+    const mtlsCreated = await runAs([
+      'webhooks',
+      'create',
+      mutualTls.urlFor('/cli/mtls'),
+      '--client-cert',
+      certFile,
+      '--client-key',
+      keyFile,
+      '--json',
+    ]);
+    expect(mtlsCreated.code, mtlsCreated.stderr).toBe(0);
+    const mtlsWebhook = JSON.parse(mtlsCreated.stdout);
+    expect(mtlsWebhook.clientCertificate).toMatchObject({
+      subject: 'CN=cli-sender',
+      fingerprintSha256: new X509Certificate(client.cert).fingerprint256,
+    });
+    expect(mutualTls.requests.map((request) => request.clientCommonName)).toEqual(['cli-sender']);
+    const withoutCertificate = JSON.parse((await runAs(['webhooks', 'update', mtlsWebhook.id, '--no-client-cert', '--json'])).stdout);
+    expect(withoutCertificate.clientCertificate).toBeNull();
+    expect((await runAs(['webhooks', 'ping', mtlsWebhook.id])).stdout).toMatch(/^Ping failed \((tls|connection)\)/);
+
+    const printedAll = printed.join('');
+    for (const credential of [apiKey, clientSecret, accessToken, client.key.split('\n')[2]]) expect(printedAll).not.toContain(credential);
+  });
+
+  it('refuses credentials flags used wrongly, with the usage, never echoing a value', async () => {
+    const usage =
+      'Usage: svc-webhooks webhooks update <webhook-id> [--events t1,t2] [--lists l1,l2] [--status active|paused] [receiver credentials: see --help]\n';
+    const id = 'wh_000000000000000000000000';
+    expect(await run(['webhooks', 'update', id, '--header', 'X-Api-Key=secret-value'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `--header takes "Name: value"\n${usage}`,
+    });
+    expect(await run(['webhooks', 'update', id, '--header', 'X-Key: a', '--header', 'X-Key: b'])).toMatchObject({
+      code: 2,
+      stderr: `--header X-Key is given twice\n${usage}`,
+    });
+    expect(await run(['webhooks', 'update', id, '--header', 'X-Key: a', '--no-auth'])).toMatchObject({
+      code: 2,
+      stderr: `--header, --oauth2-* and --no-auth exclude each other\n${usage}`,
+    });
+    expect(await run(['webhooks', 'update', id, '--oauth2-token-url', 'https://auth.example.com/token'])).toMatchObject({
+      code: 2,
+      stderr: `missing --oauth2-client-id\n${usage}`,
+    });
+    expect(await run(['webhooks', 'update', id, '--client-cert', 'client.crt'])).toMatchObject({
+      code: 2,
+      stderr: `--client-cert and --client-key go together\n${usage}`,
+    });
+    const help = await run(['--help']);
+    expect(help.stdout).toContain('--no-auth and');
   });
 
   it('makes a token of the scopes asked for, lists each token with its scopes, and logs in with it, which needs no scope', async () => {

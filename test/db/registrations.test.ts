@@ -25,6 +25,7 @@ describe('claimRegistrationPing', () => {
     expect(first).toEqual({
       webhookId: expect.stringMatching(/^wh_/),
       secret: { keyId: 'fixed-test-key', sealed: expect.any(Buffer) },
+      credentials: null,
       claimed: true,
     });
     expect(fixedSecretBox().open(first!.secret!, first!.webhookId)).toMatch(/^whsec_/);
@@ -38,6 +39,7 @@ describe('claimRegistrationPing', () => {
     expect(await claimRegistrationPing(database.sql, registrationId)).toEqual({
       webhookId: expect.any(String),
       secret: null,
+      credentials: null,
       claimed: false,
     });
     expect(await claimRegistrationPing(database.sql, newId('reg'))).toBeNull();

@@ -8,13 +8,17 @@ import { createAccount } from '../../src/db/accounts';
 import { beginRegistration, claimRegistrationPing } from '../../src/db/registrations';
 import { countSealedUnderOtherKeys, keyIdsInUse, resealSecrets } from '../../src/db/sealed-secrets';
 import type { Sql } from '../../src/db/sql';
-import { findSealedSecret } from '../../src/db/webhooks';
+import { findDeliveryTarget } from '../../src/db/deliveries';
+import { findSealedSecret, updateWebhookSettings } from '../../src/db/webhooks';
+import { openCredentials } from '../../src/delivery/receiver-credentials';
 import { newId } from '../../src/ids';
 import { createSecretBox } from '../../src/secret-keys';
 import { FIXED_SECRET_KEYS, fixedSecretBox } from '../../scripts/lib/fixed-secret-keys';
 import { insertWebhook } from '../../scripts/lib/webhook-rows';
 import { withMigratedDatabase } from '../support/database';
 import { waitFor } from '../support/wait';
+
+const actor = { tokenId: 'tkn_test', tokenName: 'test', clientAddress: '127.0.0.1' };
 
 /** The fixed key's id, and a new key put in front of it. */
 const FIXED = 'fixed-test-key';
@@ -64,6 +68,27 @@ describe('resealSecrets', () => {
       expect(rotated.open(claim.secret!, pending)).toBe(pendingSecret);
       // Nothing left to do: a batch more changes nothing.
       expect(await resealSecrets(sql, rotated, 2)).toEqual({ resealed: 0, remaining: 0 });
+    });
+  });
+
+  it("re-seals receivers' credentials too, in webhooks and registrations in flight, each opening to the same credentials", async () => {
+    await withMigratedDatabase(async (sql) => {
+      const account = await createAccount(sql, 'reseal credentials');
+      const [plain, withCredentials] = [await insertWebhook(sql, account.id), await insertWebhook(sql, account.id)];
+      const credentials = { auth: { type: 'headers' as const, headers: { 'X-Api-Key': 'reseal-me' } }, clientCertificate: null };
+      await updateWebhookSettings(sql, fixedSecretBox(), withCredentials, { credentials }, actor);
+      const url = (await sql<{ url: string }[]>`SELECT url FROM webhooks WHERE id = ${withCredentials}`)[0].url;
+      const registrationId = newId('reg');
+      await beginRegistration(sql, fixedSecretBox(), { registrationId, accountId: account.id, url }, { auth: null });
+      const stored = async () => (await findDeliveryTarget(sql, withCredentials))!.credentials;
+      // Three signing secrets and the webhook's credentials: the registration, which removes them, holds none.
+      expect(await countSealedUnderOtherKeys(sql, 'new-first')).toBe(4);
+      expect(await resealSecrets(sql, rotated, 500)).toEqual({ resealed: 4, remaining: 0 });
+      expect(await keyIdsInUse(sql)).toEqual(['new-first']);
+      expect((await stored())!.keyId).toBe('new-first');
+      expect(openCredentials(rotated, await stored(), withCredentials)).toEqual(credentials);
+      expect((await findDeliveryTarget(sql, plain))!.credentials).toBeNull();
+      expect((await claimRegistrationPing(sql, registrationId))!.credentials).toBeNull();
     });
   });
 

@@ -8,6 +8,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createWebhookStateActivities } from '../../activities/webhook-state';
 import { noticeWorkflowId } from '../../src/contract/workflows';
 import { insertNotice } from '../../src/db/notices';
+import { createCredentialPresenter } from '../../src/delivery/credential-presenter';
 import { createHttpSender } from '../../src/delivery/sender';
 import { createAddressPolicy } from '../../src/delivery/url-policy';
 import { createLogger } from '../../src/logger';
@@ -208,6 +209,7 @@ describe('notice mail', () => {
       sql: stack.service.sql,
       bookkeepingSql: stack.service.sql,
       http,
+      credentials: createCredentialPresenter({ dialer: http.dialer, secrets: fixedSecretBox(), userAgent: 'test', maxWebhooks: 1 }),
       secrets: fixedSecretBox(),
       logger: createLogger('silent'),
       metrics,

@@ -42,6 +42,8 @@ describe('POST /v3/relay-sessions', () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
       health: { delivered24h: 0, failed24h: 0, skipped24h: 0, lastDeliveredAt: null, lastFailedAt: null },
+      auth: null,
+      clientCertificate: null,
     });
     const listed = await suite.stack.request('GET', '/v3/webhooks', { token });
     expect(listed.body.data).toEqual([{ ...session, secret: undefined }].map(({ secret: _, ...webhook }) => webhook));

@@ -3,7 +3,7 @@ import { EventEmitter, once } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
 
 export interface ReceivedRequest {
   method: string;
@@ -13,6 +13,8 @@ export interface ReceivedRequest {
   receivedAt: Date;
   /** SNI name the client sent, null for none (IP-literal URLs). */
   servername: string | null;
+  /** The common name of the client certificate the sender presented (a receiver started with `clientCa`), else null. */
+  clientCommonName: string | null;
 }
 
 export interface Reply {
@@ -48,7 +50,12 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(options: { cert: string; key: string; host?: string }): Promise<Receiver> {
+export interface ReceiverOptions {
+  /** Mutual TLS: only a client presenting a certificate this CA issued completes a handshake. */
+  clientCa?: string;
+}
+
+export async function startReceiver(options: { cert: string; key: string; host?: string } & ReceiverOptions): Promise<Receiver> {
   const host = options.host ?? '127.0.0.1';
   const requests: ReceivedRequest[] = [];
   const events = new EventEmitter();
@@ -57,7 +64,8 @@ export async function startReceiver(options: { cert: string; key: string; host?:
   let handler = answerOk;
   let connections = 0;
 
-  const server = https.createServer({ cert: options.cert, key: options.key }, (req, res) => {
+  const mutualTls = options.clientCa === undefined ? {} : { requestCert: true, rejectUnauthorized: true, ca: [options.clientCa] };
+  const server = https.createServer({ cert: options.cert, key: options.key, ...mutualTls }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -68,6 +76,7 @@ export async function startReceiver(options: { cert: string; key: string; host?:
         rawBody: Buffer.concat(chunks),
         receivedAt: new Date(),
         servername: ((req.socket as TLSSocket).servername as string | false | undefined) || null,
+        clientCommonName: options.clientCa === undefined ? null : commonNameOf((req.socket as TLSSocket).getPeerCertificate()),
       };
       requests.push(received);
       events.emit('request');
@@ -139,4 +148,9 @@ export async function startReceiver(options: { cert: string; key: string; host?:
       await closed;
     },
   };
+}
+
+function commonNameOf(certificate: PeerCertificate): string | null {
+  const name = certificate.subject?.CN;
+  return typeof name === 'string' ? name : null;
 }

@@ -21,7 +21,7 @@ import type { ListChange, ListWriteBody, WriteAccepted } from '../../src/objects
 import { lifecycleWorkflowId, listWriteWorkflowId } from '../../src/contract/workflows';
 import { startResettingServer } from './dead-server';
 import { outcomesSignalled } from './outcome-signals';
-import { startReceiver, type Receiver } from './receiver';
+import { startReceiver, type Receiver, type ReceiverOptions } from './receiver';
 import { createTestCa, issueServerCert, type Pem } from '../../scripts/lib/tls';
 import { FIXED_SECRET_KEYS } from '../../scripts/lib/fixed-secret-keys';
 import { createSecretBox } from '../../src/secret-keys';
@@ -82,7 +82,7 @@ export interface TestStack {
   /** The outcomes each signal to `webhook/{id}` (this run) carried, in the order received. */
   outcomeSignals(webhookId: string): Promise<boolean[][]>;
   /** An HTTPS receiver whose certificate the service trusts; closed by stop(). */
-  startReceiver(): Promise<Receiver>;
+  startReceiver(options?: ReceiverOptions): Promise<Receiver>;
   /**
    * The same API with some dependencies replaced (an unreachable database, say); closed by
    * stop(). Without `access`, one of its own on the app's database, with the stack's limits.
@@ -253,8 +253,8 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
       const history = await stack.lifecycle(webhookId).fetchHistory();
       return history.events!.map(outcomesSignalled).filter((outcomes) => outcomes !== null);
     },
-    async startReceiver() {
-      const receiver = await startReceiver(serverCert);
+    async startReceiver(receiverOptions = {}) {
+      const receiver = await startReceiver({ ...serverCert, ...receiverOptions });
       receivers.push(receiver);
       return receiver;
     },

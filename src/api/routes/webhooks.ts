@@ -13,7 +13,7 @@ import {
   findSealedSecret,
   listWebhooks,
   replaceWebhookSecret,
-  updateSubscription,
+  updateWebhookSettings,
 } from '../../db/webhooks';
 import { idPattern, newId } from '../../ids';
 import type { SecretBox } from '../../secret-keys';
@@ -24,6 +24,7 @@ import { DEFAULT_TOPICS, type Topic } from '../../topics';
 import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../limits';
 import { isRedeliverable, type Webhook } from '../../objects';
 import { UrlNotAllowedError } from '../../delivery/url-policy';
+import { credentialIssues, credentialsChangeOf, isChange, type CredentialsChange } from '../../delivery/receiver-credentials';
 import { metrics } from '../../metrics';
 import { ApiError, apiErrors } from '../errors';
 import { pageOf } from '../paging';
@@ -56,12 +57,30 @@ export function webhookRoutes({
 
   /**
    * The webhook a registration stored, as the API answers it. Results recorded before relay
-   * sessions lack `relay` (a registration never makes one), and those recorded before health,
+   * sessions lack `relay` (a registration never makes one), those recorded before receivers'
+   * credentials lack `auth` and `clientCertificate` (none), and those recorded before health,
    * `health`: it is read now.
    */
   async function answered(accountId: string, webhook: RegisteredWebhook): Promise<Webhook> {
     const health = webhook.health ?? (await findWebhook(sql, accountId, webhook.id))?.health ?? NO_HEALTH;
-    return { relay: false, ...webhook, health };
+    return { relay: false, auth: null, clientCertificate: null, ...webhook, health };
+  }
+
+  /**
+   * The receiver's credentials a body sets, checked past its schema, the token URL against the
+   * SSRF policy too (it is fetched as a receiver is): VALIDATION_FAILED at the path of each issue.
+   */
+  async function checkedCredentials(body: { auth?: unknown; clientCertificate?: unknown }): Promise<CredentialsChange> {
+    const change = credentialsChangeOf(body);
+    const issues = credentialIssues(change);
+    if (issues.length === 0 && change.auth?.type === 'oauth2') {
+      await checkUrl(change.auth.tokenUrl).catch((error: unknown) => {
+        if (!(error instanceof UrlNotAllowedError)) throw error;
+        issues.push({ path: '/auth/tokenUrl', message: error.message });
+      });
+    }
+    if (issues.length > 0) throw apiErrors.validationFailed(issues);
+    return change;
   }
 
   async function assertListsOwned(accountId: string, listIds: string[]): Promise<void> {
@@ -74,6 +93,7 @@ export function webhookRoutes({
   router.post('/webhooks', jsonBody, async (ctx) => {
     const accountId = ctx.state.accountId!;
     const body = validate(validators.registerWebhookBody, ctx.request.body);
+    const credentials = await checkedCredentials(body);
     const url = (await checkUrl(body.url).catch(countAs('url_not_allowed'))).href;
     const existing = await findWebhookByUrl(sql, accountId, url);
     if (!existing && (await countWebhooks(sql, accountId)) >= MAX_WEBHOOKS_PER_ACCOUNT) {
@@ -85,7 +105,7 @@ export function webhookRoutes({
 
     // The secret is kept here, sealed in PostgreSQL, for the workflow's ping to be signed with.
     const registrationId = newId('reg');
-    const { webhookId } = await beginRegistration(sql, secrets, { registrationId, accountId, url });
+    const { webhookId } = await beginRegistration(sql, secrets, { registrationId, accountId, url }, credentials);
     const result = await workflows.runRegistration({
       registrationId,
       webhookId,
@@ -128,11 +148,15 @@ export function webhookRoutes({
 
   router.patch('/webhooks/:id', jsonBody, async (ctx) => {
     const body = validate(validators.updateWebhookBody, ctx.request.body);
+    const credentials = await checkedCredentials(body);
     const webhook = await ownWebhook(ctx);
     if (body.status && webhook.relay) throw apiErrors.relaySessionNotPausable();
+    if (isChange(credentials) && webhook.relay) throw apiErrors.relaySessionWithoutCredentials();
     if (body.listIds) await assertListsOwned(ctx.state.accountId!, body.listIds);
     const actor = ctx.state.actor!;
-    if (body.events || body.listIds) await updateSubscription(sql, webhook.id, body, actor);
+    if (body.events || body.listIds || isChange(credentials)) {
+      await updateWebhookSettings(sql, secrets, webhook.id, { events: body.events, listIds: body.listIds, credentials }, actor);
+    }
     // The count lives in the per-webhook workflow: reactivating there really resets it.
     if (body.status) await workflows.setWebhookStatus(webhook.id, body.status, actor);
     ctx.body = await ownWebhook(ctx);

@@ -16,7 +16,7 @@ export type paths = {
     put?: never;
     /**
      * Register a webhook, or update the one with the same URL
-     * @description Checks run in this order: auth, body schema, URL policy, webhook count, listIds ownership, then a signed ping to the URL, which must answer 2xx. Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     * @description Checks run in this order: auth, body schema (with the receiver credentials: header names, token URL, PEM), URL policy, webhook count, listIds ownership, then a signed ping to the URL, which must answer 2xx. `auth` and `clientCertificate` are presented by every request to the receiver, the ping first; they are stored sealed and never answered back. A token that cannot be fetched fails the ping: 422, reason auth_failed. Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     post: operations['registerWebhook'];
     delete?: never;
@@ -44,7 +44,7 @@ export type paths = {
     options?: never;
     head?: never;
     /**
-     * Reactivate or pause; change events or listIds
+     * Reactivate or pause; change events, listIds, or the receiver credentials (auth, clientCertificate; null removes)
      * @description Needs the token scope webhooks:write: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
      */
     patch: operations['updateWebhook'];
@@ -626,6 +626,35 @@ export type components = {
          */
         lastFailedAt: string | null;
       };
+      /** @description What authenticates every request to the receiver (docs/api.md, "Receivers behind gateways"); null: nothing but the signature */
+      auth:
+        | {
+            /** @constant */
+            type: 'headers';
+            /** @description The headers sent with every request, as given */
+            headerNames: string[];
+          }
+        | {
+            /** @constant */
+            type: 'oauth2';
+            tokenUrl: string;
+            clientId: string;
+            scope: string | null;
+            audience: string | null;
+          }
+        | null;
+      /** @description The client certificate of mutual TLS; null: none */
+      clientCertificate: {
+        /** @description The certificate's subject, e.g. CN=sender */
+        subject: string;
+        /**
+         * Format: date-time
+         * @description When the certificate expires
+         */
+        notAfter: string;
+        /** @description SHA-256 of the certificate's DER */
+        fingerprintSha256: string;
+      } | null;
     };
     CreatedWebhook: {
       id: string;
@@ -662,6 +691,35 @@ export type components = {
          */
         lastFailedAt: string | null;
       };
+      /** @description What authenticates every request to the receiver (docs/api.md, "Receivers behind gateways"); null: nothing but the signature */
+      auth:
+        | {
+            /** @constant */
+            type: 'headers';
+            /** @description The headers sent with every request, as given */
+            headerNames: string[];
+          }
+        | {
+            /** @constant */
+            type: 'oauth2';
+            tokenUrl: string;
+            clientId: string;
+            scope: string | null;
+            audience: string | null;
+          }
+        | null;
+      /** @description The client certificate of mutual TLS; null: none */
+      clientCertificate: {
+        /** @description The certificate's subject, e.g. CN=sender */
+        subject: string;
+        /**
+         * Format: date-time
+         * @description When the certificate expires
+         */
+        notAfter: string;
+        /** @description SHA-256 of the certificate's DER */
+        fingerprintSha256: string;
+      } | null;
       /** @description The signing secret; shown in this response only */
       secret: string;
     };
@@ -701,6 +759,35 @@ export type components = {
            */
           lastFailedAt: string | null;
         };
+        /** @description What authenticates every request to the receiver (docs/api.md, "Receivers behind gateways"); null: nothing but the signature */
+        auth:
+          | {
+              /** @constant */
+              type: 'headers';
+              /** @description The headers sent with every request, as given */
+              headerNames: string[];
+            }
+          | {
+              /** @constant */
+              type: 'oauth2';
+              tokenUrl: string;
+              clientId: string;
+              scope: string | null;
+              audience: string | null;
+            }
+          | null;
+        /** @description The client certificate of mutual TLS; null: none */
+        clientCertificate: {
+          /** @description The certificate's subject, e.g. CN=sender */
+          subject: string;
+          /**
+           * Format: date-time
+           * @description When the certificate expires
+           */
+          notAfter: string;
+          /** @description SHA-256 of the certificate's DER */
+          fingerprintSha256: string;
+        } | null;
       }[];
     };
     WebhookHealthHours: {
@@ -737,7 +824,17 @@ export type components = {
       statusCode: number | null;
       durationMs: number;
       /** @enum {unknown} */
-      error: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | 'relay_disconnected' | null;
+      error:
+        | 'timeout'
+        | 'redirect'
+        | 'non_2xx'
+        | 'connection'
+        | 'tls'
+        | 'blocked_address'
+        | 'internal'
+        | 'relay_disconnected'
+        | 'auth_failed'
+        | null;
     };
     CreatedAccount: {
       id: string;
@@ -760,6 +857,38 @@ export type components = {
       events?: ('list.changed' | 'item.added' | 'item.removed' | 'item.checked' | 'list.members.changed')[];
       /** @description Lists to restrict deliveries to; empty or omitted: all of the account's lists */
       listIds?: string[];
+      /** @description Credentials every request to the receiver presents; null: none (the default). Never answered back; omitted: a webhook registered again keeps its own */
+      auth?: ({
+        /** @enum {unknown} */
+        type: 'headers' | 'oauth2';
+      } | null) &
+        (
+          | {
+              /** @constant */
+              type: 'headers';
+              /** @description 1 to 10 headers sent with every request: names RFC 9110 tokens, values 1 to 1024 characters */
+              headers: {
+                [key: string]: string;
+              };
+            }
+          | {
+              /** @constant */
+              type: 'oauth2';
+              /** @description https: URL of the token endpoint (client credentials grant) */
+              tokenUrl: string;
+              clientId: string;
+              clientSecret: string;
+              scope?: string;
+              audience?: string;
+            }
+        );
+      /** @description The client certificate of mutual TLS; null: none (the default). The key is never answered back; omitted: a webhook registered again keeps its own */
+      clientCertificate?: {
+        /** @description PEM: the certificate, then any intermediates */
+        certificate: string;
+        /** @description PEM: its unencrypted private key */
+        privateKey: string;
+      } | null;
     };
     UpdateWebhookBody: {
       /**
@@ -769,6 +898,38 @@ export type components = {
       status?: 'active' | 'paused';
       events?: ('list.changed' | 'item.added' | 'item.removed' | 'item.checked' | 'list.members.changed')[];
       listIds?: string[];
+      /** @description Credentials every request to the receiver presents; null: none (the default). Never answered back; omitted: unchanged */
+      auth?: ({
+        /** @enum {unknown} */
+        type: 'headers' | 'oauth2';
+      } | null) &
+        (
+          | {
+              /** @constant */
+              type: 'headers';
+              /** @description 1 to 10 headers sent with every request: names RFC 9110 tokens, values 1 to 1024 characters */
+              headers: {
+                [key: string]: string;
+              };
+            }
+          | {
+              /** @constant */
+              type: 'oauth2';
+              /** @description https: URL of the token endpoint (client credentials grant) */
+              tokenUrl: string;
+              clientId: string;
+              clientSecret: string;
+              scope?: string;
+              audience?: string;
+            }
+        );
+      /** @description The client certificate of mutual TLS; null: none (the default). The key is never answered back; omitted: unchanged */
+      clientCertificate?: {
+        /** @description PEM: the certificate, then any intermediates */
+        certificate: string;
+        /** @description PEM: its unencrypted private key */
+        privateKey: string;
+      } | null;
     };
     EmptyBody: Record<string, never>;
     CreateAccountBody: {
@@ -832,6 +993,7 @@ export type components = {
           | 'blocked_address'
           | 'internal'
           | 'relay_disconnected'
+          | 'auth_failed'
           | 'paused'
           | null;
         durationMs: number;
@@ -859,7 +1021,17 @@ export type components = {
       statusCode: number | null;
       /** @enum {unknown} */
       error:
-        'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | 'relay_disconnected' | 'paused' | null;
+        | 'timeout'
+        | 'redirect'
+        | 'non_2xx'
+        | 'connection'
+        | 'tls'
+        | 'blocked_address'
+        | 'internal'
+        | 'relay_disconnected'
+        | 'auth_failed'
+        | 'paused'
+        | null;
       durationMs: number;
       /** Format: date-time */
       attemptedAt: string;
@@ -895,7 +1067,17 @@ export type components = {
       statusCode: number | null;
       durationMs: number;
       /** @enum {unknown} */
-      error: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | 'relay_disconnected' | null;
+      error:
+        | 'timeout'
+        | 'redirect'
+        | 'non_2xx'
+        | 'connection'
+        | 'tls'
+        | 'blocked_address'
+        | 'internal'
+        | 'relay_disconnected'
+        | 'auth_failed'
+        | null;
     };
     TestEventBody: {
       /**
@@ -913,7 +1095,17 @@ export type components = {
       statusCode: number | null;
       durationMs: number;
       /** @enum {unknown} */
-      error: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | 'relay_disconnected' | null;
+      error:
+        | 'timeout'
+        | 'redirect'
+        | 'non_2xx'
+        | 'connection'
+        | 'tls'
+        | 'blocked_address'
+        | 'internal'
+        | 'relay_disconnected'
+        | 'auth_failed'
+        | null;
     };
     RelaySessionBody: {
       /** @description Topics; default: all of them */
@@ -966,7 +1158,17 @@ export type components = {
        * @description The error of the last failed event delivery before the notice
        * @enum {unknown}
        */
-      lastError: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | 'relay_disconnected' | null;
+      lastError:
+        | 'timeout'
+        | 'redirect'
+        | 'non_2xx'
+        | 'connection'
+        | 'tls'
+        | 'blocked_address'
+        | 'internal'
+        | 'relay_disconnected'
+        | 'auth_failed'
+        | null;
       /** @description Its HTTP status, if a response came */
       lastStatusCode: number | null;
       /** Format: date-time */
@@ -994,7 +1196,17 @@ export type components = {
          * @description The error of the last failed event delivery before the notice
          * @enum {unknown}
          */
-        lastError: 'timeout' | 'redirect' | 'non_2xx' | 'connection' | 'tls' | 'blocked_address' | 'internal' | 'relay_disconnected' | null;
+        lastError:
+          | 'timeout'
+          | 'redirect'
+          | 'non_2xx'
+          | 'connection'
+          | 'tls'
+          | 'blocked_address'
+          | 'internal'
+          | 'relay_disconnected'
+          | 'auth_failed'
+          | null;
         /** @description Its HTTP status, if a response came */
         lastStatusCode: number | null;
         /** Format: date-time */
@@ -1247,6 +1459,25 @@ export type components = {
         expiresAt?: string | null;
         /** @description account.updated: the address set; null: cleared */
         notificationEmail?: string | null;
+        /** @description webhook.created, webhook.updated: the receiver authentication set (its type, and the header names), never a credential */
+        auth?: {
+          /** @enum {unknown} */
+          type: 'headers' | 'oauth2';
+          /** @description The headers sent with every request, as given */
+          headerNames?: string[];
+        } | null;
+        /** @description webhook.created, webhook.updated: the client certificate set */
+        clientCertificate?: {
+          /** @description The certificate's subject, e.g. CN=sender */
+          subject: string;
+          /**
+           * Format: date-time
+           * @description When the certificate expires
+           */
+          notAfter: string;
+          /** @description SHA-256 of the certificate's DER */
+          fingerprintSha256: string;
+        } | null;
       };
     };
     AuditLogPage: {
@@ -1343,6 +1574,25 @@ export type components = {
           expiresAt?: string | null;
           /** @description account.updated: the address set; null: cleared */
           notificationEmail?: string | null;
+          /** @description webhook.created, webhook.updated: the receiver authentication set (its type, and the header names), never a credential */
+          auth?: {
+            /** @enum {unknown} */
+            type: 'headers' | 'oauth2';
+            /** @description The headers sent with every request, as given */
+            headerNames?: string[];
+          } | null;
+          /** @description webhook.created, webhook.updated: the client certificate set */
+          clientCertificate?: {
+            /** @description The certificate's subject, e.g. CN=sender */
+            subject: string;
+            /**
+             * Format: date-time
+             * @description When the certificate expires
+             */
+            notAfter: string;
+            /** @description SHA-256 of the certificate's DER */
+            fingerprintSha256: string;
+          } | null;
         };
       }[];
       /** @description Pass as `before` for the next page; null on the last */
@@ -2591,7 +2841,7 @@ export interface operations {
           };
         };
       };
-      /** @description A status for a relay session, which is never paused: RELAY_SESSION */
+      /** @description A status or receiver credentials for a relay session, which is never paused and presents none: RELAY_SESSION */
       409: {
         headers: {
           /** @description Requests the bucket holds */

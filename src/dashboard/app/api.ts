@@ -10,6 +10,12 @@ export type Webhook = ApiSchemas['Webhook'];
 export type WebhookStatus = Webhook['status'];
 export type CreatedWebhook = ApiSchemas['CreatedWebhook'];
 export type WebhookHealth = Webhook['health'];
+/** What authenticates every request to the receiver, and its client certificate, as answered: no credential. */
+export type ReceiverAuthView = Webhook['auth'];
+export type ClientCertificateView = Webhook['clientCertificate'];
+/** The same as set: with the credentials. */
+export type ReceiverAuth = NonNullable<ApiSchemas['UpdateWebhookBody']['auth']>;
+export type ClientCertificate = NonNullable<ApiSchemas['UpdateWebhookBody']['clientCertificate']>;
 export type WebhookHealthHours = ApiSchemas['WebhookHealthHours'];
 export type HealthHour = WebhookHealthHours['hours'][number];
 export type DeliveryResult = ApiSchemas['PingResult'];
@@ -36,6 +42,11 @@ export type { Scope, Topic };
 export interface Subscription {
   events: Topic[];
   listIds: string[];
+}
+/** The receiver's credentials a registration or change sets: absent keeps them, null removes them. */
+export interface Credentials {
+  auth?: ReceiverAuth | null;
+  clientCertificate?: ClientCertificate | null;
 }
 
 /** An error the API answered, in its envelope; `field` names the input that caused it, if one did. */
@@ -106,8 +117,9 @@ export function createApi(token: string, onUnauthorized: () => void) {
   return {
     listWebhooks: async () => (await request<{ data: Webhook[] }>('GET', '/webhooks')).data,
     getWebhook: (id: string) => request<Webhook>('GET', webhook(id)),
-    registerWebhook: (body: Subscription & { url: string }) => request<Webhook | CreatedWebhook>('POST', '/webhooks', body),
-    updateWebhook: (id: string, body: Partial<Subscription> & { status?: WebhookStatus }) => request<Webhook>('PATCH', webhook(id), body),
+    registerWebhook: (body: Subscription & Credentials & { url: string }) => request<Webhook | CreatedWebhook>('POST', '/webhooks', body),
+    updateWebhook: (id: string, body: Partial<Subscription> & Credentials & { status?: WebhookStatus }) =>
+      request<Webhook>('PATCH', webhook(id), body),
     deleteWebhook: (id: string) => request<undefined>('DELETE', webhook(id)),
     getWebhookHealth: (id: string) => request<WebhookHealthHours>('GET', `${webhook(id)}/health`),
     ping: (id: string) => request<DeliveryResult>('POST', `${webhook(id)}/pings`),

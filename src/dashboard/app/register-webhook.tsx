@@ -2,6 +2,7 @@
 // secret is shown this once; registering a URL the account already has updates it.
 import { useState } from 'preact/hooks';
 import type { Api, Webhook } from './api';
+import { AuthFields, CertificateFields, EMPTY_CERTIFICATE, emptyAuth, toAuth, toCertificate, type AuthKind } from './credential-fields';
 import { ErrorText, errorOf } from './feedback';
 import { PageHeading } from './heading';
 import { SecretOnce } from './secret-once';
@@ -9,11 +10,14 @@ import { SubscriptionFields, toSubscription } from './subscription-fields';
 import { TextField } from './text-field';
 import type { View } from './view';
 
-const FIELDS = ['url', 'events', 'listIds'];
+const FIELDS = ['url', 'events', 'listIds', 'auth', 'clientCertificate'];
+const AUTH_KINDS: readonly AuthKind[] = ['none', 'headers', 'oauth2'];
 
 export function RegisterWebhook({ api, navigate }: { api: Api; navigate: (view: View) => void }) {
   const [url, setUrl] = useState('');
   const [subscription, setSubscription] = useState({ events: ['list.changed'] as Webhook['events'], listIds: '' });
+  const [auth, setAuth] = useState(emptyAuth('none'));
+  const [certificate, setCertificate] = useState(EMPTY_CERTIFICATE);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<{ id: string; url: string; secret: string } | null>(null);
@@ -23,9 +27,18 @@ export function RegisterWebhook({ api, navigate }: { api: Api; navigate: (view: 
     setBusy(true);
     setError(null);
     try {
-      const webhook = await api.registerWebhook({ url: url.trim(), ...toSubscription(subscription) });
+      // Omitted when none: registering a URL again keeps the credentials it has.
+      const credentials = { auth: toAuth(auth) ?? undefined, clientCertificate: toCertificate(certificate) ?? undefined };
+      const webhook = await api.registerWebhook({ url: url.trim(), ...toSubscription(subscription), ...credentials });
+      // Registered: what was typed goes from the page.
+      setAuth(emptyAuth('none'));
+      setCertificate(EMPTY_CERTIFICATE);
       if ('secret' in webhook) setCreated({ id: webhook.id, url: webhook.url, secret: webhook.secret });
-      else navigate({ name: 'list', notice: `${webhook.url} was already registered: its topics and lists are updated.` });
+      else
+        navigate({
+          name: 'list',
+          notice: `${webhook.url} was already registered: its topics and lists, and any credentials given, are updated.`,
+        });
     } catch (failure) {
       setError(failure);
     } finally {
@@ -58,6 +71,17 @@ export function RegisterWebhook({ api, navigate }: { api: Api; navigate: (view: 
           error={errorOf(error, 'url')}
         />
         <SubscriptionFields idPrefix="register" value={subscription} onChange={setSubscription} error={error} />
+        <details class="gateway">
+          <summary>Receiver behind a gateway: credentials (optional)</summary>
+          <AuthFields idPrefix="register" value={auth} onChange={setAuth} kinds={AUTH_KINDS} error={errorOf(error, 'auth')} />
+          <CertificateFields
+            idPrefix="register"
+            value={certificate}
+            onChange={setCertificate}
+            error={errorOf(error, 'clientCertificate')}
+            hint="Presented in every TLS handshake with the receiver, the ping's first. Leave both empty for none."
+          />
+        </details>
         <ErrorText error={errorOf(error, null, FIELDS)} />
         <div class="row">
           <button type="submit" disabled={busy}>

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import type { Route, Scope } from '../../scopes';
 import { ActionForm } from './action-form';
 import type { Api, Webhook } from './api';
+import { CertificateSummary, describeAuth } from './credential-fields';
 import { DeliveryLog } from './delivery-log';
 import { ErrorText, Loading, Status, describeResult, errorOf, Time } from './feedback';
 import { PageHeading } from './heading';
@@ -11,6 +12,7 @@ import { WebhookHealthSection } from './health';
 import { WebhookNotice } from './notices';
 import { Reactivated, Reactivation } from './reactivation';
 import { RecoverMissed } from './recovery';
+import { ReceiverCredentials } from './receiver-credentials';
 import { NotAllowed, useLacking } from './scopes';
 import { SecretOnce } from './secret-once';
 import { SubscriptionFields, toSubscription } from './subscription-fields';
@@ -93,6 +95,16 @@ function WebhookPage({ api, id, navigate }: Props) {
         <dd>{current.events.join(', ')}</dd>
         <dt>Lists</dt>
         <dd>{listsOf(current)}</dd>
+        {!current.relay && (
+          <>
+            <dt>Authentication</dt>
+            <dd>{describeAuth(current.auth)}</dd>
+            <dt>Client certificate</dt>
+            <dd>
+              <CertificateSummary certificate={current.clientCertificate} />
+            </dd>
+          </>
+        )}
         <dt>Created</dt>
         <dd>
           <Time iso={current.createdAt} />
@@ -121,6 +133,7 @@ function WebhookPage({ api, id, navigate }: Props) {
       )}
       <RecoverMissed api={api} webhookId={current.id} onLogged={logged} />
       {!cannotAct && <EditSubscription api={api} webhook={current} onSaved={webhook.set} />}
+      {!cannotAct && !current.relay && <ReceiverCredentials api={api} webhook={current} onSaved={webhook.set} />}
       <DeliveryLog api={api} webhookId={current.id} version={logVersion} onLogged={logged} />
     </section>
   );

@@ -14,6 +14,7 @@ import { createActivities } from '../../../activities';
 import { version } from '../../../package.json';
 import { createLogger } from '../../../src/logger';
 import { metrics } from '../../../src/metrics';
+import { createCredentialPresenter } from '../../../src/delivery/credential-presenter';
 import { createHttpSender } from '../../../src/delivery/sender';
 import { createAddressPolicy } from '../../../src/delivery/url-policy';
 import { TOPICS } from '../../../src/topics';
@@ -321,6 +322,7 @@ describe(`recording workflow histories of release ${release}`, () => {
       sql: stack.service.sql,
       bookkeepingSql: stack.service.sql,
       http,
+      credentials: createCredentialPresenter({ dialer: http.dialer, secrets: fixedSecretBox(), userAgent: 'recorder', maxWebhooks: 10 }),
       secrets: fixedSecretBox(),
       logger: createLogger('silent'),
       metrics,
