@@ -28,6 +28,8 @@ const OPTIONS = {
   'expires-at': { type: 'string' },
   scopes: { type: 'string' },
   'forward-to': { type: 'string' },
+  after: { type: 'string' },
+  follow: { type: 'boolean' },
 } as const;
 
 const USAGE = [

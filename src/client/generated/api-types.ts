@@ -142,6 +142,29 @@ export type paths = {
     patch?: never;
     trace?: never;
   };
+  '/v3/webhooks/{id}/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Webhook id (wh_...) */
+        id: string;
+      };
+      cookie?: never;
+    };
+    /**
+     * The webhook's event feed: every event delivery planned for it, oldest first, to catch up by pulling
+     * @description One item per write and topic, whether delivered, failed, skipped while paused or not yet sent, in the order the writes were recorded; event, listId, cursor and at are the pushed body's, and deliveryId is the push's SVC-Delivery, so a receiver drops a repeat between push and pull by id. Pings, test events, probes and redeliveries are not in it. Pass next back as after: it is the last item's position, or the after given when the page is empty. With wait and nothing after the position, the answer is held up to that many seconds and comes as soon as an item is recorded. Items are kept RETENTION_DAYS, and a webhook's newest 1100 whatever their age; a position older than the oldest kept item is 410 POSITION_EXPIRED with oldestPosition, and a malformed position or another webhook's is 400 VALIDATION_FAILED. Needs the token scope deliveries:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
+    get: operations['listEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v3/webhooks/{id}/deliveries/{deliveryId}': {
     parameters: {
       query?: never;
@@ -843,6 +866,21 @@ export type components = {
       /** @description Pass as `before` for the next page; null on the last */
       next: string | null;
     };
+    FeedPage: {
+      data: {
+        /** @description A position in this webhook's event feed (opaque; later items have greater ones) */
+        position: string;
+        deliveryId: string;
+        /** @enum {string} */
+        event: 'list.changed' | 'item.added' | 'item.removed' | 'item.checked' | 'list.members.changed';
+        listId: string;
+        cursor: number;
+        /** Format: date-time */
+        at: string;
+      }[];
+      /** @description Pass as `after` for what follows: the last item's position, or the `after` given when the page is empty (null only then, without one) */
+      next: string | null;
+    };
     DeliveryDetail: {
       id: string;
       event: string;
@@ -1414,6 +1452,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1450,6 +1490,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1487,6 +1529,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1518,6 +1562,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1548,6 +1594,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1630,6 +1678,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1667,6 +1717,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1703,6 +1755,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1739,6 +1793,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1769,6 +1825,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1805,6 +1863,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1841,6 +1901,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1878,6 +1940,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1909,6 +1973,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1939,6 +2005,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2005,6 +2073,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2041,6 +2111,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2077,6 +2149,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2114,6 +2188,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2145,6 +2221,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2175,6 +2253,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2239,6 +2319,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2275,6 +2357,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2311,6 +2395,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2348,6 +2434,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2379,6 +2467,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2409,6 +2499,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2478,6 +2570,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2515,6 +2609,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2551,6 +2647,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2587,6 +2685,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2623,6 +2723,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2653,6 +2755,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2689,6 +2793,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2726,6 +2832,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2757,6 +2865,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2787,6 +2897,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2856,6 +2968,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2893,6 +3007,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2929,6 +3045,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2965,6 +3083,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2995,6 +3115,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3031,6 +3153,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3068,6 +3192,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3099,6 +3225,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3129,6 +3257,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3198,6 +3328,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3235,6 +3367,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3271,6 +3405,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3307,6 +3443,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3337,6 +3475,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3373,6 +3513,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3410,6 +3552,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3441,6 +3585,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3471,6 +3617,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3537,6 +3685,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3573,6 +3723,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3609,6 +3761,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3646,6 +3800,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3677,6 +3833,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3707,6 +3865,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3778,6 +3938,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3815,6 +3977,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3851,6 +4015,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3887,6 +4053,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3924,6 +4092,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3955,6 +4125,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3985,6 +4157,336 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  listEvents: {
+    parameters: {
+      query?: {
+        after?: string;
+        limit?: string;
+        wait?: string;
+      };
+      header?: never;
+      path: {
+        /** @description Webhook id (wh_...) */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of the feed */
+      200: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FeedPage'];
+        };
+      };
+      /** @description Invalid query: VALIDATION_FAILED */
+      400: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'VALIDATION_FAILED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed or unknown token: UNAUTHORIZED */
+      401: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAUTHORIZED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+      /** @description Unknown webhook, or another account's: WEBHOOK_NOT_FOUND */
+      404: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'WEBHOOK_NOT_FOUND';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+      /** @description The position is older than the oldest item kept (oldestPosition names it): POSITION_EXPIRED */
+      410: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'POSITION_EXPIRED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+      /** @description Over the account's rate limit, or the client address's without a valid token; nothing was done: RATE_LIMITED */
+      429: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'RATE_LIMITED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+      /** @description PostgreSQL or Temporal unreachable; see Retry-After: UNAVAILABLE */
+      503: {
+        headers: {
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAVAILABLE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+      /** @description Unexpected error: INTERNAL */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INTERNAL';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4053,6 +4555,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4089,6 +4593,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4125,6 +4631,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4162,6 +4670,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4193,6 +4703,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4223,6 +4735,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4294,6 +4808,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4331,6 +4847,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4367,6 +4885,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4403,6 +4923,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4439,6 +4961,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4469,6 +4993,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4505,6 +5031,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4542,6 +5070,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4573,6 +5103,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4603,6 +5135,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4672,6 +5206,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4709,6 +5245,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4745,6 +5283,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4781,6 +5321,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4811,6 +5353,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4847,6 +5391,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4884,6 +5430,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4915,6 +5463,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4945,6 +5495,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5012,6 +5564,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5049,6 +5603,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5085,6 +5641,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5121,6 +5679,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5151,6 +5711,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5187,6 +5749,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5224,6 +5788,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5255,6 +5821,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5285,6 +5853,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5354,6 +5924,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5391,6 +5963,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5427,6 +6001,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5463,6 +6039,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5499,6 +6077,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5529,6 +6109,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5565,6 +6147,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5602,6 +6186,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5633,6 +6219,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5663,6 +6251,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5729,6 +6319,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5765,6 +6357,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5801,6 +6395,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5838,6 +6434,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5869,6 +6467,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5899,6 +6499,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5969,6 +6571,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6006,6 +6610,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6042,6 +6648,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6078,6 +6686,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6114,6 +6724,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6144,6 +6756,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6180,6 +6794,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6217,6 +6833,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6248,6 +6866,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6278,6 +6898,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6346,6 +6968,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6382,6 +7006,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6418,6 +7044,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6455,6 +7083,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6486,6 +7116,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6516,6 +7148,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6584,6 +7218,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6620,6 +7256,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6656,6 +7294,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6693,6 +7333,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6724,6 +7366,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6754,6 +7398,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6817,6 +7463,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6853,6 +7501,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6890,6 +7540,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6921,6 +7573,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6951,6 +7605,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7017,6 +7673,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7054,6 +7712,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7090,6 +7750,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7120,6 +7782,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7156,6 +7820,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7193,6 +7859,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7224,6 +7892,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7254,6 +7924,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7320,6 +7992,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7357,6 +8031,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7393,6 +8069,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7430,6 +8108,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7461,6 +8141,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7491,6 +8173,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7573,6 +8257,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7610,6 +8296,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7646,6 +8334,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7683,6 +8373,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7714,6 +8406,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7744,6 +8438,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7807,6 +8503,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7844,6 +8542,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7875,6 +8575,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7905,6 +8607,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7968,6 +8672,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8004,6 +8710,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8041,6 +8749,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8072,6 +8782,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8102,6 +8814,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8168,6 +8882,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8205,6 +8921,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8241,6 +8959,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8277,6 +8997,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8307,6 +9029,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8343,6 +9067,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8380,6 +9106,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8411,6 +9139,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8441,6 +9171,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8505,6 +9237,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8541,6 +9275,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8577,6 +9313,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8614,6 +9352,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8645,6 +9385,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8675,6 +9417,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8738,6 +9482,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8774,6 +9520,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8811,6 +9559,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8842,6 +9592,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8872,6 +9624,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8922,6 +9676,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8972,6 +9728,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9022,6 +9780,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9073,6 +9833,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9103,6 +9865,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9157,6 +9921,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9188,6 +9954,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9218,6 +9986,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9248,6 +10018,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9279,6 +10051,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9309,6 +10083,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9374,6 +10150,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9405,6 +10183,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9435,6 +10215,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9465,6 +10247,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9496,6 +10280,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9526,6 +10312,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9576,6 +10364,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9607,6 +10397,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9637,6 +10429,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9668,6 +10462,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9698,6 +10494,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9754,6 +10552,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9785,6 +10585,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9815,6 +10617,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9845,6 +10649,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9875,6 +10681,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9905,6 +10713,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9936,6 +10746,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9966,6 +10778,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
