@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Via says how an event reached the handler.
@@ -37,6 +39,16 @@ type Feed struct {
 	// Client makes the requests; nil for http.DefaultClient. Its Timeout, if any, must exceed
 	// the 30 s a followed request may be held.
 	Client *http.Client
+	// OnError is told when pulling a gap in the background fails (the feed, the store or the
+	// handler); nil logs it with package log.
+	OnError func(error)
+}
+
+func (f *Feed) limit() int {
+	if f.Limit == 0 {
+		return defaultPage
+	}
+	return f.Limit
 }
 
 // FeedItem is one item of the feed, GET /v3/webhooks/{id}/events: an event delivery as the
@@ -71,6 +83,13 @@ const defaultPage = 100
 // followWaitSeconds is the longest the feed holds a request (its wait).
 const followWaitSeconds = 30
 
+// gapFillSeconds is how long a gap is pulled for at most, and gapPollSeconds how long each of
+// its requests may be held.
+const (
+	gapFillSeconds = 30
+	gapPollSeconds = 1
+)
+
 // ReceiveItem judges one item of the feed as CatchUp does, for a receiver that pulls the feed
 // itself: the same delivery as its push (same webhook, list, event and cursor), so whichever
 // comes second is a duplicate. Items come over the authenticated API, unsigned: they are
@@ -93,21 +112,59 @@ func (r *Receiver) CatchUp(ctx context.Context, follow bool) (int, error) {
 	if r.feed == nil {
 		return 0, errors.New("receiver: CatchUp needs a Feed")
 	}
-	limit := r.feed.Limit
-	if limit == 0 {
-		limit = defaultPage
+	limit := r.feed.limit()
+	return r.pull(ctx, func(page *feedPage) (int, bool) {
+		if follow {
+			return followWaitSeconds, true
+		}
+		return 0, len(page.Data) == limit
+	})
+}
+
+// fillGap pulls until the feed has brought every cursor of the gap, or gapFillSeconds have
+// passed (the next CatchUp then fills it): a write's item becomes readable a moment after its
+// push may have come, and the writes of a list made while the account was not a member of it
+// are in no feed. Receive runs it in a goroutine of its own; a failure goes to Feed.OnError.
+func (r *Receiver) fillGap(ctx context.Context, listID string, gap Gap) {
+	limit := r.feed.limit()
+	covered := map[int64]bool{}
+	deadline := time.Now().Add(gapFillSeconds * time.Second)
+	_, err := r.pull(ctx, func(page *feedPage) (int, bool) {
+		for _, item := range page.Data {
+			if item.Event == ListChanged && item.ListID == listID && item.Cursor >= gap.First && item.Cursor <= gap.Last {
+				covered[item.Cursor] = true
+			}
+		}
+		if int64(len(covered)) == gap.Last-gap.First+1 || time.Now().After(deadline) {
+			return 0, false
+		}
+		if len(page.Data) < limit {
+			return gapPollSeconds, true
+		}
+		return 0, true
+	})
+	if err != nil {
+		onError := r.feed.OnError
+		if onError == nil {
+			onError = func(err error) {
+				log.Printf("receiver: filling the gap %d to %d of list %s failed: %v", gap.First, gap.Last, listID, err)
+			}
+		}
+		onError(err)
 	}
-	wait := 0
-	if follow {
-		wait = followWaitSeconds
-	}
-	handed := 0
-	for {
+}
+
+// pull asks for pages from the stored position, judges each item and stores the position after
+// each page, while then (given each page) answers the seconds the next request may be held and
+// true; it returns the number of events handed to the handler.
+func (r *Receiver) pull(ctx context.Context, then func(page *feedPage) (wait int, more bool)) (int, error) {
+	handed, wait := 0, 0
+	for more := true; more; {
 		after, err := r.store.Position(ctx, r.webhookID)
 		if err != nil {
 			return handed, err
 		}
-		page, err := r.fetchPage(ctx, after, limit, wait)
+		page, err := r.fetchPage(ctx, after, r.feed.limit(), wait)
 		if err != nil {
 			return handed, err
 		}
@@ -125,10 +182,9 @@ func (r *Receiver) CatchUp(ctx context.Context, follow bool) (int, error) {
 				return handed, err
 			}
 		}
-		if len(page.Data) < limit && !follow {
-			return handed, nil
-		}
+		wait, more = then(page)
 	}
+	return handed, nil
 }
 
 type feedPage struct {

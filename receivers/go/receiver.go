@@ -226,9 +226,8 @@ func New(config Config) *Receiver {
 // Receive judges one request from its headers and its raw body, exactly as received. A request
 // it refuses returns an *Error (never for its traceparent: an invalid one is no trace context);
 // an accepted delivery is marked as seen. With a Handler, a new or late delivery is handed to it
-// before Receive returns; with a Feed too, a new delivery after a gap then pulls the events
-// missed (CatchUp) before Receive returns, and a failing pull is returned with the verdict, the
-// delivery handled.
+// before Receive returns; with a Feed too, a new delivery after a gap starts pulling the events
+// missed, in a goroutine of its own, which reach the handler as late.
 func (r *Receiver) Receive(ctx context.Context, header http.Header, body []byte) (Verdict, error) {
 	trace := ParseTraceparent(header.Get("traceparent"))
 	event, err := required(header, "svc-event")
@@ -266,7 +265,8 @@ func (r *Receiver) Receive(ctx context.Context, header http.Header, body []byte)
 	}
 	verdict, err := r.judge(ctx, delivery, trace, ViaPush)
 	if err == nil && verdict.Gap != nil && r.feed != nil {
-		_, err = r.CatchUp(ctx, false)
+		// Past the request: ctx's values, not its end.
+		go r.fillGap(context.WithoutCancel(ctx), delivery.ListID, *verdict.Gap)
 	}
 	return verdict, err
 }

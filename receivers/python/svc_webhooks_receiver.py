@@ -23,9 +23,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import re
 import ssl
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -269,6 +271,11 @@ class FeedError(Exception):
 
 #: The longest the feed holds a request (its wait), in seconds.
 _FOLLOW_WAIT_SECONDS = 30
+#: How long a gap is pulled for at most, and how long each of its requests may be held, in seconds.
+_GAP_FILL_SECONDS = 30
+_GAP_POLL_SECONDS = 1
+
+_logger = logging.getLogger(__name__)
 
 
 class WebhookReceiver:
@@ -301,9 +308,8 @@ class WebhookReceiver:
 
         Raises DeliveryError for a request it refuses (never for its traceparent: an invalid
         one is no trace context); marks an accepted delivery as seen. With a handler, hands it a
-        new or late delivery before returning; with a feed too, a new delivery after a gap then
-        pulls the events missed (catch_up) before returning, and a failing pull raises, the
-        delivery handled.
+        new or late delivery before returning; with a feed too, a new delivery after a gap starts
+        pulling the events missed, in a thread of its own, which reach the handler as late.
         """
         trace = parse_traceparent(_header(headers, "traceparent"))
         event = _required(headers, "svc-event")
@@ -321,7 +327,7 @@ class WebhookReceiver:
             return Verdict("test", delivery, trace=trace)
         verdict = self._judge(delivery, trace, "push")
         if verdict.gap is not None and self._feed is not None:
-            self.catch_up()
+            threading.Thread(target=self._fill_gap, args=(delivery.list_id, verdict.gap), daemon=True).start()
         return verdict
 
     def receive_item(self, item: Mapping[str, object]) -> Verdict:
@@ -348,23 +354,67 @@ class WebhookReceiver:
         another catch_up: the store tells every delivery once, and an item pulled twice is a
         duplicate.
         """
-        feed = self._feed
-        if feed is None:
-            raise ValueError("catch_up needs the receiver to have a feed")
+        limit = self._feed_of("catch_up").limit
+
+        def then(page: dict) -> Optional[int]:
+            if stop is not None and stop.is_set():
+                return None
+            if follow:
+                return _FOLLOW_WAIT_SECONDS
+            return None if len(page["data"]) < limit else 0
+
+        return self._pull(then)
+
+    def _fill_gap(self, list_id: str, gap: Gap) -> None:
+        """Pulls until the feed has brought every cursor of the gap, or _GAP_FILL_SECONDS have passed.
+
+        The next catch_up fills what is left: a write's item becomes readable a moment after its
+        push may have come, and the writes of a list made while the account was not a member of
+        it are in no feed. Runs in a thread of its own; a failure goes to the logger.
+        """
+        limit = self._feed_of("_fill_gap").limit
+        covered: set[int] = set()
+        deadline = time.monotonic() + _GAP_FILL_SECONDS
+
+        def then(page: dict) -> Optional[int]:
+            for item in page["data"]:
+                if item["event"] == LIST_CHANGED and item["listId"] == list_id and gap.first <= item["cursor"] <= gap.last:
+                    covered.add(item["cursor"])
+            if len(covered) == gap.last - gap.first + 1 or time.monotonic() >= deadline:
+                return None
+            return _GAP_POLL_SECONDS if len(page["data"]) < limit else 0
+
+        try:
+            self._pull(then)
+        except Exception:
+            _logger.exception("filling the gap %s of list %s failed", gap, list_id)
+
+    def _pull(self, then: Callable[[dict], Optional[int]]) -> int:
+        """Pulls pages from the stored position, judging each item and storing the position after each page.
+
+        then, given each page, answers the seconds the next request may be held, or None to stop;
+        returns the number of events handed to the handler.
+        """
+        feed = self._feed_of("_pull")
         webhook_id = self._webhook_id
         assert webhook_id is not None
         handed = 0
-        while stop is None or not stop.is_set():
+        wait: Optional[int] = 0
+        while wait is not None:
             after = self._store.position(webhook_id)
-            page = _fetch_page(feed, webhook_id, after, _FOLLOW_WAIT_SECONDS if follow else 0)
+            page = _fetch_page(feed, webhook_id, after, wait)
             for item in page["data"]:
                 if self.receive_item(item).outcome != "duplicate":
                     handed += 1
             if page["next"] is not None and page["next"] != after:
                 self._store.save_position(webhook_id, page["next"])
-            if len(page["data"]) < feed.limit and not follow:
-                break
+            wait = then(page)
         return handed
+
+    def _feed_of(self, caller: str) -> Feed:
+        if self._feed is None:
+            raise ValueError(f"{caller} needs the receiver to have a feed")
+        return self._feed
 
     def forget(self, delivery: Delivery) -> None:
         """Unmarks a delivery you could not accept (answer it 5xx): when it comes again, by a redelivery, it is new."""

@@ -199,6 +199,8 @@ export interface FeedOptions {
   token: string;
   /** Items per page, 1 to 500; default 100. */
   limit?: number;
+  /** Told when pulling a gap in the background fails (the feed, the store or the handler); default console.error. */
+  onError?: (error: unknown) => void;
 }
 
 /** The feed answered other than 200: `code` is the API's error code (`POSITION_EXPIRED`: the stored position is older than anything kept). */
@@ -225,6 +227,9 @@ export interface CatchUpOptions {
 const DEFAULT_PAGE = 100;
 /** The longest the feed holds a request (its `wait`), in seconds. */
 const FOLLOW_WAIT_SECONDS = 30;
+/** How long a gap is pulled for at most, and how long each of its requests may be held, in seconds. */
+const GAP_FILL_SECONDS = 30;
+const GAP_POLL_SECONDS = 1;
 
 export interface ReceiverOptions {
   /** The webhook's signing secret, or several while one replaces another (docs/receiving.md, "Rotating the secret"). */
@@ -261,8 +266,8 @@ export class WebhookReceiver {
    * Judges one request from its headers and its raw body, exactly as received. Throws a
    * DeliveryError for a request it refuses (never for its traceparent: an invalid one is no
    * trace context); marks an accepted delivery as seen. With a handler, hands it a new or late
-   * delivery before resolving; with a feed too, a new delivery after a gap then pulls the
-   * events missed (catchUp) before resolving, and a failing pull rejects, the delivery handled.
+   * delivery before resolving; with a feed too, a new delivery after a gap starts pulling the
+   * events missed, in the background, which reach the handler as late.
    */
   async receive(headers: RequestHeaders, body: string | Uint8Array): Promise<Verdict> {
     const trace = parseTraceparent(header(headers, 'traceparent'));
@@ -280,7 +285,7 @@ export class WebhookReceiver {
     const delivery = parseDelivery(body, event, webhookId, header(headers, 'svc-delivery') ?? null, test ? TEST_CURSOR : 1);
     if (test) return { outcome: 'test', delivery, trace };
     const verdict = await this.judge(delivery, trace, 'push');
-    if (verdict.outcome === 'new' && verdict.gap !== null && this.feed) await this.catchUp();
+    if (verdict.outcome === 'new' && verdict.gap !== null && this.feed) this.fillGap(delivery.listId, verdict.gap);
     return verdict;
   }
 
@@ -304,21 +309,56 @@ export class WebhookReceiver {
    * the store tells every delivery once, and an item pulled twice is a duplicate.
    */
   async catchUp(options: CatchUpOptions = {}): Promise<number> {
-    const feed = this.feed;
-    if (!feed) throw new TypeError('catchUp needs the receiver to have a feed');
+    const limit = this.feedOf('catchUp').limit ?? DEFAULT_PAGE;
+    return this.pull((page) => (options.follow ? FOLLOW_WAIT_SECONDS : page.data.length < limit ? null : 0), options.signal);
+  }
+
+  /**
+   * Pulls, in the background, until the feed has brought every cursor of the gap or
+   * GAP_FILL_SECONDS have passed (the next catchUp then fills it): a write's item becomes
+   * readable a moment after its push may have come, and the writes of a list made while the
+   * account was not a member of it are in no feed.
+   */
+  private fillGap(listId: string, gap: Gap): void {
+    const feed = this.feedOf('fillGap');
+    const limit = feed.limit ?? DEFAULT_PAGE;
+    const covered = new Set<number>();
+    const deadline = Date.now() + GAP_FILL_SECONDS * 1000;
+    const inGap = (item: FeedItem) =>
+      item.event === LIST_CHANGED && item.listId === listId && item.cursor >= gap.first && item.cursor <= gap.last;
+    this.pull((page) => {
+      for (const item of page.data.filter(inGap)) covered.add(item.cursor);
+      if (covered.size === gap.last - gap.first + 1 || Date.now() >= deadline) return null;
+      return page.data.length < limit ? GAP_POLL_SECONDS : 0;
+    }).catch(feed.onError ?? ((error: unknown) => console.error('svc-webhooks/receiver: filling a gap failed', error)));
+  }
+
+  /**
+   * Pulls pages from the stored position, judging each item and storing the position after
+   * each page, while `then` (given each page) answers the seconds the next request may be held;
+   * resolves with the number of events handed to the handler when it answers null.
+   */
+  private async pull(then: (page: FeedPage) => number | null, signal?: AbortSignal): Promise<number> {
+    const feed = this.feedOf('pull');
     const webhookId = this.webhookId!;
     let handed = 0;
-    for (;;) {
-      options.signal?.throwIfAborted();
+    for (let wait: number | null = 0; wait !== null;) {
+      signal?.throwIfAborted();
       const after = await this.store.position(webhookId);
-      const page = await fetchPage(feed, webhookId, after, options.follow ? FOLLOW_WAIT_SECONDS : 0, options.signal);
+      const page = await fetchPage(feed, webhookId, after, wait, signal);
       for (const item of page.data) {
         const verdict = await this.receiveItem(item);
         if (verdict.outcome !== 'duplicate') handed += 1;
       }
       if (page.next !== null && page.next !== after) await this.store.savePosition(webhookId, page.next);
-      if (page.data.length < (feed.limit ?? DEFAULT_PAGE) && !options.follow) return handed;
+      wait = then(page);
     }
+    return handed;
+  }
+
+  private feedOf(caller: string): FeedOptions {
+    if (!this.feed) throw new TypeError(`${caller} needs the receiver to have a feed`);
+    return this.feed;
   }
 
   /** Unmarks a delivery you could not accept (answer it 5xx): when it comes again, by a redelivery, it is new. */
