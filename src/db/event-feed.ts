@@ -1,5 +1,5 @@
 // The event feed of a webhook (GET /v3/webhooks/{id}/events): the rows record_list_write writes
-// with each write (migration 025), read oldest first by position, and pruned by the retention job.
+// with each write (migration 026), read oldest first by position, and pruned by the retention job.
 import { createHash } from 'node:crypto';
 import type { FeedItem } from '../objects';
 import type { Topic } from '../topics';

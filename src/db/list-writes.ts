@@ -26,7 +26,7 @@ function bodyHash(request: WriteRequest): Buffer {
  * Records a write once: assigns the list's next cursor, applies membership changes and
  * notes which accounts may receive it (owner, members before and after), then finds its
  * recipients and records their deliveries in the event feed, each with its delivery id
- * (migration 025). A repeat of the same body returns the first answer; the same writeId with
+ * (migration 026). A repeat of the same body returns the first answer; the same writeId with
  * another body is refused. The list row is locked, so racing repeats and writes to one list
  * are serialised; the lock is taken and released in one round trip, by the
  * record_list_write function (migration 009), so that it is not held across this process's
@@ -60,6 +60,6 @@ interface RecordedRow {
   cursor: string | null;
   at: Date | null;
   topics: Topic[] | null;
-  /** Ordered by webhook id; without deliveryIds for a write recorded before the event feed (migration 025). */
+  /** Ordered by webhook id; without deliveryIds for a write recorded before the event feed (migration 026). */
   recipients: Recipient[] | null;
 }

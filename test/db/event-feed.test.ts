@@ -75,7 +75,7 @@ describe('the event feed', () => {
   });
 
   it('answers a repeat of a write recorded before the feed with its recipients as they are now, without delivery ids', async () => {
-    await withSchemaBefore('025', async (sql) => {
+    await withSchemaBefore('026', async (sql) => {
       const account = await createAccount(sql, 'before the feed');
       const listId = `list-${randomUUID()}`;
       await putList(sql, { id: listId, ownerAccountId: account.id, memberAccountIds: [] });
