@@ -70,6 +70,11 @@ export const metrics = {
     help: 'Connections open to the HTTP server of this process, WebSockets of relay sessions included',
     registers: [registry],
   }),
+  feedWaiting: new Gauge({
+    name: 'event_feed_waiting_requests',
+    help: 'Requests of the event feed this process holds (wait), until an item is recorded or their time is up',
+    registers: [registry],
+  }),
   connectionsRefused: counter(
     'http_connections_refused_total',
     'Connections closed as they were accepted, by reason: per_address (the client address held MAX_CONNECTIONS_PER_ADDRESS already)',

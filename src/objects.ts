@@ -379,6 +379,38 @@ export const deliveryPage = responseObject({
 });
 export type DeliveryPage = FromSchema<typeof deliveryPage>;
 
+/** A position in a webhook's event feed: opaque, and growing along the feed. */
+export const feedPositionSchema = {
+  type: 'string',
+  pattern: '^[0-9a-f]{40}$',
+  description: "A position in this webhook's event feed (opaque; later items have greater ones)",
+} as const;
+
+/**
+ * One event delivery planned for a webhook, as its feed (GET /v3/webhooks/{id}/events) shows it:
+ * `event`, `listId`, `cursor` and `at` are the pushed body's, `deliveryId` the push's SVC-Delivery.
+ */
+export const feedItemObject = responseObject({
+  position: feedPositionSchema,
+  deliveryId: deliveryIdSchema,
+  event: topicSchema,
+  listId: { type: 'string' },
+  cursor: { type: 'integer', minimum: 1 },
+  at: timestamp,
+});
+export type FeedItem = FromSchema<typeof feedItemObject>;
+
+export const feedPage = responseObject({
+  data: { type: 'array', items: feedItemObject },
+  next: {
+    ...feedPositionSchema,
+    type: ['string', 'null'],
+    description:
+      "Pass as `after` for what follows: the last item's position, or the `after` given when the page is empty (null only then, without one)",
+  },
+});
+export type FeedPage = FromSchema<typeof feedPage>;
+
 export const accountObject = responseObject({
   id: { type: 'string', pattern: idPattern('acc') },
   name: { type: 'string' },
@@ -567,6 +599,7 @@ export const errorEnvelope = closedObject(
         statusCode: { type: 'integer' },
         recoveryId: { type: 'string', description: 'RECOVERY_IN_PROGRESS: the recovery under way' },
         requiredScope: { ...scopeSchema, description: 'INSUFFICIENT_SCOPE: the scope the token lacks' },
+        oldestPosition: { ...feedPositionSchema, description: "POSITION_EXPIRED: the position of the webhook's oldest item kept" },
       },
       { required: ['code', 'message'] },
     ),

@@ -22,6 +22,7 @@ export const ROUTE_SCOPES = {
   'POST /v3/webhooks/{id}/test-events': ['webhooks:write'],
   'GET /v3/webhooks/{id}/deliveries': ['deliveries:read'],
   'GET /v3/webhooks/{id}/deliveries/{deliveryId}': ['deliveries:read'],
+  'GET /v3/webhooks/{id}/events': ['deliveries:read'],
   'GET /v3/webhooks/{id}/recoveries': ['deliveries:read'],
   'GET /v3/webhooks/{id}/recoveries/{recoveryId}': ['deliveries:read'],
   'POST /v3/webhooks/{id}/deliveries/{deliveryId}/redeliveries': ['deliveries:write'],

@@ -8,6 +8,7 @@ import type Koa from 'koa';
 import { createAccountAccess } from './api/account-access';
 import { capConnections, httpServerOptions } from './api/connections';
 import { createApp, createWorkerApp } from './api/app';
+import { createFeedWaits } from './api/event-feed';
 import { createFrontDoor } from './api/front-door';
 import type { ApiState } from './api/middleware';
 import { ConfigError, type Config } from './config';
@@ -251,6 +252,7 @@ async function runApi(
   const client = new Client({ connection, namespace: config.temporalNamespace, ...clientTracing(options.tracing ?? TRACING_OFF) });
   const access = createAccountAccess(sql, config.rateLimits);
   await access.start();
+  const feedWaits = createFeedWaits(sql);
   const app = createApp({
     sql,
     secrets,
@@ -269,6 +271,7 @@ async function runApi(
     access,
     trustProxyHops: config.trustProxyHops,
     traceUrlTemplate: config.tracing.traceUrlTemplate,
+    feedWaits,
   });
   const relays = createRelayHub(sql, {
     graceSeconds: config.relayGraceSeconds,
@@ -283,6 +286,8 @@ async function runApi(
     url: server.url,
     client,
     async stop() {
+      // Long polls answer what they have, rather than be cut off with their connections.
+      feedWaits.stop();
       await relays.stop();
       await server.stop();
       door.stop();

@@ -9,6 +9,11 @@ import { deliverListWriteBatch } from './deliver-list-write-batch';
 
 /** Patch id (0.2.0): a write larger than one batch is delivered by child workflows. */
 const CHILD_BATCHES = 'list-write-child-batches';
+/**
+ * Patch id: a delivery's id is the one the event feed recorded with the write (the recipient's
+ * deliveryIds), so that a push and the feed name it alike; a write recorded before the feed has none.
+ */
+const FEED_DELIVERY_IDS = 'feed-delivery-ids';
 
 /**
  * `list-write/{listId}/{writeId}`: one signed POST per recipient and topic, each a single
@@ -23,8 +28,9 @@ export async function deliverListWrite({
   deliveryTimeoutMs,
   deliveriesPerBatch = DEFAULT_DELIVERIES_PER_BATCH,
 }: ListWriteDeliveries): Promise<void> {
-  const planned: PlannedDelivery[] = recipients.flatMap(({ webhookId, topics }) =>
-    topics.map((topic) => ({ deliveryId: newDeliveryId(), webhookId, topic })),
+  const recorded = patched(FEED_DELIVERY_IDS);
+  const planned: PlannedDelivery[] = recipients.flatMap(({ webhookId, topics, deliveryIds }) =>
+    topics.map((topic, i) => ({ deliveryId: (recorded ? deliveryIds?.[i] : undefined) ?? newDeliveryId(), webhookId, topic })),
   );
   const event: ListEvent = { listId: write.listId, cursor: write.cursor, at: write.at };
   if (planned.length <= deliveriesPerBatch || !patched(CHILD_BATCHES)) {

@@ -5,6 +5,9 @@
 // a new delivery from a duplicate; for list.changed it reports the cursors missed (a gap) and
 // the ones that come after a later one (late), from the seen-state of a SeenStore. Every
 // verdict carries the delivery's trace context, from its traceparent header, when it has one.
+// With a Handler and the service's Feed, it hands each event to the handler once, whether it
+// came pushed or pulled, catches up from the position it stored (CatchUp), and pulls the events
+// a cursor gap says were missed.
 package receiver
 
 import (
@@ -14,6 +17,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -149,6 +153,11 @@ type SeenStore interface {
 	// AdvanceCursor raises the highest list.changed cursor of (webhook, list) to at least
 	// cursor; it returns the highest before, and found false for none.
 	AdvanceCursor(ctx context.Context, webhookID, listID string, cursor int64) (previous int64, found bool, err error)
+	// Position returns the webhook's feed position CatchUp stored last; "" for none (it then
+	// reads from the oldest item kept).
+	Position(ctx context.Context, webhookID string) (string, error)
+	// SavePosition stores the webhook's feed position; "" forgets it.
+	SavePosition(ctx context.Context, webhookID, position string) error
 }
 
 // Verify reports whether header is "sha256=" and the lowercase hex HMAC-SHA256 of body under
@@ -176,29 +185,49 @@ type Config struct {
 	// Store is where what was seen is kept; nil for a new MemoryStore.
 	Store SeenStore
 	// WebhookID is the only SVC-Webhook accepted; "" trusts the header as the webhook's id.
+	// Needed with Feed.
 	WebhookID string
+	// Handler is given every event seen for the first time, pushed (by Receive) or pulled (by
+	// CatchUp); needed with Feed.
+	Handler Handler
+	// Feed is the service's feed, for CatchUp and for pulling what a cursor gap says was missed.
+	Feed *Feed
 }
 
 // Receiver judges requests for one webhook (or several sharing a store). Safe for concurrent
-// use when its store is.
+// use when its store and handler are.
 type Receiver struct {
 	secrets   []string
 	store     SeenStore
 	webhookID string
+	handler   Handler
+	feed      *Feed
 }
 
-// New returns a Receiver for config.
+// New returns a Receiver for config. It panics when config has a Feed without a WebhookID and
+// a Handler.
 func New(config Config) *Receiver {
 	store := config.Store
 	if store == nil {
 		store = NewMemoryStore()
 	}
-	return &Receiver{secrets: append([]string(nil), config.Secrets...), store: store, webhookID: config.WebhookID}
+	if config.Feed != nil && (config.WebhookID == "" || config.Handler == nil) {
+		panic("receiver: a Config with a Feed needs WebhookID and Handler")
+	}
+	return &Receiver{
+		secrets:   append([]string(nil), config.Secrets...),
+		store:     store,
+		webhookID: config.WebhookID,
+		handler:   config.Handler,
+		feed:      config.Feed,
+	}
 }
 
 // Receive judges one request from its headers and its raw body, exactly as received. A request
 // it refuses returns an *Error (never for its traceparent: an invalid one is no trace context);
-// an accepted delivery is marked as seen.
+// an accepted delivery is marked as seen. With a Handler, a new or late delivery is handed to it
+// before Receive returns; with a Feed too, a new delivery after a gap starts pulling the events
+// missed, in a goroutine of its own, which reach the handler as late.
 func (r *Receiver) Receive(ctx context.Context, header http.Header, body []byte) (Verdict, error) {
 	trace := ParseTraceparent(header.Get("traceparent"))
 	event, err := required(header, "svc-event")
@@ -234,27 +263,41 @@ func (r *Receiver) Receive(ctx context.Context, header http.Header, body []byte)
 	if test {
 		return Verdict{Outcome: OutcomeTest, Delivery: delivery, Trace: trace}, nil
 	}
+	verdict, err := r.judge(ctx, delivery, trace, ViaPush)
+	if err == nil && verdict.Gap != nil && r.feed != nil {
+		// Past the request: ctx's values, not its end.
+		go r.fillGap(context.WithoutCancel(ctx), delivery.ListID, *verdict.Gap)
+	}
+	return verdict, err
+}
 
+// judge marks a delivery seen, tells new from late and duplicate, and hands a first sight to
+// the handler.
+func (r *Receiver) judge(ctx context.Context, delivery *Delivery, trace *TraceContext, via Via) (Verdict, error) {
 	isNew, err := r.store.MarkSeen(ctx, keyOf(delivery))
 	if err != nil {
 		return Verdict{}, err
 	}
-	if !isNew {
-		return Verdict{Outcome: OutcomeDuplicate, Delivery: delivery, Trace: trace}, nil
-	}
-	if delivery.Event != ListChanged {
-		return Verdict{Outcome: OutcomeNew, Delivery: delivery, Trace: trace}, nil
-	}
-	previous, found, err := r.store.AdvanceCursor(ctx, delivery.WebhookID, delivery.ListID, delivery.Cursor)
-	if err != nil {
-		return Verdict{}, err
-	}
-	if found && delivery.Cursor < previous {
-		return Verdict{Outcome: OutcomeLate, Delivery: delivery, Trace: trace}, nil
-	}
 	verdict := Verdict{Outcome: OutcomeNew, Delivery: delivery, Trace: trace}
-	if found && delivery.Cursor > previous+1 {
-		verdict.Gap = &Gap{First: previous + 1, Last: delivery.Cursor - 1}
+	if !isNew {
+		verdict.Outcome = OutcomeDuplicate
+		return verdict, nil
+	}
+	if delivery.Event == ListChanged {
+		previous, found, err := r.store.AdvanceCursor(ctx, delivery.WebhookID, delivery.ListID, delivery.Cursor)
+		if err != nil {
+			return Verdict{}, err
+		}
+		if found && delivery.Cursor < previous {
+			verdict.Outcome = OutcomeLate
+		} else if found && delivery.Cursor > previous+1 {
+			verdict.Gap = &Gap{First: previous + 1, Last: delivery.Cursor - 1}
+		}
+	}
+	if r.handler != nil {
+		if err := r.handler(ctx, verdict, via); err != nil {
+			return Verdict{}, errors.Join(err, r.Forget(ctx, delivery))
+		}
 	}
 	return verdict, nil
 }

@@ -18,9 +18,11 @@ type signatureCase struct {
 	Valid   bool     `json:"valid"`
 }
 
+// streamDelivery is a request, or with Pulled an item of the feed.
 type streamDelivery struct {
 	Headers map[string]string `json:"headers"`
 	Body    string            `json:"body"`
+	Pulled  *FeedItem         `json:"pulled"`
 	Forget  bool              `json:"forget"`
 	Expect  map[string]any    `json:"expect"`
 }
@@ -79,7 +81,13 @@ func traceOf(trace *TraceContext) map[string]any {
 func judge(t *testing.T, r *Receiver, delivery streamDelivery) map[string]any {
 	t.Helper()
 	ctx := context.Background()
-	verdict, err := r.Receive(ctx, headerOf(delivery.Headers), []byte(delivery.Body))
+	var verdict Verdict
+	var err error
+	if delivery.Pulled != nil {
+		verdict, err = r.ReceiveItem(ctx, *delivery.Pulled)
+	} else {
+		verdict, err = r.Receive(ctx, headerOf(delivery.Headers), []byte(delivery.Body))
+	}
 	var refused *Error
 	if errors.As(err, &refused) {
 		return map[string]any{"error": string(refused.Code)}

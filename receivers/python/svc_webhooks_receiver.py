@@ -5,10 +5,17 @@ and why. Verifies a delivery against one or several secrets, answers pings witho
 tells a new delivery from a duplicate; for list.changed it reports the cursors missed (a gap)
 and the ones that come after a later one (late), from the seen-state of a SeenStore. Every
 verdict carries the delivery's trace context, from its traceparent header, when it has one.
+With a handler and the service's feed, it hands each event to the handler once, whether it came
+pushed or pulled, catches up from the position it stored, and pulls the events a cursor gap says
+were missed.
 
     receiver = WebhookReceiver(secrets=["whsec_..."])
     verdict = receiver.receive(request_headers, raw_body)   # raises DeliveryError when refused
     verdict.trace                                           # a TraceContext, or None
+
+    receiver = WebhookReceiver(secrets, store, webhook_id="wh_...", handler=handle,
+                               feed=Feed("https://webhooks.example.com", "tok_..."))
+    receiver.catch_up()                                     # the events missed while down, to handle(verdict, via)
 """
 
 from __future__ import annotations
@@ -16,16 +23,24 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import re
+import ssl
 import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass
-from typing import Literal, Mapping, Optional, Protocol, Sequence, Union
+from typing import Callable, Literal, Mapping, Optional, Protocol, Sequence, Union
 
 __all__ = [
     "LIST_CHANGED",
     "MAX_CURSOR",
     "Delivery",
     "DeliveryError",
+    "Feed",
+    "FeedError",
     "Gap",
     "MemorySeenStore",
     "SeenKey",
@@ -43,6 +58,8 @@ LIST_CHANGED = "list.changed"
 MAX_CURSOR = 2**53 - 1
 
 Outcome = Literal["ping", "new", "late", "duplicate", "test"]
+#: How an event reached the handler: pushed by the service, or pulled from its feed.
+Via = Literal["push", "pull"]
 ErrorCode = Literal["missing_header", "invalid_signature", "invalid_body", "other_webhook"]
 
 
@@ -159,6 +176,14 @@ class SeenStore(Protocol):
         """Raises the highest list.changed cursor of (webhook, list) to at least cursor; returns the highest before, None for none."""
         ...
 
+    def position(self, webhook_id: str) -> Optional[str]:
+        """The webhook's feed position the catch-up stored last; None for none (it then reads from the oldest item kept)."""
+        ...
+
+    def save_position(self, webhook_id: str, position: Optional[str]) -> None:
+        """Stores the webhook's feed position; None forgets it."""
+        ...
+
 
 class MemorySeenStore:
     """The default SeenStore: in this process's memory, for as long as it runs. Keeps every key it is given."""
@@ -167,6 +192,7 @@ class MemorySeenStore:
         self._lock = threading.Lock()
         self._seen: set[SeenKey] = set()
         self._highest: dict[tuple[str, str], int] = {}
+        self._positions: dict[str, str] = {}
 
     def mark_seen(self, key: SeenKey) -> bool:
         with self._lock:
@@ -185,6 +211,17 @@ class MemorySeenStore:
             if previous is None or cursor > previous:
                 self._highest[(webhook_id, list_id)] = cursor
             return previous
+
+    def position(self, webhook_id: str) -> Optional[str]:
+        with self._lock:
+            return self._positions.get(webhook_id)
+
+    def save_position(self, webhook_id: str, position: Optional[str]) -> None:
+        with self._lock:
+            if position is None:
+                self._positions.pop(webhook_id, None)
+            else:
+                self._positions[webhook_id] = position
 
 
 def _signature(body: bytes, secret: str) -> bytes:
@@ -206,6 +243,41 @@ def verify(body: Union[bytes, str], header: Optional[str], secrets: Sequence[str
     return any(matches)
 
 
+#: The receiver's own handling of an event, for pushed and pulled ones alike: given a ``new`` or
+#: ``late`` verdict and how it came. When it raises, the event is forgotten (it counts as new when
+#: it comes again) and the exception goes on.
+Handler = Callable[[Verdict, Via], None]
+
+
+@dataclass(frozen=True)
+class Feed:
+    """Where the catch-up pulls from: the service's API, with a token that has the scope deliveries:read."""
+
+    base_url: str  #: the API's base URL, e.g. https://webhooks.example.com
+    token: str
+    limit: int = 100  #: items per page, 1 to 500
+    ssl_context: Optional[ssl.SSLContext] = None  #: for an API whose certificate the system does not trust
+
+
+class FeedError(Exception):
+    """The feed answered other than 200; ``code`` is the API's error code (POSITION_EXPIRED: the stored position is older than anything kept)."""
+
+    def __init__(self, status: int, code: Optional[str], message: str, oldest_position: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.oldest_position = oldest_position  #: with POSITION_EXPIRED: the oldest position kept
+
+
+#: The longest the feed holds a request (its wait), in seconds.
+_FOLLOW_WAIT_SECONDS = 30
+#: How long a gap is pulled for at most, and how long each of its requests may be held, in seconds.
+_GAP_FILL_SECONDS = 30
+_GAP_POLL_SECONDS = 1
+
+_logger = logging.getLogger(__name__)
+
+
 class WebhookReceiver:
     """Judges requests for one webhook (or several sharing a store); see docs/receiving.md."""
 
@@ -214,20 +286,30 @@ class WebhookReceiver:
         secrets: Union[str, Sequence[str]],
         store: Optional[SeenStore] = None,
         webhook_id: Optional[str] = None,
+        handler: Optional[Handler] = None,
+        feed: Optional[Feed] = None,
     ) -> None:
         """secrets: the signing secret, or several while one replaces another.
         store: where what was seen is kept; default a new MemorySeenStore.
-        webhook_id: the only SVC-Webhook accepted; without it, the header is trusted as the webhook's id.
+        webhook_id: the only SVC-Webhook accepted; without it, the header is trusted as the webhook's id. Needed with feed.
+        handler: given every event seen for the first time, pushed (by receive) or pulled (by catch_up); needed with feed.
+        feed: the service's feed, for catch_up and for pulling what a cursor gap says was missed.
         """
         self._secrets = [secrets] if isinstance(secrets, str) else list(secrets)
         self._store: SeenStore = store if store is not None else MemorySeenStore()
         self._webhook_id = webhook_id
+        self._handler = handler
+        self._feed = feed
+        if feed is not None and (webhook_id is None or handler is None):
+            raise ValueError("a receiver with a feed needs webhook_id and handler")
 
     def receive(self, headers: Mapping[str, str], body: bytes) -> Verdict:
         """Judges one request from its headers and its raw body, exactly as received.
 
         Raises DeliveryError for a request it refuses (never for its traceparent: an invalid
-        one is no trace context); marks an accepted delivery as seen.
+        one is no trace context); marks an accepted delivery as seen. With a handler, hands it a
+        new or late delivery before returning; with a feed too, a new delivery after a gap starts
+        pulling the events missed, in a thread of its own, which reach the handler as late.
         """
         trace = parse_traceparent(_header(headers, "traceparent"))
         event = _required(headers, "svc-event")
@@ -243,20 +325,142 @@ class WebhookReceiver:
         delivery = _parse_delivery(body, event, webhook_id, _header(headers, "svc-delivery"), _TEST_CURSOR if test else 1)
         if test:
             return Verdict("test", delivery, trace=trace)
+        verdict = self._judge(delivery, trace, "push")
+        if verdict.gap is not None and self._feed is not None:
+            threading.Thread(target=self._fill_gap, args=(delivery.list_id, verdict.gap), daemon=True).start()
+        return verdict
 
-        if not self._store.mark_seen(_key_of(delivery)):
-            return Verdict("duplicate", delivery, trace=trace)
-        if delivery.event != LIST_CHANGED:
-            return Verdict("new", delivery, trace=trace)
-        previous = self._store.advance_cursor(delivery.webhook_id, delivery.list_id, delivery.cursor)
-        if previous is not None and delivery.cursor < previous:
-            return Verdict("late", delivery, trace=trace)
-        gap = Gap(previous + 1, delivery.cursor - 1) if previous is not None and delivery.cursor > previous + 1 else None
-        return Verdict("new", delivery, gap, trace)
+    def receive_item(self, item: Mapping[str, object]) -> Verdict:
+        """Judges one item of the feed as catch_up does, for a receiver that pulls the feed itself.
+
+        The item is the same delivery as its push (same webhook, list, event and cursor), so
+        whichever comes second is a duplicate. Items come over the authenticated API, unsigned:
+        they are trusted by the token that fetched them, and name the receiver's webhook_id,
+        which it needs.
+        """
+        if self._webhook_id is None:
+            raise ValueError("receive_item needs the receiver to have a webhook_id")
+        delivery = Delivery(
+            self._webhook_id, item["deliveryId"], item["event"], item["listId"], item["cursor"], item["at"]  # type: ignore[arg-type]
+        )
+        return self._judge(delivery, None, "pull")
+
+    def catch_up(self, follow: bool = False, stop: Optional[threading.Event] = None) -> int:
+        """Pulls the feed from the position the store keeps, and returns how many events it handed to the handler.
+
+        Page after page, it judges each item (receive_item) and stores the position after each
+        page; it returns at the first page that is not full. With follow, it goes on, each
+        request held up to 30 s while nothing is new, until stop is set. Safe beside receive and
+        another catch_up: the store tells every delivery once, and an item pulled twice is a
+        duplicate.
+        """
+        limit = self._feed_of("catch_up").limit
+
+        def then(page: dict) -> Optional[int]:
+            if stop is not None and stop.is_set():
+                return None
+            if follow:
+                return _FOLLOW_WAIT_SECONDS
+            return None if len(page["data"]) < limit else 0
+
+        return self._pull(then)
+
+    def _fill_gap(self, list_id: str, gap: Gap) -> None:
+        """Pulls until the feed has brought every cursor of the gap, or _GAP_FILL_SECONDS have passed.
+
+        The next catch_up fills what is left: a write's item becomes readable a moment after its
+        push may have come, and the writes of a list made while the account was not a member of
+        it are in no feed. Runs in a thread of its own; a failure goes to the logger.
+        """
+        limit = self._feed_of("_fill_gap").limit
+        covered: set[int] = set()
+        deadline = time.monotonic() + _GAP_FILL_SECONDS
+
+        def then(page: dict) -> Optional[int]:
+            for item in page["data"]:
+                if item["event"] == LIST_CHANGED and item["listId"] == list_id and gap.first <= item["cursor"] <= gap.last:
+                    covered.add(item["cursor"])
+            if len(covered) == gap.last - gap.first + 1 or time.monotonic() >= deadline:
+                return None
+            return _GAP_POLL_SECONDS if len(page["data"]) < limit else 0
+
+        try:
+            self._pull(then)
+        except Exception:
+            _logger.exception("filling the gap %s of list %s failed", gap, list_id)
+
+    def _pull(self, then: Callable[[dict], Optional[int]]) -> int:
+        """Pulls pages from the stored position, judging each item and storing the position after each page.
+
+        then, given each page, answers the seconds the next request may be held, or None to stop;
+        returns the number of events handed to the handler.
+        """
+        feed = self._feed_of("_pull")
+        webhook_id = self._webhook_id
+        assert webhook_id is not None
+        handed = 0
+        wait: Optional[int] = 0
+        while wait is not None:
+            after = self._store.position(webhook_id)
+            page = _fetch_page(feed, webhook_id, after, wait)
+            for item in page["data"]:
+                if self.receive_item(item).outcome != "duplicate":
+                    handed += 1
+            if page["next"] is not None and page["next"] != after:
+                self._store.save_position(webhook_id, page["next"])
+            wait = then(page)
+        return handed
+
+    def _feed_of(self, caller: str) -> Feed:
+        if self._feed is None:
+            raise ValueError(f"{caller} needs the receiver to have a feed")
+        return self._feed
 
     def forget(self, delivery: Delivery) -> None:
         """Unmarks a delivery you could not accept (answer it 5xx): when it comes again, by a redelivery, it is new."""
         self._store.forget(_key_of(delivery))
+
+    def _judge(self, delivery: Delivery, trace: Optional[TraceContext], via: Via) -> Verdict:
+        """Marks a delivery seen, tells new from late and duplicate, and hands a first sight to the handler."""
+        if not self._store.mark_seen(_key_of(delivery)):
+            return Verdict("duplicate", delivery, trace=trace)
+        previous = None
+        if delivery.event == LIST_CHANGED:
+            previous = self._store.advance_cursor(delivery.webhook_id, delivery.list_id, delivery.cursor)
+        if previous is not None and delivery.cursor < previous:
+            verdict = Verdict("late", delivery, trace=trace)
+        else:
+            gap = Gap(previous + 1, delivery.cursor - 1) if previous is not None and delivery.cursor > previous + 1 else None
+            verdict = Verdict("new", delivery, gap, trace)
+        if self._handler is not None:
+            try:
+                self._handler(verdict, via)
+            except BaseException:
+                self.forget(delivery)
+                raise
+        return verdict
+
+
+def _fetch_page(feed: Feed, webhook_id: str, after: Optional[str], wait: int) -> dict:
+    """One page of the feed after after (from the oldest kept when None), held up to wait seconds while it is empty."""
+    query = {"limit": str(feed.limit)}
+    if after is not None:
+        query["after"] = after
+    if wait > 0:
+        query["wait"] = str(wait)
+    url = f"{feed.base_url.rstrip('/')}/v3/webhooks/{urllib.parse.quote(webhook_id, safe='')}/events?{urllib.parse.urlencode(query)}"
+    request = urllib.request.Request(url, headers={"authorization": f"Bearer {feed.token}", "accept": "application/json"})
+    try:
+        # Long enough for a held request, and its answer, to come back.
+        with urllib.request.urlopen(request, timeout=wait + 30, context=feed.ssl_context) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as failure:
+        try:
+            error = json.loads(failure.read()).get("error") or {}
+        except ValueError:
+            error = {}
+        message = f"the feed answered {failure.code}" + (f": {error['message']}" if error.get("message") else "")
+        raise FeedError(failure.code, error.get("code"), message, error.get("oldestPosition")) from failure
 
 
 def _key_of(delivery: Delivery) -> SeenKey:

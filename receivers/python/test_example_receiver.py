@@ -14,7 +14,7 @@ import urllib.request
 from http.server import ThreadingHTTPServer
 from typing import Optional
 
-from example_receiver import FileSeenStore, make_handler
+from example_receiver import FileSeenStore, make_handler, print_event
 from svc_webhooks_receiver import Gap, WebhookReceiver
 
 SECRET = "whsec_" + "k" * 43
@@ -38,7 +38,7 @@ def delivery(cursor: int, signature: Optional[str] = None, traced: bool = False)
 
 class ExampleReceiverTest(unittest.TestCase):
     def test_answers_and_prints_each_verdict(self) -> None:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(WebhookReceiver(SECRET)))
+        server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(WebhookReceiver(SECRET, handler=print_event)))
         threading.Thread(target=server.serve_forever, daemon=True).start()
         self.addCleanup(server.server_close)
         self.addCleanup(server.shutdown)
@@ -58,7 +58,7 @@ class ExampleReceiverTest(unittest.TestCase):
         self.assertEqual(statuses, [204, 204, 401])
         lines = [json.loads(line) for line in printed.getvalue().splitlines()]
         self.assertEqual([line.get("outcome") or line.get("error") for line in lines], ["new", "duplicate", "invalid_signature"])
-        self.assertEqual(lines[0]["cursor"], 7)
+        self.assertEqual([lines[0]["cursor"], lines[0]["via"]], [7, "push"])
         self.assertEqual([lines[0]["traceId"], lines[1]["traceId"]], [TRACE_ID, None])
 
     def test_the_file_store_keeps_what_was_seen_across_a_restart(self) -> None:

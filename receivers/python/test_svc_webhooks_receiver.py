@@ -39,12 +39,18 @@ def trace_of(trace: Optional[TraceContext]) -> Optional[dict]:
 
 def judge(receiver: WebhookReceiver, delivery: dict) -> dict:
     """A verdict in the vectors' terms: the outcome, the gap of a new one, the trace context if any, or the error's code."""
+    if "pulled" in delivery:
+        return judged_terms(receiver.receive_item(delivery["pulled"]))
     try:
         verdict = receiver.receive(delivery["headers"], delivery["body"].encode("utf-8"))
     except DeliveryError as error:
         return {"error": error.code}
     if delivery.get("forget") and verdict.delivery is not None:
         receiver.forget(verdict.delivery)
+    return judged_terms(verdict)
+
+
+def judged_terms(verdict: Verdict) -> dict:
     judged: dict = {"outcome": verdict.outcome}
     if verdict.outcome == "new":
         judged["gap"] = None if verdict.gap is None else {"first": verdict.gap.first, "last": verdict.gap.last}

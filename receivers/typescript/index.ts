@@ -4,7 +4,9 @@
 // new delivery from a duplicate; for list.changed it reports the cursors missed (a gap) and the
 // ones that come after a later one (late), from the seen-state of a SeenStore. Every verdict
 // carries the delivery's trace context, from its traceparent header, when it has one, and
-// withDeliverySpan continues that trace when @opentelemetry/api is installed.
+// withDeliverySpan continues that trace when @opentelemetry/api is installed. With a handler and
+// the service's feed, it hands each event to the handler once, whether it came pushed or pulled,
+// catches up from the position it stored, and pulls the events a cursor gap says were missed.
 import { createRequire } from 'node:module';
 import type * as OpenTelemetry from '@opentelemetry/api';
 import { verifySignature } from '../../src/delivery/signing';
@@ -98,12 +100,17 @@ export interface SeenStore {
   forget(key: SeenKey): void | Promise<void>;
   /** Raises the highest list.changed cursor of (webhook, list) to at least `cursor`; returns the highest before, null for none. */
   advanceCursor(webhookId: string, listId: string, cursor: number): number | null | Promise<number | null>;
+  /** The webhook's feed position the catch-up stored last; null for none (it then reads from the oldest item kept). */
+  position(webhookId: string): string | null | Promise<string | null>;
+  /** Stores the webhook's feed position; null forgets it. */
+  savePosition(webhookId: string, position: string | null): void | Promise<void>;
 }
 
 /** The default SeenStore: in this process's memory, for as long as it runs. Keeps every key it is given. */
 export class MemorySeenStore implements SeenStore {
   private readonly seen = new Set<string>();
   private readonly highest = new Map<string, number>();
+  private readonly positions = new Map<string, string>();
 
   markSeen(key: SeenKey): boolean {
     const id = seenId(key);
@@ -121,6 +128,15 @@ export class MemorySeenStore implements SeenStore {
     const previous = this.highest.get(id) ?? null;
     if (previous === null || cursor > previous) this.highest.set(id, cursor);
     return previous;
+  }
+
+  position(webhookId: string): string | null {
+    return this.positions.get(webhookId) ?? null;
+  }
+
+  savePosition(webhookId: string, position: string | null): void {
+    if (position === null) this.positions.delete(webhookId);
+    else this.positions.set(webhookId, position);
   }
 }
 
@@ -153,30 +169,105 @@ export function parseTraceparent(header: string | null | undefined): TraceContex
 /** Request headers: Node's `req.headers`, a plain object, or anything with `get(name)` (the Fetch API's Headers). */
 export type RequestHeaders = Record<string, string | string[] | undefined> | { get(name: string): string | null };
 
+/** One item of the feed, `GET /v3/webhooks/{id}/events`: an event delivery as the push carries it, and where it is in the feed. */
+export interface FeedItem {
+  position: string;
+  /** The SVC-Delivery id its push carries. */
+  deliveryId: string;
+  event: string;
+  listId: string;
+  cursor: number;
+  at: string;
+}
+
+/** How an event reached the handler: pushed by the service, or pulled from its feed. */
+export type Via = 'push' | 'pull';
+
+/** A verdict the handler is given: an event seen for the first time. */
+export type HandledVerdict = Extract<Verdict, { outcome: 'new' | 'late' }>;
+
+/**
+ * The receiver's own handling of an event, for pushed and pulled ones alike. When it throws or
+ * rejects, the event is forgotten (it counts as new when it comes again) and the error goes on.
+ */
+export type Handler = (verdict: HandledVerdict, via: Via) => void | Promise<void>;
+
+/** Where the catch-up pulls from: the service's API, with a token that has the scope `deliveries:read`. */
+export interface FeedOptions {
+  /** The API's base URL, e.g. `https://webhooks.example.com`. */
+  baseUrl: string;
+  token: string;
+  /** Items per page, 1 to 500; default 100. */
+  limit?: number;
+  /** Told when pulling a gap in the background fails (the feed, the store or the handler); default console.error. */
+  onError?: (error: unknown) => void;
+}
+
+/** The feed answered other than 200: `code` is the API's error code (`POSITION_EXPIRED`: the stored position is older than anything kept). */
+export class FeedError extends Error {
+  override name = 'FeedError';
+  constructor(
+    readonly status: number,
+    readonly code: string | null,
+    message: string,
+    /** With POSITION_EXPIRED: the oldest position kept. */
+    readonly oldestPosition: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export interface CatchUpOptions {
+  /** Keeps pulling, each request held up to 30 s while nothing is new, until `signal` aborts. */
+  follow?: boolean;
+  signal?: AbortSignal;
+}
+
+/** The feed's page size unless FeedOptions.limit says otherwise. */
+const DEFAULT_PAGE = 100;
+/** The longest the feed holds a request (its `wait`), in seconds. */
+const FOLLOW_WAIT_SECONDS = 30;
+/** How long a gap is pulled for at most, and how long each of its requests may be held, in seconds. */
+const GAP_FILL_SECONDS = 30;
+const GAP_POLL_SECONDS = 1;
+
 export interface ReceiverOptions {
   /** The webhook's signing secret, or several while one replaces another (docs/receiving.md, "Rotating the secret"). */
   secrets: string | readonly string[];
   /** Where what was seen is kept; default a new MemorySeenStore. */
   store?: SeenStore;
-  /** The only SVC-Webhook this receiver accepts; without it, the header is trusted as the webhook's id. */
+  /** The only SVC-Webhook this receiver accepts; without it, the header is trusted as the webhook's id. Needed with `feed`. */
   webhookId?: string;
+  /** Given every event seen for the first time, pushed (by receive) or pulled (by catchUp); needed with `feed`. */
+  handler?: Handler;
+  /** The service's feed, for catchUp and for pulling what a cursor gap says was missed. */
+  feed?: FeedOptions;
 }
 
 export class WebhookReceiver {
   private readonly secrets: readonly string[];
   private readonly store: SeenStore;
   private readonly webhookId: string | undefined;
+  private readonly handler: Handler | undefined;
+  private readonly feed: FeedOptions | undefined;
 
   constructor(options: ReceiverOptions) {
     this.secrets = typeof options.secrets === 'string' ? [options.secrets] : [...options.secrets];
     this.store = options.store ?? new MemorySeenStore();
     this.webhookId = options.webhookId;
+    this.handler = options.handler;
+    this.feed = options.feed;
+    if (this.feed && (this.webhookId === undefined || this.handler === undefined)) {
+      throw new TypeError('a receiver with a feed needs webhookId and handler');
+    }
   }
 
   /**
    * Judges one request from its headers and its raw body, exactly as received. Throws a
    * DeliveryError for a request it refuses (never for its traceparent: an invalid one is no
-   * trace context); marks an accepted delivery as seen.
+   * trace context); marks an accepted delivery as seen. With a handler, hands it a new or late
+   * delivery before resolving; with a feed too, a new delivery after a gap starts pulling the
+   * events missed, in the background, which reach the handler as late.
    */
   async receive(headers: RequestHeaders, body: string | Uint8Array): Promise<Verdict> {
     const trace = parseTraceparent(header(headers, 'traceparent'));
@@ -193,19 +284,147 @@ export class WebhookReceiver {
     const test = header(headers, 'svc-test') === '1';
     const delivery = parseDelivery(body, event, webhookId, header(headers, 'svc-delivery') ?? null, test ? TEST_CURSOR : 1);
     if (test) return { outcome: 'test', delivery, trace };
+    const verdict = await this.judge(delivery, trace, 'push');
+    if (verdict.outcome === 'new' && verdict.gap !== null && this.feed) this.fillGap(delivery.listId, verdict.gap);
+    return verdict;
+  }
 
-    if (!(await this.store.markSeen(keyOf(delivery)))) return { outcome: 'duplicate', delivery, trace };
-    if (delivery.event !== LIST_CHANGED) return { outcome: 'new', delivery, gap: null, trace };
-    const previous = await this.store.advanceCursor(delivery.webhookId, delivery.listId, delivery.cursor);
-    if (previous !== null && delivery.cursor < previous) return { outcome: 'late', delivery, trace };
-    const gap = previous !== null && delivery.cursor > previous + 1 ? { first: previous + 1, last: delivery.cursor - 1 } : null;
-    return { outcome: 'new', delivery, gap, trace };
+  /**
+   * Judges one item of the feed as catchUp does, for a receiver that pulls the feed itself: the
+   * same delivery as its push (same webhook, list, event and cursor), so whichever comes second
+   * is a duplicate. Items come over the authenticated API, unsigned: they are trusted by the
+   * token that fetched them, and name the receiver's webhookId, which it needs.
+   */
+  async receiveItem(item: FeedItem): Promise<Verdict> {
+    if (this.webhookId === undefined) throw new TypeError('receiveItem needs the receiver to have a webhookId');
+    const { deliveryId, event, listId, cursor, at } = item;
+    return this.judge({ webhookId: this.webhookId, deliveryId, event, listId, cursor, at }, null, 'pull');
+  }
+
+  /**
+   * Pulls the feed from the position the store keeps, page after page, judges each item
+   * (receiveItem) and stores the position after each page; resolves, with the number of events
+   * handed to the handler, at the first page that is not full. With `follow`, goes on until
+   * `signal` aborts (then rejects with its reason). Safe beside receive and another catchUp:
+   * the store tells every delivery once, and an item pulled twice is a duplicate.
+   */
+  async catchUp(options: CatchUpOptions = {}): Promise<number> {
+    const limit = this.feedOf('catchUp').limit ?? DEFAULT_PAGE;
+    return this.pull((page) => (options.follow ? FOLLOW_WAIT_SECONDS : page.data.length < limit ? null : 0), options.signal);
+  }
+
+  /**
+   * Pulls, in the background, until the feed has brought every cursor of the gap or
+   * GAP_FILL_SECONDS have passed (the next catchUp then fills it): a write's item becomes
+   * readable a moment after its push may have come, and the writes of a list made while the
+   * account was not a member of it are in no feed.
+   */
+  private fillGap(listId: string, gap: Gap): void {
+    const feed = this.feedOf('fillGap');
+    const limit = feed.limit ?? DEFAULT_PAGE;
+    const covered = new Set<number>();
+    const deadline = Date.now() + GAP_FILL_SECONDS * 1000;
+    const inGap = (item: FeedItem) =>
+      item.event === LIST_CHANGED && item.listId === listId && item.cursor >= gap.first && item.cursor <= gap.last;
+    this.pull((page) => {
+      for (const item of page.data.filter(inGap)) covered.add(item.cursor);
+      if (covered.size === gap.last - gap.first + 1 || Date.now() >= deadline) return null;
+      return page.data.length < limit ? GAP_POLL_SECONDS : 0;
+    }).catch(feed.onError ?? ((error: unknown) => console.error('svc-webhooks/receiver: filling a gap failed', error)));
+  }
+
+  /**
+   * Pulls pages from the stored position, judging each item and storing the position after
+   * each page, while `then` (given each page) answers the seconds the next request may be held;
+   * resolves with the number of events handed to the handler when it answers null.
+   */
+  private async pull(then: (page: FeedPage) => number | null, signal?: AbortSignal): Promise<number> {
+    const feed = this.feedOf('pull');
+    const webhookId = this.webhookId!;
+    let handed = 0;
+    for (let wait: number | null = 0; wait !== null;) {
+      signal?.throwIfAborted();
+      const after = await this.store.position(webhookId);
+      const page = await fetchPage(feed, webhookId, after, wait, signal);
+      for (const item of page.data) {
+        const verdict = await this.receiveItem(item);
+        if (verdict.outcome !== 'duplicate') handed += 1;
+      }
+      if (page.next !== null && page.next !== after) await this.store.savePosition(webhookId, page.next);
+      wait = then(page);
+    }
+    return handed;
+  }
+
+  private feedOf(caller: string): FeedOptions {
+    if (!this.feed) throw new TypeError(`${caller} needs the receiver to have a feed`);
+    return this.feed;
   }
 
   /** Unmarks a delivery you could not accept (answer it 5xx): when it comes again, by a redelivery, it is new. */
   async forget(delivery: Delivery): Promise<void> {
     await this.store.forget(keyOf(delivery));
   }
+
+  /** Marks a delivery seen, tells new from late and duplicate, and hands a first sight to the handler. */
+  private async judge(delivery: Delivery, trace: TraceContext | null, via: Via): Promise<Verdict> {
+    if (!(await this.store.markSeen(keyOf(delivery)))) return { outcome: 'duplicate', delivery, trace };
+    let verdict: HandledVerdict;
+    if (delivery.event !== LIST_CHANGED) verdict = { outcome: 'new', delivery, gap: null, trace };
+    else {
+      const previous = await this.store.advanceCursor(delivery.webhookId, delivery.listId, delivery.cursor);
+      if (previous !== null && delivery.cursor < previous) verdict = { outcome: 'late', delivery, trace };
+      else {
+        const gap = previous !== null && delivery.cursor > previous + 1 ? { first: previous + 1, last: delivery.cursor - 1 } : null;
+        verdict = { outcome: 'new', delivery, gap, trace };
+      }
+    }
+    if (this.handler) {
+      try {
+        await this.handler(verdict, via);
+      } catch (error) {
+        await this.forget(delivery);
+        throw error;
+      }
+    }
+    return verdict;
+  }
+}
+
+interface FeedPage {
+  data: FeedItem[];
+  next: string | null;
+}
+
+/** One page of the feed after `after` (from the oldest kept when null), held up to `wait` seconds while it is empty. */
+async function fetchPage(
+  feed: FeedOptions,
+  webhookId: string,
+  after: string | null,
+  wait: number,
+  signal: AbortSignal | undefined,
+): Promise<FeedPage> {
+  const url = new URL(
+    `v3/webhooks/${encodeURIComponent(webhookId)}/events`,
+    feed.baseUrl.endsWith('/') ? feed.baseUrl : `${feed.baseUrl}/`,
+  );
+  if (after !== null) url.searchParams.set('after', after);
+  url.searchParams.set('limit', String(feed.limit ?? DEFAULT_PAGE));
+  if (wait > 0) url.searchParams.set('wait', String(wait));
+  const response = await fetch(url, { headers: { authorization: `Bearer ${feed.token}` }, signal });
+  const body = (await response.json().catch(() => null)) as FeedPage & {
+    error?: { code?: string; message?: string; oldestPosition?: string };
+  };
+  if (response.status !== 200) {
+    const error = body?.error;
+    throw new FeedError(
+      response.status,
+      error?.code ?? null,
+      `the feed answered ${response.status}${error?.message ? `: ${error.message}` : ''}`,
+      error?.oldestPosition ?? null,
+    );
+  }
+  return body;
 }
 
 function keyOf(delivery: Delivery): SeenKey {

@@ -68,13 +68,18 @@ def error(code: str) -> dict:
     return {"error": code}
 
 
+def delivery_id_of(payload: str, webhook: str = WEBHOOK) -> str:
+    """The SVC-Delivery id of a delivery in these vectors: one per body and webhook, as the service has one per write and topic."""
+    return "dlv_" + hashlib.sha256(payload.encode() + webhook.encode()).hexdigest()[:24]
+
+
 def delivery(payload: str, expect: dict, *, event=None, secret=SECRET, webhook=WEBHOOK, delivery_id=None, **options) -> dict:
     """One request as the service sends it (headers in lower case), unless options change it."""
     headers = {
         "svc-event": event if event is not None else json.loads(payload)["event"],
         "svc-signature": sign(payload, secret),
         "svc-webhook": webhook,
-        "svc-delivery": delivery_id or "dlv_" + hashlib.sha256(payload.encode() + webhook.encode()).hexdigest()[:24],
+        "svc-delivery": delivery_id or delivery_id_of(payload, webhook),
     }
     for name in options.pop("without", []):
         del headers[name]
@@ -88,6 +93,13 @@ def delivery(payload: str, expect: dict, *, event=None, secret=SECRET, webhook=W
 
 def changed(list_id: str, cursor: int, expect: dict, **options) -> dict:
     return delivery(body("list.changed", list_id, cursor), expect, **options)
+
+
+def pulled(event: str, list_id: str, cursor: int, position: int, expect: dict) -> dict:
+    """One item of the webhook's feed (GET /v3/webhooks/{id}/events), for the receiver pinned to WEBHOOK: the same delivery its push is."""
+    payload = body(event, list_id, cursor)
+    item = {"position": f"p{position:06d}", "deliveryId": delivery_id_of(payload), "event": event, "listId": list_id, "cursor": cursor, "at": AT}
+    return {"pulled": item, "expect": expect}
 
 
 def signature_cases() -> list:
@@ -122,6 +134,7 @@ def signature_cases() -> list:
 
 
 def stream(name: str, deliveries: list, *, secrets=(SECRET,), webhook_id=None) -> dict:
+    # An entry is a request (headers and body) or, with "pulled", an item of the feed, judged as the catch-up does.
     return {"name": name, "secrets": list(secrets), "webhookId": webhook_id, "deliveries": deliveries}
 
 
@@ -262,6 +275,22 @@ def stream_cases() -> list:
                 changed("groceries", 6, error("invalid_signature"), secret=OTHER_SECRET, headers=traceparent(True)),
                 changed("groceries", 6, new()),
             ],
+        ),
+        stream(
+            "pushed and pulled (the feed's items): each delivery once, whichever way it comes first",
+            [
+                changed("groceries", 1, new()),
+                pulled("list.changed", "groceries", 1, 1, DUPLICATE),
+                pulled("list.changed", "groceries", 2, 2, new()),
+                changed("groceries", 2, DUPLICATE),
+                pulled("list.changed", "groceries", 4, 4, new((3, 3))),
+                changed("groceries", 3, LATE),
+                pulled("list.changed", "groceries", 3, 3, DUPLICATE),
+                pulled("item.added", "groceries", 4, 5, new()),
+                delivery(body("item.added", "groceries", 4), DUPLICATE),
+                changed("groceries", 1, DUPLICATE, delivery_id="dlv_00000000000000000000000c"),
+            ],
+            webhook_id=WEBHOOK,
         ),
         stream(
             "a delivery forgotten (not accepted) is new when it comes again",

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { type Report } from './lib/types';
 import { chart, chartedScenarios } from './report/chart';
 import { cpuTable } from './report/cpu';
+import { feedTable } from './report/feed';
 import { workloadSections } from './report/format';
 import { header } from './report/header';
 import { hotSection } from './report/hot';
@@ -68,6 +69,7 @@ export function renderMarkdown(report: Report, image: string | null): string {
     ...workloadSections(scenarios, 'noisyNeighbour', 'Noisy neighbour', noisyNeighbourSection),
     ...workloadSections(scenarios, 'probes', 'Probes beside live traffic', probesSection),
     ...registrationTable(report),
+    ...feedTable(report),
     ...relayTable(report),
     ...stepsTable(report),
     ...traceExportTable(report),

@@ -73,6 +73,7 @@ import {
 } from './lib/types';
 import { writeReports } from './report';
 import * as baseline from './scenarios/baseline';
+import * as feed from './scenarios/feed';
 import * as floor from './scenarios/floor';
 import * as hot from './scenarios/hot';
 import * as noisyNeighbour from './scenarios/noisy-neighbour';
@@ -93,6 +94,7 @@ const SCENARIOS: Scenario[] = [
   ...noisyNeighbour.scenarios,
   ...relay.scenarios,
   ...probes.scenarios,
+  ...feed.scenarios,
 ];
 
 async function main(): Promise<void> {

@@ -9,6 +9,7 @@ import { metricsText, registry } from '../metrics';
 import { apiErrors } from './errors';
 import { INTERNAL_BODY_LIMIT_BYTES, PUBLIC_BODY_LIMIT_BYTES } from '../limits';
 import { buildOpenApiDocument } from './openapi';
+import { createFeedWaits, type FeedWaits } from './event-feed';
 import type { AccountAccess } from './account-access';
 import { ROUTER_OPTIONS, authenticateInternal, errorEnvelope, jsonBody, requestLog, type ApiState } from './middleware';
 import { requireRouteScopes } from './route-scopes';
@@ -37,6 +38,8 @@ export interface AppDependencies {
   trustProxyHops?: number;
   /** Where the dashboard links a trace id (TRACE_URL_TEMPLATE); absent: it shows the id as text. */
   traceUrlTemplate?: string;
+  /** The long polls of the event feed, which the caller stops; absent: the app's own, on `sql`. */
+  feedWaits?: FeedWaits;
 }
 
 /** The routers of the three route groups, in the order the app tries them. */
@@ -61,7 +64,7 @@ export function createRouters(deps: AppDependencies): Router<ApiState>[] {
   publicApi.use(deps.access.authenticate, requireRouteScopes);
   const publicBody = jsonBody(PUBLIC_BODY_LIMIT_BYTES);
   for (const routes of [
-    webhookRoutes({ ...deps, body: publicBody }),
+    webhookRoutes({ ...deps, feedWaits: deps.feedWaits ?? createFeedWaits(deps.sql), body: publicBody }),
     accountRoutes({ ...deps, body: publicBody }),
     accountTokenRoutes({ ...deps, body: publicBody }),
     accountUsageRoutes(deps),

@@ -30,6 +30,7 @@ export type ErrorCode =
   | 'TOKEN_NOT_FOUND'
   | 'TOKEN_LIMIT_EXCEEDED'
   | 'RATE_LIMITED'
+  | 'POSITION_EXPIRED'
   | 'INTERNAL'
   | 'UNAVAILABLE';
 
@@ -105,6 +106,10 @@ export const apiErrors = {
       {},
       { 'Retry-After': String(retryAfterSeconds) },
     ),
+  positionExpired: (oldestPosition: string) =>
+    new ApiError(410, 'POSITION_EXPIRED', 'Items after this position are no longer kept: read on from the oldest kept.', {
+      oldestPosition,
+    }),
   internal: () => new ApiError(500, 'INTERNAL', 'Something went wrong on our side.'),
   unavailable: () => new ApiError(503, 'UNAVAILABLE', 'A backing service is unreachable; try again shortly.', {}, { 'Retry-After': '5' }),
 };

@@ -3,6 +3,7 @@
 // one source of truth. Served at GET /v3/openapi.json.
 import { version } from '../../package.json';
 import { DELIVERY_LOG_KEPT } from '../db/deliveries';
+import { FEED_KEPT } from '../db/event-feed';
 import {
   byteSize,
   HEALTH_HOURS,
@@ -41,6 +42,7 @@ const components = {
   ListWriteBody: objects.listWriteBody,
   WriteAccepted: objects.writeAccepted,
   DeliveryPage: objects.deliveryPage,
+  FeedPage: objects.feedPage,
   DeliveryDetail: objects.deliveryDetail,
   RedeliveryResult: objects.redeliveryResult,
   TestEventBody: schemas.testEventBody,
@@ -360,6 +362,27 @@ export function buildOpenApiDocument() {
           description: 'The filters outcome, kind and event are each optional and combine with each other and with paging.',
           security: account,
           ...pagedListing(schemas.deliveriesQuery, ok('A page of attempts', ref('DeliveryPage')), webhookNotFound),
+        },
+      },
+      '/v3/webhooks/{id}/events': {
+        parameters: [webhookId],
+        get: {
+          operationId: 'listEvents',
+          summary: "The webhook's event feed: every event delivery planned for it, oldest first, to catch up by pulling",
+          description:
+            'One item per write and topic, whether delivered, failed, skipped while paused or not yet sent, in the order ' +
+            "the writes were recorded; event, listId, cursor and at are the pushed body's, and deliveryId is the push's " +
+            'SVC-Delivery, so a receiver drops a repeat between push and pull by id. Pings, test events, probes and ' +
+            "redeliveries are not in it. Pass next back as after: it is the last item's position, or the after given when " +
+            'the page is empty. With wait and nothing after the position, the answer is held up to that many seconds and ' +
+            "comes as soon as an item is recorded. Items are kept RETENTION_DAYS, and a webhook's newest " +
+            `${FEED_KEPT} whatever their age; a position older than the oldest kept item is 410 POSITION_EXPIRED with ` +
+            "oldestPosition, and a malformed position or another webhook's is 400 VALIDATION_FAILED.",
+          security: account,
+          ...pagedListing(schemas.eventFeedQuery, ok('A page of the feed', ref('FeedPage')), {
+            ...webhookNotFound,
+            410: errors('The position is older than the oldest item kept (oldestPosition names it)', ['POSITION_EXPIRED']),
+          }),
         },
       },
       '/v3/webhooks/{id}/deliveries/{deliveryId}': {

@@ -10,6 +10,7 @@ import {
   auditActionSchema,
   closedObject,
   deliveryLogFilters,
+  feedPositionSchema,
   isoTimeSchema as isoTime,
   listWriteBody,
   scopeSchema,
@@ -214,6 +215,18 @@ function pageQuery<const F extends Record<string, object>>(idPrefix: IdPrefix, f
 export const deliveriesQuery = pageQuery('dlv', deliveryLogFilters.properties);
 export type DeliveriesQuery = FromSchema<typeof deliveriesQuery>;
 
+export const eventFeedQuery = closedObject({
+  after: { ...feedPositionSchema, description: "The `next` of the previous page; omitted: from the webhook's oldest item kept" },
+  limit: { type: 'string', pattern: '^(500|[1-4][0-9]{2}|[1-9][0-9]?)$', description: '1 to 500, default 100' },
+  wait: {
+    type: 'string',
+    pattern: '^(30|[12]?[0-9])$',
+    description:
+      '0 to 30, default 0: when nothing follows the position, hold the answer up to this many seconds, until an item is recorded',
+  },
+});
+export type EventFeedQuery = FromSchema<typeof eventFeedQuery>;
+
 export const updateAccountBody = closedObject({ notificationEmail }, { required: ['notificationEmail'] });
 export type UpdateAccountBody = FromSchema<typeof updateAccountBody>;
 
@@ -243,6 +256,7 @@ export const validators = {
   relayAnswerMessage: ajv.compile<RelayAnswerMessage>(relayAnswerMessage),
   createRecoveryBody: ajv.compile<CreateRecoveryBody>(createRecoveryBody),
   deliveriesQuery: ajv.compile<DeliveriesQuery>(deliveriesQuery),
+  eventFeedQuery: ajv.compile<EventFeedQuery>(eventFeedQuery),
   updateAccountBody: ajv.compile<UpdateAccountBody>(updateAccountBody),
   noticesQuery: ajv.compile<NoticesQuery>(noticesQuery),
   auditLogQuery: ajv.compile<AuditLogQuery>(auditLogQuery),

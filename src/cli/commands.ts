@@ -22,6 +22,7 @@ type Credentials = Pick<ApiSchemas['UpdateWebhookBody'], 'auth' | 'clientCertifi
  * null (its schema's oneOf lists the two kinds alone).
  */
 const NO_AUTH = null as unknown as Credentials['auth'];
+type FeedItem = ApiSchemas['FeedPage']['data'][number];
 
 const WEBHOOK_COLUMNS: Columns<Webhook> = [
   ['ID', 'id'],
@@ -140,6 +141,40 @@ async function tailDeliveries(ctx: CommandContext): Promise<void> {
 /** How often `deliveries tail` reads the log. */
 const TAIL_POLL_MS = 1000;
 
+/** An event of the feed on one line: when its write was made, what it is, and how to name it. */
+const eventLine = (item: FeedItem) => [item.at, item.event, item.listId, item.cursor, item.deliveryId, item.position].join('  ');
+
+/**
+ * Prints the webhook's feed from `--after` (from its oldest item kept without), a page at a
+ * time, to its end; with --follow, then each new event as it is recorded (long polls of the
+ * API's wait), until Ctrl-C.
+ */
+async function printEvents(ctx: CommandContext): Promise<void> {
+  const webhookId = requiredFlag(ctx, 'webhook');
+  const follow = ctx.flags.follow === true;
+  // Ctrl-C ends the long poll under way, not only the next one.
+  const abort = new AbortController();
+  void ctx.stopped.then(() => abort.abort());
+  let after = flag(ctx, 'after');
+  for (;;) {
+    const query = { after, limit: String(FEED_PAGE_LIMIT), wait: follow ? String(FEED_WAIT_SECONDS) : undefined };
+    const page = await ctx.client
+      .GET('/v3/webhooks/{id}/events', { params: { path: { id: webhookId }, query }, signal: abort.signal })
+      .then(must, (error: unknown) => {
+        if (abort.signal.aborted) return null;
+        throw error;
+      });
+    if (page === null) return;
+    for (const item of page.data) ctx.out(ctx.json ? JSON.stringify(item) : eventLine(item));
+    after = page.next ?? after;
+    if (abort.signal.aborted || (!follow && page.data.length < FEED_PAGE_LIMIT)) return;
+  }
+}
+
+/** The most items a page of the feed holds; how long `events --follow` asks the API to hold an empty answer. */
+const FEED_PAGE_LIMIT = 500;
+const FEED_WAIT_SECONDS = 30;
+
 /** Every command by its words: `webhooks list`, `trigger`. */
 export const COMMANDS: Record<string, { usage: string; run: (ctx: CommandContext) => Promise<void> }> = {
   'webhooks list': {
@@ -251,6 +286,10 @@ export const COMMANDS: Record<string, { usage: string; run: (ctx: CommandContext
   'deliveries tail': {
     usage: 'deliveries tail --webhook <webhook-id> [--kind k] [--outcome o] [--event e]',
     run: tailDeliveries,
+  },
+  events: {
+    usage: 'events --webhook <webhook-id> [--after <position>] [--follow]',
+    run: printEvents,
   },
   recover: {
     usage: 'recover --webhook <webhook-id> --since <ISO time> [--until <ISO time>]',

@@ -38,6 +38,8 @@ const OPTIONS = {
   'client-key': { type: 'string' },
   'no-auth': { type: 'boolean' },
   'no-client-cert': { type: 'boolean' },
+  after: { type: 'string' },
+  follow: { type: 'boolean' },
 } as const;
 
 const USAGE = [

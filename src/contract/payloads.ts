@@ -183,6 +183,11 @@ export type ListEvent = Pick<ListWrite, 'listId' | 'cursor' | 'at'>;
 export interface Recipient {
   webhookId: string;
   topics: Topic[];
+  /**
+   * The delivery id of each topic, in the same order, as the event feed recorded them with the
+   * write; absent for a write recorded before the feed, whose workflow makes them.
+   */
+  deliveryIds?: string[];
 }
 
 /** Input of `list-write/{listId}/{writeId}`: the write and its recipients, fixed when it was accepted. */
@@ -286,6 +291,8 @@ export interface Pruned {
   webhookHealthHours?: number;
   /** Entries of the audit log (absent before it existed). */
   auditLog?: number;
+  /** Items of the webhooks' event feeds (absent before the feed existed). */
+  feedItems?: number;
 }
 
 /** Input of `notice/{noticeId}`: the notice to mail, by id alone (its address is read when it is sent). */

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { topicsOfWrite } from '../topics';
-import { TOPICS, type Topic } from '../topics';
+import { topicsOfWrite, type Topic } from '../topics';
 import type { ListWrite, Recipient } from '../contract/payloads';
 import type { ListWriteBody } from '../objects';
 import { inDatabaseSpan } from '../tracing/spans';
@@ -26,11 +25,12 @@ function bodyHash(request: WriteRequest): Buffer {
 /**
  * Records a write once: assigns the list's next cursor, applies membership changes and
  * notes which accounts may receive it (owner, members before and after), then finds its
- * recipients. A repeat of the same body returns the first answer; the same writeId with
- * another body is refused. The list row is locked, so racing repeats and writes to one
- * list are serialised; the lock is taken and released in one round trip, by the
- * record_list_write function (migration 009), so that it is not held across this
- * process's event loop.
+ * recipients and records their deliveries in the event feed, each with its delivery id
+ * (migration 026). A repeat of the same body returns the first answer; the same writeId with
+ * another body is refused. The list row is locked, so racing repeats and writes to one list
+ * are serialised; the lock is taken and released in one round trip, by the
+ * record_list_write function (migration 009), so that it is not held across this process's
+ * event loop.
  */
 export async function recordListWrite(sql: Sql, request: WriteRequest): Promise<RecordWriteResult> {
   const membershipChanges = request.changes.filter((change) => change.type === 'member.joined' || change.type === 'member.left');
@@ -51,11 +51,7 @@ export async function recordListWrite(sql: Sql, request: WriteRequest): Promise<
     at: row.at!.toISOString(),
     topics: row.topics!,
   };
-  const recipients = row.recipients!.map(({ webhookId, events }) => ({
-    webhookId,
-    topics: TOPICS.filter((topic) => write.topics.includes(topic) && events.includes(topic)),
-  }));
-  return { outcome: row.outcome, write, recipients };
+  return { outcome: row.outcome, write, recipients: row.recipients! };
 }
 
 interface RecordedRow {
@@ -64,6 +60,6 @@ interface RecordedRow {
   cursor: string | null;
   at: Date | null;
   topics: Topic[] | null;
-  /** Ordered by webhook id. */
-  recipients: { webhookId: string; events: Topic[] }[] | null;
+  /** Ordered by webhook id; without deliveryIds for a write recorded before the event feed (migration 026). */
+  recipients: Recipient[] | null;
 }

@@ -1,6 +1,7 @@
 import type { PendingQuery, Row } from 'postgres';
 import type { Pruned } from '../contract/payloads';
 import { USAGE_DAYS } from '../limits';
+import { pruneEventFeed } from './event-feed';
 import type { Db } from './sql';
 import { healthWindowStart } from './webhook-health';
 
@@ -22,8 +23,8 @@ const madeBefore =
   (sql, retentionDays) =>
     sql`${sql(column)} < now() - make_interval(days => ${retentionDays})`;
 
-/** What is pruned, by the name `Pruned` gives its count. */
-const PRUNED_TABLES: Record<keyof Pruned, PrunedTable> = {
+/** What is pruned row by row, by the name `Pruned` gives its count (the event feed has a walk of its own). */
+const PRUNED_TABLES: Record<Exclude<keyof Pruned, 'feedItems'>, PrunedTable> = {
   listWrites: { table: 'list_writes', key: ['list_id', 'write_id'], expired: madeBefore('created_at') },
   registrations: { table: 'registrations', key: ['id'], expired: madeBefore('created_at') },
   deliveryClaims: { table: 'delivery_claims', key: ['delivery_id'], expired: madeBefore('claimed_at') },
@@ -45,7 +46,7 @@ const PRUNED_TABLES: Record<keyof Pruned, PrunedTable> = {
 };
 
 /**
- * Deletes the writes, registrations, notices, finished recoveries and audit log entries
+ * Deletes the writes, registrations, notices, finished recoveries, audit log entries and event feed items
  * recorded (or finished) more than `retentionDays` ago, the fair-use meter's days older than
  * both that and what GET /v3/account/usage shows, and the hours of the webhooks' health before
  * those the API sums. A write's row only makes a repeat of its writeId idempotent:
@@ -58,11 +59,13 @@ const PRUNED_TABLES: Record<keyof Pruned, PrunedTable> = {
  * the account's record of who changed what. A day of the meter is read only by the usage
  * route (which the dashboard's chart draws): the last USAGE_DAYS UTC days, today included.
  * An hour of a webhook's health is read only while it is among the last HEALTH_HOURS UTC
- * hours, the current one included (webhook-health.ts): the hours before those go.
+ * hours, the current one included (webhook-health.ts): the hours before those go. An item of
+ * a webhook's event feed is kept the window and, whatever its age, while it is among the
+ * webhook's newest FEED_KEPT, as long as the delivery log may show its delivery (event-feed.ts).
  */
 export async function deleteRecordsOlderThan(sql: Db, retentionDays: number): Promise<Pruned> {
   const pruned: Partial<Pruned> = {};
-  for (const [name, { table, key, expired }] of Object.entries(PRUNED_TABLES) as [keyof Pruned, PrunedTable][]) {
+  for (const [name, { table, key, expired }] of Object.entries(PRUNED_TABLES) as [keyof typeof PRUNED_TABLES, PrunedTable][]) {
     const past = expired(sql, retentionDays);
     pruned[name] = await deleteInBatches(
       async () =>
@@ -73,6 +76,7 @@ export async function deleteRecordsOlderThan(sql: Db, retentionDays: number): Pr
         ).count,
     );
   }
+  pruned.feedItems = await pruneEventFeed(sql, retentionDays, BATCH);
   return pruned as Pruned;
 }
 

@@ -636,6 +636,33 @@ describe('GET /v3/webhooks/{id}/deliveries', () => {
   });
 });
 
+describe('GET /v3/webhooks/{id}/events', () => {
+  it("answers 200 with a page of the feed, 400 for a bad query, 404 for another account's webhook and 410 past what is kept", async () => {
+    const { account, token, webhook } = await accountWithWebhook('/contract/events');
+    await stack.putList('contract-events', account.id);
+    await stack.reportWrite('contract-events', 'w1');
+    await stack.reportWrite('contract-events', 'w2');
+    const [first, second] = await waitFor(
+      async () => {
+        const page = await call('GET', `/v3/webhooks/${webhook.id}/events`, { token });
+        return page.body.data.length === 2 ? page.body.data : undefined;
+      },
+      { what: 'the two items of the feed' },
+    );
+    const rest = await call('GET', `/v3/webhooks/${webhook.id}/events?after=${first.position}&limit=1&wait=0`, { token });
+    expect(rest).toMatchObject({ status: 200, body: { data: [{ deliveryId: second.deliveryId, cursor: 2 }], next: second.position } });
+
+    const badQuery = await call('GET', `/v3/webhooks/${webhook.id}/events?limit=501`, { token });
+    expect(expectError(badQuery, 400, 'VALIDATION_FAILED').details).toEqual([{ path: '/query/limit', message: expect.any(String) }]);
+    const stranger = await stack.createAccount();
+    expectError(await call('GET', `/v3/webhooks/${webhook.id}/events`, { token: stranger.token }), 404, 'WEBHOOK_NOT_FOUND');
+    // Pruned as the retention job prunes: the oldest first.
+    await stack.service.sql`DELETE FROM feed_items WHERE webhook_id = ${webhook.id} AND delivery_id = ${first.deliveryId}`;
+    const expired = await call('GET', `/v3/webhooks/${webhook.id}/events?after=${first.position}`, { token });
+    expect(expectError(expired, 410, 'POSITION_EXPIRED').oldestPosition).toBe(second.position);
+  });
+});
+
 describe('GET /v3/webhooks/{id}/health', () => {
   it("answers 200 with the health and its 24 hours, and 404 for another account's webhook", async () => {
     const { account, token, webhook } = await accountWithWebhook('/contract/health');

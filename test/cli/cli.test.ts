@@ -222,6 +222,53 @@ describe('svc-webhooks', () => {
     expect((await unreachable.done).code).toBe(0);
   });
 
+  it("events prints the feed a line an event, --json the API's objects, and --follow a new write's events as they are recorded", async () => {
+    const {
+      owner,
+      webhookId: hook,
+      listId,
+    } = await suite.stack.setUpListWebhook(suite.receiver.urlFor('/cli/events'), {
+      events: ['list.changed', 'item.added'],
+    });
+    const env = environment({ SVC_WEBHOOKS_API_URL: suite.stack.service.url, SVC_WEBHOOKS_TOKEN: owner.token });
+    await suite.stack.reportWrite(listId, 'cli-1', [{ type: 'item.added' }]);
+    const items = await waitFor(
+      async () => {
+        const page = await suite.stack.request('GET', `/v3/webhooks/${hook}/events`, { token: owner.token });
+        return page.body.data.length === 2 ? page.body.data : undefined;
+      },
+      { what: "the write's two items in the feed" },
+    );
+
+    const printed = await run(['events', '--webhook', hook], env);
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(
+      printed.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => line.split('  ')),
+    ).toEqual(
+      items.map((item: Record<string, unknown>) => [item.at, item.event, listId, String(item.cursor), item.deliveryId, item.position]),
+    );
+    const json = await run(['events', '--webhook', hook, '--after', items[0].position, '--json'], env);
+    expect(
+      json.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([items[1]]);
+
+    const follow = start(['events', '--webhook', hook, '--after', items[1].position, '--follow'], env);
+    // item.checked fires list.changed alone for this webhook: one event, cursor 2.
+    await suite.stack.reportWrite(listId, 'cli-2', [{ type: 'item.checked' }]);
+    await waitFor(async () => (follow.output.stdout.includes(`  list.changed  ${listId}  2  dlv_`) ? true : undefined), {
+      what: "--follow to print the new write's event",
+    });
+    follow.child.kill('SIGINT');
+    expect((await follow.done).code).toBe(0);
+    expect(follow.output.stdout.trimEnd().split('\n')).toHaveLength(1);
+  });
+
   it("prints the API's error code and message and exits 1; a command used wrongly prints its usage and exits 2", async () => {
     const missing = await run(['webhooks', 'get', 'wh_000000000000000000000000']);
     expect(missing).toMatchObject({ code: 1, stdout: '', stderr: 'Error WEBHOOK_NOT_FOUND (HTTP 404): No such webhook.\n' });

@@ -43,6 +43,9 @@ function write(listId: string, changes: ListChange[], writeId = `w-${randomUUID(
   return recordListWrite(database.sql, { listId, writeId, at: '2026-11-23T10:00:00.123Z', changes });
 }
 
+/** A delivery id as the event feed fixes it with the write. */
+const DELIVERY_ID = expect.stringMatching(/^dlv_[0-9a-f]{24}$/);
+
 describe('recordListWrite', () => {
   it('records a write with the next cursor and its recipients, answers a repeat as first recorded, refuses another body, and finds no unknown list', async () => {
     const owner = await newAccount();
@@ -54,7 +57,7 @@ describe('recordListWrite', () => {
     expect(first).toEqual({
       outcome: 'recorded',
       write: { listId, writeId: 'w1', cursor: 1, at: '2026-11-23T10:00:00.123Z', topics: ['list.changed', 'item.added'] },
-      recipients: [{ webhookId: everything, topics: ['list.changed', 'item.added'] }],
+      recipients: [{ webhookId: everything, topics: ['list.changed', 'item.added'], deliveryIds: [DELIVERY_ID, DELIVERY_ID] }],
     });
     const second = await write(listId, [{ type: 'item.checked', itemId: 'i1' }]);
     expect(second).toMatchObject({ outcome: 'recorded', write: { cursor: 2 } });

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebhookReceiver, type SeenStore } from '../../receivers/typescript/index';
 import { signPayload } from '../../src/delivery/signing';
 // @ts-expect-error: plain JavaScript, as a receiver would write it
-import { FileSeenStore, createReceiverServer } from '../../receivers/typescript/example-receiver.mjs';
+import { FileSeenStore, createReceiverServer, printingHandler } from '../../receivers/typescript/example-receiver.mjs';
 
 const secret = `whsec_${'k'.repeat(43)}`;
 const body = '{"event":"list.changed","listId":"l1","cursor":7,"at":"2026-11-21T10:00:00.000Z"}';
@@ -17,9 +17,10 @@ afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
 
 async function start(store?: SeenStore) {
   const lines: any[] = [];
+  const onVerdict = (line: any) => lines.push(line);
   const server = createReceiverServer({
-    receiver: new WebhookReceiver({ secrets: secret, store }),
-    onVerdict: (line: any) => lines.push(line),
+    receiver: new WebhookReceiver({ secrets: secret, store, handler: printingHandler(onVerdict) }),
+    onVerdict,
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -38,7 +39,7 @@ describe('the example receiver of docs/receiving.md', () => {
     expect((await receiver.post(headers)).status).toBe(204);
     expect((await receiver.post(headers)).status).toBe(204);
     expect(receiver.lines.map((line) => line.outcome)).toEqual(['new', 'duplicate']);
-    expect(receiver.lines[0]).toMatchObject({ ...JSON.parse(body), webhookId: headers['svc-webhook'], gap: null });
+    expect(receiver.lines[0]).toMatchObject({ ...JSON.parse(body), webhookId: headers['svc-webhook'], gap: null, via: 'push' });
 
     const unsigned = { 'svc-event': headers['svc-event'], 'svc-webhook': headers['svc-webhook'] };
     expect((await receiver.post(unsigned)).status).toBe(400);

@@ -4,7 +4,8 @@
 // `__proto__` and `constructor` keys, too many items, over-long URLs, duplicate keys,
 // malformed JSON, wrong content types and encodings, over-size bodies, bad and missing
 // tokens, expired and revoked ones, tokens without the scope a route needs, another
-// account's token on this one's ids, bad path and query values, and other tenants' ids. For
+// account's token on this one's ids, bad path and query values (another webhook's feed position
+// among them), and other tenants' ids. For
 // every answer: no 5xx; an error is the envelope with a status and code the operation
 // documents (404 NOT_FOUND / 405 METHOD_NOT_ALLOWED off the document); a rejected request
 // changes nothing in the database, the audit log included (no entry for a refused action);
@@ -19,6 +20,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api/openapi';
+import { encodePosition } from '../../src/db/event-feed';
 import { errorEnvelope } from '../../src/objects';
 import type { Resolver } from '../../src/delivery/url-policy';
 import { bulkTaskQueue, listWriteWorkflowId, recoveryWorkflowId } from '../../src/contract/workflows';
@@ -50,6 +52,7 @@ const tables = (): Record<string, string> => ({
   list_writes: 'list_writes',
   deliveries: `(SELECT * FROM deliveries WHERE webhook_id IN ('${hookA}', '${hookB}'))`,
   deliveries_count: '(SELECT count(*) FROM deliveries)',
+  feed_items: `(SELECT * FROM feed_items WHERE webhook_id IN ('${hookA}', '${hookB}'))`,
   notices: 'notices',
   recoveries: 'recoveries',
   recovery_items: 'recovery_items',
@@ -717,6 +720,24 @@ const QUERY_CASES: Record<string, string[]> = {
     'outcome[]=failed',
     'kind=event&kind=ping',
     `before=dlv_${'0'.repeat(24)}`,
+    ...PAGING_CASES,
+  ],
+  // No valid wait above 0: a request held until its time is up would only slow the fuzz.
+  listEvents: [
+    'after=',
+    'after=garbage',
+    `after=${'0'.repeat(40)}`,
+    `after=${encodePosition(UNKNOWN_WEBHOOK, { xid: '1', seq: '1' })}`,
+    `after=${'F'.repeat(40)}`,
+    'after[]=x',
+    'after=x&after=y',
+    'wait=31',
+    'wait=1.5',
+    'wait=-0',
+    'wait=%00',
+    'wait=0',
+    'limit=501',
+    'limit=500',
     ...PAGING_CASES,
   ],
   listAuditLog: [

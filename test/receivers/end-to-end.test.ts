@@ -2,7 +2,9 @@
 // with each library (TypeScript in this process; Python and Go as programs of their own), which
 // accepts the secret's rotation, tells a redelivery and a replayed request as duplicates, is
 // stopped while writes happen and started again, and then reports the missed cursors as a gap
-// and what a recovery brings of them as late; each prints the trace id of what it receives.
+// and what a recovery brings of them as late; each prints the trace id of what it receives. Given
+// the service's feed, each catches up on the writes made while it was down, once it is up again,
+// hands every event to its handler once, pushed or pulled, and pulls what a gap says it missed.
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -20,7 +22,7 @@ import { eventPayload } from '../../src/delivery/message';
 import { signPayload } from '../../src/delivery/signing';
 import type { Topic } from '../../src/topics';
 // @ts-expect-error: plain JavaScript, as a receiver would write it
-import { FileSeenStore, createReceiverServer } from '../../receivers/typescript/example-receiver.mjs';
+import { FileSeenStore, createReceiverServer, printingHandler } from '../../receivers/typescript/example-receiver.mjs';
 import { startTestStack, type TestStack } from '../support/stack';
 import { issueServerCert, type Pem } from '../../scripts/lib/tls';
 import { waitFor } from '../support/wait';
@@ -39,6 +41,15 @@ interface VerdictLine {
   cursor?: number;
   at?: string;
   gap?: { first: number; last: number } | null;
+  via?: 'push' | 'pull';
+  caughtUp?: number;
+}
+
+/** Where a receiver catches up from: the service's API, a token with deliveries:read, and the webhook. */
+interface FeedSetting {
+  url: string;
+  token: string;
+  webhookId: string;
 }
 
 interface LaunchOptions {
@@ -48,6 +59,8 @@ interface LaunchOptions {
   stateFile: string;
   /** Where the receiver's lines go, across its restarts. */
   verdicts: VerdictLine[];
+  /** The feed to catch up from, once it listens. */
+  feed?: FeedSetting;
 }
 
 interface RunningReceiver {
@@ -78,12 +91,22 @@ afterAll(async () => {
   if (workDir) await rm(workDir, { recursive: true, force: true });
 });
 
-/** The Node example receiver, in this process: restarted, it reads its state back from the file as a new process would. */
-async function launchInProcess({ port, secrets, stateFile, verdicts }: LaunchOptions): Promise<RunningReceiver> {
-  const receiver = new WebhookReceiver({ secrets, store: new FileSeenStore(stateFile) });
-  const server = createReceiverServer({ receiver, tls: serverCert, onVerdict: (line: VerdictLine) => verdicts.push(line) });
+/**
+ * The Node example receiver, in this process: restarted, it reads its state back from the file as
+ * a new process would, and catches up as the program does.
+ */
+async function launchInProcess({ port, secrets, stateFile, verdicts, feed }: LaunchOptions): Promise<RunningReceiver> {
+  const onVerdict = (line: VerdictLine) => verdicts.push(line);
+  const receiver = new WebhookReceiver({
+    secrets,
+    store: new FileSeenStore(stateFile),
+    handler: printingHandler(onVerdict),
+    ...(feed && { webhookId: feed.webhookId, feed: { baseUrl: feed.url, token: feed.token } }),
+  });
+  const server = createReceiverServer({ receiver, tls: serverCert, onVerdict });
   server.listen(port, '127.0.0.1');
   await once(server, 'listening');
+  if (feed) void receiver.catchUp().then((caughtUp) => onVerdict({ caughtUp }));
   return {
     port: (server.address() as AddressInfo).port,
     async stop() {
@@ -97,7 +120,7 @@ async function launchInProcess({ port, secrets, stateFile, verdicts }: LaunchOpt
 
 /** An example receiver program, started with the environment every example reads; it prints {"listening": port} first. */
 function programLauncher(command: () => string, args: string[]) {
-  return async ({ port, secrets, stateFile, verdicts }: LaunchOptions): Promise<RunningReceiver> => {
+  return async ({ port, secrets, stateFile, verdicts, feed }: LaunchOptions): Promise<RunningReceiver> => {
     const child = spawn(command(), args, {
       cwd: root,
       env: {
@@ -107,6 +130,7 @@ function programLauncher(command: () => string, args: string[]) {
         TLS_KEY: certFiles.key,
         WEBHOOK_SECRETS: secrets.join(','),
         SEEN_STATE_FILE: stateFile,
+        ...(feed && { SVC_API_URL: feed.url, SVC_API_TOKEN: feed.token, WEBHOOK_ID: feed.webhookId }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -258,5 +282,67 @@ describe.each(languages)('the %s receiver, on real deliveries', (language, launc
     // Every verdict line names a trace id, or null: the service sends traceparent only when its operator turns it on.
     const verdictLines = verdicts.filter((line) => !line.error);
     expect(verdictLines.map((line) => line.traceId)).toEqual(verdictLines.map(() => traceIdOrNull));
+  });
+
+  it('catches up on the writes made while it was down, goes on with pushes, hands each event once, and pulls what a gap says it missed', async () => {
+    const secret = newSecret();
+    const stateFile = path.join(workDir, `${language}-catch-up.jsonl`);
+    const verdicts: VerdictLine[] = [];
+    const verdict = (index: number) => waitFor(async () => verdicts[index], { what: `verdict ${index}: ${JSON.stringify(verdicts)}` });
+    let receiver = await launch({ port: 0, secrets: [secret], stateFile, verdicts });
+    const { owner, webhookId, listId } = await stack.setUpListWebhook(`https://127.0.0.1:${receiver.port}/hooks`);
+    const token = owner.token;
+    await verdict(0);
+    expect((await stack.request('POST', `/v3/webhooks/${webhookId}/secret`, { token, body: { secret } })).status).toBe(200);
+    await stack.reportWrite(listId, 'w1');
+    await verdict(1);
+
+    // Down while three writes happen: three failed deliveries, in the feed once it shows them (a
+    // write's item is read once every transaction older than it has ended).
+    await receiver.stop();
+    for (const writeId of ['w2', 'w3', 'w4']) await stack.reportWrite(listId, writeId);
+    await stack.waitForFailureCount(token, webhookId, 3);
+    await waitFor(
+      async () => (await stack.request('GET', `/v3/webhooks/${webhookId}/events`, { token })).body.data.length === 4 || undefined,
+      {
+        what: 'the feed to show the four writes',
+      },
+    );
+
+    // Up again, it catches up from the feed, then a live push.
+    const feed = { url: stack.service.url, token, webhookId };
+    receiver = await launch({ port: receiver.port, secrets: [secret], stateFile, verdicts, feed });
+    await waitFor(async () => verdicts.find((line) => line.caughtUp !== undefined), { what: `caughtUp: ${JSON.stringify(verdicts)}` });
+    await stack.reportWrite(listId, 'w5');
+    await verdict(6);
+
+    // A write while the webhook is paused is not pushed; the next push shows the gap, which the receiver pulls.
+    const setStatus = async (status: string) =>
+      expect((await stack.request('PATCH', `/v3/webhooks/${webhookId}`, { token, body: { status } })).status).toBe(200);
+    await setStatus('paused');
+    await stack.reportWrite(listId, 'w6');
+    await setStatus('active');
+    await stack.reportWrite(listId, 'w7');
+    await verdict(8);
+    await receiver.stop();
+
+    expect(
+      verdicts.map(({ outcome, cursor, gap, via, caughtUp }) => (caughtUp === undefined ? { outcome, cursor, gap, via } : { caughtUp })),
+    ).toEqual([
+      { outcome: 'ping', cursor: undefined, gap: undefined, via: undefined },
+      { outcome: 'new', cursor: 1, gap: null, via: 'push' },
+      { outcome: 'new', cursor: 2, gap: null, via: 'pull' },
+      { outcome: 'new', cursor: 3, gap: null, via: 'pull' },
+      { outcome: 'new', cursor: 4, gap: null, via: 'pull' },
+      { caughtUp: 3 },
+      { outcome: 'new', cursor: 5, gap: null, via: 'push' },
+      { outcome: 'new', cursor: 7, gap: { first: 6, last: 6 }, via: 'push' },
+      { outcome: 'late', cursor: 6, gap: null, via: 'pull' },
+    ]);
+    // A pulled event carries the delivery id of the push it stands for: the failed and the skipped ones.
+    const logged = (await stack.request('GET', `/v3/webhooks/${webhookId}/deliveries?kind=event`, { token })).body.data;
+    const idOf = (cursor: number) => logged.find((entry: { cursor: number }) => entry.cursor === cursor).id;
+    const pulled = verdicts.filter((line) => line.via === 'pull');
+    expect(pulled.map((line) => line.deliveryId)).toEqual([2, 3, 4, 6].map(idOf));
   });
 });

@@ -10,6 +10,7 @@ import {
   WebhookReceiver,
   parseTraceparent,
   verify,
+  type FeedItem,
   type SeenKey,
   type TraceContext,
   type Verdict,
@@ -22,9 +23,11 @@ interface SignatureCase {
   header: string | null;
   valid: boolean;
 }
+/** A request, or with `pulled` an item of the feed. */
 interface StreamDelivery {
   headers: Record<string, string>;
   body: string;
+  pulled?: FeedItem;
   forget?: boolean;
   expect: Record<string, unknown>;
 }
@@ -53,7 +56,9 @@ const vectors = JSON.parse(
 async function judge(receiver: WebhookReceiver, delivery: StreamDelivery): Promise<Record<string, unknown>> {
   let verdict: Verdict;
   try {
-    verdict = await receiver.receive(delivery.headers, Buffer.from(delivery.body, 'utf8'));
+    verdict = delivery.pulled
+      ? await receiver.receiveItem(delivery.pulled)
+      : await receiver.receive(delivery.headers, Buffer.from(delivery.body, 'utf8'));
   } catch (error) {
     if (error instanceof DeliveryError) return { error: error.code };
     throw error;
@@ -141,6 +146,8 @@ describe('WebhookReceiver', () => {
       markSeen: async (key: SeenKey) => (marked.push(key), memory.markSeen(key)),
       forget: async (key: SeenKey) => memory.forget(key),
       advanceCursor: async (webhookId: string, listId: string, cursor: number) => memory.advanceCursor(webhookId, listId, cursor),
+      position: async (webhookId: string) => memory.position(webhookId),
+      savePosition: async (webhookId: string, position: string | null) => memory.savePosition(webhookId, position),
     };
     const receiver = new WebhookReceiver({ secrets: stream.secrets, store });
     await receiver.receive(first.headers, first.body);

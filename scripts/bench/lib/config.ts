@@ -122,6 +122,11 @@ export const CONFIG = {
     phaseMs: Number(process.env.BENCH_PROBE_PHASE_S ?? (QUICK ? 10 : 60)) * 1000,
     concurrency: 20,
   },
+  /**
+   * Pages of the event feed: `webhooks` webhooks of `accounts` accounts, `itemsPerWebhook` items
+   * each (a million in all), then `reads` pages of 100, `concurrency` at a time.
+   */
+  feed: { accounts: 200, webhooks: 1000, itemsPerWebhook: QUICK ? 200 : 1000, reads: QUICK ? 300 : 3000, concurrency: 4 },
   receivers: 10,
   writeTimeoutMs: 30_000,
   deliveryTimeoutMs: 10_000,

@@ -123,7 +123,7 @@ export interface ServiceTarget extends Target {
 
 export interface ScenarioInfo {
   id: string;
-  kind: 'fanout' | 'hot' | 'registration' | 'recovery' | 'noisy-neighbour' | 'relay' | 'probes';
+  kind: 'fanout' | 'hot' | 'registration' | 'recovery' | 'noisy-neighbour' | 'relay' | 'probes' | 'feed';
   mode: 'baseline' | 'floor' | 'floor-local' | 'split' | 'single';
   fanout?: number;
   title: string;
@@ -138,7 +138,7 @@ export interface FanoutScenario extends ScenarioInfo {
 
 /** A scenario with a workload of its own, on the service. */
 export interface WorkloadScenario extends ScenarioInfo {
-  kind: 'hot' | 'registration' | 'recovery' | 'noisy-neighbour' | 'relay' | 'probes';
+  kind: 'hot' | 'registration' | 'recovery' | 'noisy-neighbour' | 'relay' | 'probes' | 'feed';
   mode: 'split' | 'single';
   start(ctx: Context, environment: Environment): Promise<ServiceTarget>;
   run(target: ServiceTarget, ctx: Context): Promise<Outcome>;
@@ -229,6 +229,24 @@ export interface HotSummary {
     outcomeToldMs?: Percentiles;
     errors: string[];
   };
+}
+
+/** What `split-feed` (scenarios/feed.ts) found: pages of 100 of the event feed, read with a million items stored. */
+export interface FeedSummary {
+  /** Items in `feed_items` when the reads began, and the webhooks they are spread over. */
+  stored: number;
+  webhooks: number;
+  /** How long storing them took. */
+  seedS: number;
+  reads: number;
+  concurrency: number;
+  /** Pages answered 200 with 100 items; the others by what they got. */
+  pages: number;
+  failures: Record<string, number>;
+  latencyMs: Percentiles;
+  /** The service's processes (PostgreSQL included), per page read. */
+  cpuMsPerPage: number;
+  cpu: Measured;
 }
 
 /** What the registration scenarios (scenarios/registration.ts) found. */
@@ -587,6 +605,7 @@ export interface Outcome {
   noisyNeighbour?: NoisyNeighbourSummary;
   relay?: RelaySummary;
   probes?: ProbesSummary;
+  feed?: FeedSummary;
 }
 
 /** A scenario in the results: its outcome, or the error that ended it. */

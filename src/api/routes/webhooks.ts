@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { findDelivery, findDeliveryDetail, listDeliveries } from '../../db/deliveries';
+import { decodePosition, encodePosition, oldestFeedPoint, pointBefore } from '../../db/event-feed';
 import { findListIdsNotOwned, isListOfAccount } from '../../db/lists';
 import type { Sql } from '../../db/sql';
 import { beginRegistration } from '../../db/registrations';
@@ -27,6 +28,7 @@ import { UrlNotAllowedError } from '../../delivery/url-policy';
 import { credentialIssues, credentialsChangeOf, isChange, type CredentialsChange } from '../../delivery/receiver-credentials';
 import { metrics } from '../../metrics';
 import { ApiError, apiErrors } from '../errors';
+import { feedPage, type FeedRequest, type FeedWaits } from '../event-feed';
 import { pageOf } from '../paging';
 import { ROUTER_OPTIONS, type ApiContext, type ApiState } from '../middleware';
 import { validate, validators } from '../schemas';
@@ -38,6 +40,8 @@ export interface WebhookRoutesDeps {
   /** Parses, normalises and checks a webhook URL against the SSRF policy, or throws UrlNotAllowedError. */
   checkUrl: (raw: string) => Promise<URL>;
   deliveryTimeoutMs: number;
+  /** The long polls of the event feed. */
+  feedWaits: FeedWaits;
   /** Reads the JSON body, on the routes that take one. */
   body: Middleware<ApiState>;
 }
@@ -49,6 +53,7 @@ export function webhookRoutes({
   workflows,
   checkUrl,
   deliveryTimeoutMs,
+  feedWaits,
   body: jsonBody,
 }: WebhookRoutesDeps): Router<ApiState> {
   const router = new Router<ApiState>(ROUTER_OPTIONS);
@@ -81,6 +86,17 @@ export function webhookRoutes({
     }
     if (issues.length > 0) throw apiErrors.validationFailed(issues);
     return change;
+  }
+
+  /** Where a page of the webhook's feed starts: `position`, unless it is none of the feed's (400) or older than what is kept (410). */
+  async function feedAfter(webhookId: string, position: string): Promise<FeedRequest['after']> {
+    const point = decodePosition(webhookId, position);
+    if (point === 'malformed' || point === 'other_webhook') {
+      throw apiErrors.validationFailed([{ path: '/query/after', message: "is not a position of this webhook's feed" }]);
+    }
+    const oldest = await oldestFeedPoint(sql, webhookId);
+    if (oldest !== null && pointBefore(point, oldest)) throw apiErrors.positionExpired(encodePosition(webhookId, oldest));
+    return { position, point };
   }
 
   async function assertListsOwned(accountId: string, listIds: string[]): Promise<void> {
@@ -190,6 +206,15 @@ export function webhookRoutes({
     ctx.body = await pageOf(limit, (rows) => listDeliveries(sql, webhook.id, { ...filters, limit: rows }));
   });
 
+  // Every event delivery planned for the webhook, oldest first, for a receiver to catch up by pulling.
+  router.get('/webhooks/:id/events', async (ctx) => {
+    const query = validate(validators.eventFeedQuery, { ...ctx.query }, '/query');
+    const webhook = await ownWebhook(ctx);
+    const after = query.after === undefined ? null : await feedAfter(webhook.id, query.after);
+    const request = { webhookId: webhook.id, after, limit: Number(query.limit ?? FEED_PAGE_SIZE), waitMs: Number(query.wait ?? 0) * 1000 };
+    ctx.body = await feedPage(sql, feedWaits, request, ctx.res);
+  });
+
   // One entry, with what was sent and what came back: the receiver's text, as text.
   router.get('/webhooks/:id/deliveries/:deliveryId', async (ctx) => {
     const webhook = await ownWebhook(ctx);
@@ -249,6 +274,9 @@ export function webhookRoutes({
 
   return router;
 }
+
+/** Items of a page of the event feed without `limit`. */
+const FEED_PAGE_SIZE = 100;
 
 /** The body's listId of a test event sent without one. */
 const TEST_EVENT_LIST_ID = 'test';

@@ -142,6 +142,29 @@ export type paths = {
     patch?: never;
     trace?: never;
   };
+  '/v3/webhooks/{id}/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Webhook id (wh_...) */
+        id: string;
+      };
+      cookie?: never;
+    };
+    /**
+     * The webhook's event feed: every event delivery planned for it, oldest first, to catch up by pulling
+     * @description One item per write and topic, whether delivered, failed, skipped while paused or not yet sent, in the order the writes were recorded; event, listId, cursor and at are the pushed body's, and deliveryId is the push's SVC-Delivery, so a receiver drops a repeat between push and pull by id. Pings, test events, probes and redeliveries are not in it. Pass next back as after: it is the last item's position, or the after given when the page is empty. With wait and nothing after the position, the answer is held up to that many seconds and comes as soon as an item is recorded. Items are kept RETENTION_DAYS, and a webhook's newest 1100 whatever their age; a position older than the oldest kept item is 410 POSITION_EXPIRED with oldestPosition, and a malformed position or another webhook's is 400 VALIDATION_FAILED. Needs the token scope deliveries:read: a token lacking it is answered 403 INSUFFICIENT_SCOPE.
+     */
+    get: operations['listEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v3/webhooks/{id}/deliveries/{deliveryId}': {
     parameters: {
       query?: never;
@@ -1005,6 +1028,21 @@ export type components = {
       /** @description Pass as `before` for the next page; null on the last */
       next: string | null;
     };
+    FeedPage: {
+      data: {
+        /** @description A position in this webhook's event feed (opaque; later items have greater ones) */
+        position: string;
+        deliveryId: string;
+        /** @enum {string} */
+        event: 'list.changed' | 'item.added' | 'item.removed' | 'item.checked' | 'list.members.changed';
+        listId: string;
+        cursor: number;
+        /** Format: date-time */
+        at: string;
+      }[];
+      /** @description Pass as `after` for what follows: the last item's position, or the `after` given when the page is empty (null only then, without one) */
+      next: string | null;
+    };
     DeliveryDetail: {
       id: string;
       event: string;
@@ -1664,6 +1702,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1700,6 +1740,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1737,6 +1779,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1768,6 +1812,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1798,6 +1844,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1880,6 +1928,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1917,6 +1967,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1953,6 +2005,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -1989,6 +2043,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2019,6 +2075,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2055,6 +2113,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2091,6 +2151,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2128,6 +2190,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2159,6 +2223,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2189,6 +2255,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2255,6 +2323,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2291,6 +2361,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2327,6 +2399,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2364,6 +2438,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2395,6 +2471,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2425,6 +2503,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2489,6 +2569,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2525,6 +2607,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2561,6 +2645,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2598,6 +2684,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2629,6 +2717,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2659,6 +2749,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2728,6 +2820,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2765,6 +2859,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2801,6 +2897,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2837,6 +2935,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2873,6 +2973,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2903,6 +3005,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2939,6 +3043,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -2976,6 +3082,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3007,6 +3115,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3037,6 +3147,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3106,6 +3218,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3143,6 +3257,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3179,6 +3295,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3215,6 +3333,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3245,6 +3365,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3281,6 +3403,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3318,6 +3442,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3349,6 +3475,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3379,6 +3507,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3448,6 +3578,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3485,6 +3617,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3521,6 +3655,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3557,6 +3693,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3587,6 +3725,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3623,6 +3763,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3660,6 +3802,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3691,6 +3835,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3721,6 +3867,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3787,6 +3935,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3823,6 +3973,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3859,6 +4011,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3896,6 +4050,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3927,6 +4083,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -3957,6 +4115,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4028,6 +4188,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4065,6 +4227,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4101,6 +4265,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4137,6 +4303,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4174,6 +4342,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4205,6 +4375,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4235,6 +4407,336 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  listEvents: {
+    parameters: {
+      query?: {
+        after?: string;
+        limit?: string;
+        wait?: string;
+      };
+      header?: never;
+      path: {
+        /** @description Webhook id (wh_...) */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of the feed */
+      200: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FeedPage'];
+        };
+      };
+      /** @description Invalid query: VALIDATION_FAILED */
+      400: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'VALIDATION_FAILED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+      /** @description Missing, malformed or unknown token: UNAUTHORIZED */
+      401: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAUTHORIZED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+      /** @description The token lacks deliveries:read (requiredScope names it); nothing was read or done: INSUFFICIENT_SCOPE */
+      403: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INSUFFICIENT_SCOPE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+      /** @description Unknown webhook, or another account's: WEBHOOK_NOT_FOUND */
+      404: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'WEBHOOK_NOT_FOUND';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+      /** @description The position is older than the oldest item kept (oldestPosition names it): POSITION_EXPIRED */
+      410: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'POSITION_EXPIRED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+      /** @description Over the account's rate limit, or the client address's without a valid token; nothing was done: RATE_LIMITED */
+      429: {
+        headers: {
+          /** @description Requests the bucket holds */
+          'RateLimit-Limit': number;
+          /** @description Requests left in it */
+          'RateLimit-Remaining': number;
+          /** @description Seconds until it is full again */
+          'RateLimit-Reset': number;
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'RATE_LIMITED';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+      /** @description PostgreSQL or Temporal unreachable; see Retry-After: UNAVAILABLE */
+      503: {
+        headers: {
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAVAILABLE';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
+            };
+          };
+        };
+      };
+      /** @description Unexpected error: INTERNAL */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INTERNAL';
+              message: string;
+              details?: {
+                path: string;
+                message: string;
+              }[];
+              invalidListIds?: string[];
+              reason?: string;
+              statusCode?: number;
+              /** @description RECOVERY_IN_PROGRESS: the recovery under way */
+              recoveryId?: string;
+              /**
+               * @description INSUFFICIENT_SCOPE: the scope the token lacks
+               * @enum {string}
+               */
+              requiredScope?:
+                'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4303,6 +4805,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4339,6 +4843,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4375,6 +4881,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4412,6 +4920,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4443,6 +4953,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4473,6 +4985,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4544,6 +5058,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4581,6 +5097,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4617,6 +5135,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4653,6 +5173,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4689,6 +5211,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4719,6 +5243,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4755,6 +5281,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4792,6 +5320,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4823,6 +5353,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4853,6 +5385,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4922,6 +5456,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4959,6 +5495,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -4995,6 +5533,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5031,6 +5571,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5061,6 +5603,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5097,6 +5641,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5134,6 +5680,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5165,6 +5713,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5195,6 +5745,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5262,6 +5814,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5299,6 +5853,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5335,6 +5891,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5371,6 +5929,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5401,6 +5961,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5437,6 +5999,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5474,6 +6038,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5505,6 +6071,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5535,6 +6103,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5604,6 +6174,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5641,6 +6213,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5677,6 +6251,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5713,6 +6289,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5749,6 +6327,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5779,6 +6359,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5815,6 +6397,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5852,6 +6436,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5883,6 +6469,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5913,6 +6501,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -5979,6 +6569,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6015,6 +6607,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6051,6 +6645,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6088,6 +6684,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6119,6 +6717,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6149,6 +6749,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6219,6 +6821,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6256,6 +6860,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6292,6 +6898,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6328,6 +6936,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6364,6 +6974,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6394,6 +7006,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6430,6 +7044,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6467,6 +7083,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6498,6 +7116,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6528,6 +7148,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6596,6 +7218,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6632,6 +7256,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6668,6 +7294,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6705,6 +7333,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6736,6 +7366,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6766,6 +7398,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6834,6 +7468,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6870,6 +7506,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6906,6 +7544,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6943,6 +7583,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -6974,6 +7616,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7004,6 +7648,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7067,6 +7713,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7103,6 +7751,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7140,6 +7790,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7171,6 +7823,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7201,6 +7855,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7267,6 +7923,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7304,6 +7962,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7340,6 +8000,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7370,6 +8032,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7406,6 +8070,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7443,6 +8109,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7474,6 +8142,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7504,6 +8174,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7570,6 +8242,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7607,6 +8281,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7643,6 +8319,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7680,6 +8358,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7711,6 +8391,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7741,6 +8423,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7823,6 +8507,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7860,6 +8546,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7896,6 +8584,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7933,6 +8623,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7964,6 +8656,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -7994,6 +8688,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8057,6 +8753,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8094,6 +8792,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8125,6 +8825,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8155,6 +8857,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8218,6 +8922,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8254,6 +8960,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8291,6 +8999,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8322,6 +9032,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8352,6 +9064,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8418,6 +9132,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8455,6 +9171,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8491,6 +9209,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8527,6 +9247,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8557,6 +9279,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8593,6 +9317,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8630,6 +9356,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8661,6 +9389,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8691,6 +9421,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8755,6 +9487,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8791,6 +9525,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8827,6 +9563,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8864,6 +9602,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8895,6 +9635,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8925,6 +9667,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -8988,6 +9732,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9024,6 +9770,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9061,6 +9809,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9092,6 +9842,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9122,6 +9874,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9172,6 +9926,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9222,6 +9978,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9272,6 +10030,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9323,6 +10083,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9353,6 +10115,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9407,6 +10171,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9438,6 +10204,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9468,6 +10236,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9498,6 +10268,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9529,6 +10301,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9559,6 +10333,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9624,6 +10400,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9655,6 +10433,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9685,6 +10465,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9715,6 +10497,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9746,6 +10530,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9776,6 +10562,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9826,6 +10614,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9857,6 +10647,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9887,6 +10679,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9918,6 +10712,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -9948,6 +10744,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -10004,6 +10802,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -10035,6 +10835,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -10065,6 +10867,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -10095,6 +10899,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -10125,6 +10931,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -10155,6 +10963,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -10186,6 +10996,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };
@@ -10216,6 +11028,8 @@ export interface operations {
                */
               requiredScope?:
                 'webhooks:read' | 'webhooks:write' | 'deliveries:read' | 'deliveries:write' | 'account:read' | 'account:admin';
+              /** @description POSITION_EXPIRED: the position of the webhook's oldest item kept */
+              oldestPosition?: string;
             };
           };
         };

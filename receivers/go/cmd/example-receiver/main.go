@@ -6,13 +6,18 @@
 //	  PORT=8443 go run ./cmd/example-receiver
 //
 // WEBHOOK_SECRETS holds one secret, or several (comma-separated) while one replaces another;
-// WEBHOOK_ID, if set, is the only SVC-Webhook accepted. Without TLS_CERT and TLS_KEY it serves
-// plain HTTP, for behind an HTTPS terminator. It prints {"listening": port}, then one JSON line
-// per request: the verdict with the delivery's trace id (null when it came without a valid
-// traceparent), or the error that refused it.
+// WEBHOOK_ID, if set, is the only SVC-Webhook accepted. With SVC_API_URL and SVC_API_TOKEN (a
+// token with deliveries:read) and WEBHOOK_ID, it catches up from the webhook's feed once it
+// listens, then serves pushes, and pulls what a cursor gap says it missed. Without TLS_CERT and
+// TLS_KEY it serves plain HTTP, for behind an HTTPS terminator. It prints {"listening": port},
+// then one JSON line per event handed to its handler (with "via": "push" or "pull") and per
+// other verdict or refused request, and {"caughtUp": n} when the catch-up at start is done: the
+// verdict with the delivery's trace id (null when it came without a valid traceparent), or the
+// error that refused it.
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -45,6 +50,7 @@ type verdictLine struct {
 	Cursor     int64            `json:"cursor"`
 	At         string           `json:"at"`
 	Gap        *gap             `json:"gap"`
+	Via        receiver.Via     `json:"via,omitempty"`
 }
 
 type errorLine struct {
@@ -80,14 +86,25 @@ func describe(verdict receiver.Verdict) any {
 	if d == nil {
 		return pingLine{verdict.Outcome, traceID}
 	}
-	line := verdictLine{verdict.Outcome, traceID, d.WebhookID, d.DeliveryID, d.Event, d.ListID, d.Cursor, d.At, nil}
+	line := verdictLine{verdict.Outcome, traceID, d.WebhookID, d.DeliveryID, d.Event, d.ListID, d.Cursor, d.At, nil, ""}
 	if verdict.Gap != nil {
 		line.Gap = &gap{verdict.Gap.First, verdict.Gap.Last}
 	}
 	return line
 }
 
-// handler judges every request with r and prints its verdict before it answers.
+// printEvents is the receiver's handler: it prints every event, pushed or pulled, once.
+func printEvents(out *printer) receiver.Handler {
+	return func(_ context.Context, verdict receiver.Verdict, via receiver.Via) error {
+		line := describe(verdict).(verdictLine)
+		line.Via = via
+		out.print(line)
+		return nil
+	}
+}
+
+// handler judges every request with r, whose handler has the events, and prints the rest
+// before it answers.
 func handler(r *receiver.Receiver, out *printer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		// Verify the raw bytes as received: the library parses them only once they are verified.
@@ -110,7 +127,9 @@ func handler(r *receiver.Receiver, out *printer) http.Handler {
 			log.Print(err)
 			w.WriteHeader(http.StatusInternalServerError)
 		default:
-			out.print(describe(verdict))
+			if verdict.Outcome != receiver.OutcomeNew && verdict.Outcome != receiver.OutcomeLate {
+				out.print(describe(verdict))
+			}
 			// Answer quickly (the service waits at most DELIVERY_TIMEOUT_MS); do slow work afterwards.
 			// A duplicate is answered 2xx too: it was handled when it first came.
 			w.WriteHeader(http.StatusNoContent)
@@ -133,7 +152,12 @@ func main() {
 			secrets = append(secrets, secret)
 		}
 	}
-	r := receiver.New(receiver.Config{Secrets: secrets, Store: store, WebhookID: os.Getenv("WEBHOOK_ID")})
+	out := &printer{w: os.Stdout}
+	config := receiver.Config{Secrets: secrets, Store: store, WebhookID: os.Getenv("WEBHOOK_ID"), Handler: printEvents(out)}
+	if apiURL := os.Getenv("SVC_API_URL"); apiURL != "" {
+		config.Feed = &receiver.Feed{BaseURL: apiURL, Token: os.Getenv("SVC_API_TOKEN")}
+	}
+	r := receiver.New(config)
 
 	port := os.Getenv("PORT")
 	if port == "" {
@@ -143,8 +167,18 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	out := &printer{w: os.Stdout}
 	out.print(map[string]int{"listening": listener.Addr().(*net.TCPAddr).Port})
+	if config.Feed != nil {
+		// Pushes are served meanwhile: the store tells each event once, whichever way it comes first.
+		go func() {
+			caughtUp, err := r.CatchUp(context.Background(), false)
+			if err != nil {
+				log.Print(err)
+				return
+			}
+			out.print(map[string]int{"caughtUp": caughtUp})
+		}()
+	}
 	server := &http.Server{Handler: handler(r, out)}
 	if cert, key := os.Getenv("TLS_CERT"), os.Getenv("TLS_KEY"); cert != "" && key != "" {
 		err = server.ServeTLS(listener, cert, key)

@@ -65,13 +65,14 @@ func lines(t *testing.T, out *bytes.Buffer) []map[string]any {
 
 func TestTheHandlerAnswersAndPrintsEachVerdict(t *testing.T) {
 	var out bytes.Buffer
-	handler := handler(receiver.New(receiver.Config{Secrets: []string{secret}}), &printer{w: &out})
+	p := &printer{w: &out}
+	handler := handler(receiver.New(receiver.Config{Secrets: []string{secret}, Handler: printEvents(p)}), p)
 	codes := []int{post(t, handler, "7", "", true), post(t, handler, "7", "", false), post(t, handler, "7", "sha256=00", false)}
 	if codes[0] != http.StatusNoContent || codes[1] != http.StatusNoContent || codes[2] != http.StatusUnauthorized {
 		t.Errorf("answered %v", codes)
 	}
 	got := lines(t, &out)
-	if got[0]["outcome"] != "new" || got[0]["cursor"] != 7.0 || got[1]["outcome"] != "duplicate" || got[2]["error"] != "invalid_signature" {
+	if got[0]["outcome"] != "new" || got[0]["cursor"] != 7.0 || got[0]["via"] != "push" || got[1]["outcome"] != "duplicate" || got[2]["error"] != "invalid_signature" {
 		t.Errorf("printed %v", got)
 	}
 	// Without a traceparent, the line says so with null.
@@ -83,12 +84,13 @@ func TestTheHandlerAnswersAndPrintsEachVerdict(t *testing.T) {
 func TestTheFileStoreKeepsWhatWasSeenAcrossARestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "seen.jsonl")
 	var out bytes.Buffer
+	p := &printer{w: &out}
 	for _, cursor := range []string{"7", "7", "10"} {
 		store, err := openFileStore(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		post(t, handler(receiver.New(receiver.Config{Secrets: []string{secret}, Store: store}), &printer{w: &out}), cursor, "", false)
+		post(t, handler(receiver.New(receiver.Config{Secrets: []string{secret}, Store: store, Handler: printEvents(p)}), p), cursor, "", false)
 		store.file.Close()
 	}
 	got := lines(t, &out)

@@ -26,6 +26,11 @@ type change struct {
 	MarkSeen      *receiver.SeenKey `json:"markSeen,omitempty"`
 	Forget        *receiver.SeenKey `json:"forget,omitempty"`
 	AdvanceCursor *cursorChange     `json:"advanceCursor,omitempty"`
+	SavePosition  *positionChange   `json:"savePosition,omitempty"`
+}
+
+type positionChange struct {
+	WebhookID, Position string
 }
 
 type cursorChange struct {
@@ -69,6 +74,8 @@ func (s *fileStore) replay(path string) error {
 			err = s.memory.Forget(ctx, *c.Forget)
 		case c.AdvanceCursor != nil:
 			_, _, err = s.memory.AdvanceCursor(ctx, c.AdvanceCursor.WebhookID, c.AdvanceCursor.ListID, c.AdvanceCursor.Cursor)
+		case c.SavePosition != nil:
+			err = s.memory.SavePosition(ctx, c.SavePosition.WebhookID, c.SavePosition.Position)
 		}
 		if err != nil {
 			return err
@@ -113,4 +120,17 @@ func (s *fileStore) AdvanceCursor(ctx context.Context, webhookID, listID string,
 		return previous, found, err
 	}
 	return previous, found, s.append(change{AdvanceCursor: &cursorChange{webhookID, listID, cursor}})
+}
+
+func (s *fileStore) Position(ctx context.Context, webhookID string) (string, error) {
+	return s.memory.Position(ctx, webhookID)
+}
+
+func (s *fileStore) SavePosition(ctx context.Context, webhookID, position string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.memory.SavePosition(ctx, webhookID, position); err != nil {
+		return err
+	}
+	return s.append(change{SavePosition: &positionChange{webhookID, position}})
 }
