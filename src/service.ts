@@ -22,6 +22,7 @@ import { checkWebhookUrl, createAddressPolicy, systemResolver } from './delivery
 import type { Logger } from './logger';
 import { metrics } from './metrics';
 import { createMailer } from './notices/mailer';
+import { startBrokerIntake } from './intake/brokers';
 import { createWorkflows } from './temporal/client';
 import { ensureRetentionSchedule } from './temporal/retention-schedule';
 import { clientTracing, workerTracing } from './temporal/tracing';
@@ -235,18 +236,21 @@ async function runApi(
   const { config } = options;
   const { policy, resolve } = urlPolicy(options);
   const client = new Client({ connection, namespace: config.temporalNamespace, ...clientTracing(options.tracing ?? TRACING_OFF) });
+  const workflows = createWorkflows(client, {
+    taskQueue: options.taskQueue ?? TASK_QUEUE,
+    deliveryTimeoutMs: config.deliveryTimeoutMs,
+    deliveriesPerBatch: config.deliveriesPerBatch,
+    recoveryRatePerSecond: config.recoveryRatePerSecond,
+    eagerStart,
+  });
+  // The API's processes consume list writes from the brokers, through what the route calls.
+  const brokers = await startBrokerIntake(config.brokers, { sql, workflows, logger: options.logger });
   const access = createAccountAccess(sql, config.rateLimits);
   await access.start();
   const app = createApp({
     sql,
     secrets,
-    workflows: createWorkflows(client, {
-      taskQueue: options.taskQueue ?? TASK_QUEUE,
-      deliveryTimeoutMs: config.deliveryTimeoutMs,
-      deliveriesPerBatch: config.deliveriesPerBatch,
-      recoveryRatePerSecond: config.recoveryRatePerSecond,
-      eagerStart,
-    }),
+    workflows,
     logger: options.logger,
     internalApiToken: options.internalApiToken,
     checkUrl: (raw) => checkWebhookUrl(raw, policy, resolve),
@@ -255,6 +259,7 @@ async function runApi(
     access,
     trustProxyHops: config.trustProxyHops,
     traceUrlTemplate: config.tracing.traceUrlTemplate,
+    brokers,
   });
   const relays = createRelayHub(sql, {
     graceSeconds: config.relayGraceSeconds,
@@ -269,6 +274,8 @@ async function runApi(
     url: server.url,
     client,
     async stop() {
+      // First, while PostgreSQL and Temporal are there: the messages under way settle.
+      await brokers?.stop();
       await relays.stop();
       await server.stop();
       door.stop();
