@@ -284,8 +284,12 @@ function brokerUrl(env: Env, name: string, protocols: string[], { list = false }
   return raw;
 }
 
-/** The bound on messages under way at once from one broker (NATS_MAX_ACK_PENDING, AMQP_PREFETCH). */
-const BROKER_IN_FLIGHT = 128;
+/**
+ * The bound on messages under way at once from one broker (NATS_MAX_ACK_PENDING, AMQP_PREFETCH):
+ * each holds a workflow start, and at 128 a burst kept a dev server on two cores past the
+ * start's 5 s deadline; 32 take far more writes a second than the workers deliver.
+ */
+const BROKER_IN_FLIGHT = 32;
 
 function brokers(env: Env): BrokersConfig {
   const natsUrl = brokerUrl(env, 'NATS_URL', ['nats:', 'tls:'], { list: true });

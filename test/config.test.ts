@@ -153,8 +153,8 @@ describe('loadConfig', () => {
 
   it('consumes from a broker only when its URL is set, with the documented names and bounds', () => {
     expect(loadConfig({ NATS_URL: 'nats://127.0.0.1:4222', AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672' }).brokers).toEqual({
-      nats: { url: 'nats://127.0.0.1:4222', stream: 'LIST_WRITES', subject: 'list-writes', consumer: 'svc-webhooks', maxAckPending: 128 },
-      amqp: { url: 'amqp://guest:guest@127.0.0.1:5672', queue: 'list-writes', prefetch: 128 },
+      nats: { url: 'nats://127.0.0.1:4222', stream: 'LIST_WRITES', subject: 'list-writes', consumer: 'svc-webhooks', maxAckPending: 32 },
+      amqp: { url: 'amqp://guest:guest@127.0.0.1:5672', queue: 'list-writes', prefetch: 32 },
     });
     // The names are read only beside their broker's URL.
     expect(loadConfig({ NATS_STREAM: 'bad.name', AMQP_QUEUE: '' }).brokers).toEqual({ nats: undefined, amqp: undefined });

@@ -1,7 +1,7 @@
 // The consumers of list writes from message brokers (DESIGN.md §18) that an API process runs
 // (src/service.ts): one per configured broker, each calling what the route calls.
 import { Gauge } from 'prom-client';
-import type { BrokersConfig } from '../config';
+import { ConfigError, type BrokersConfig } from '../config';
 import { registry } from '../metrics';
 import { startAmqpConsumer } from './amqp';
 import type { IntakeDeps } from './list-writes';
@@ -42,6 +42,16 @@ const pending = new Gauge({
   },
 });
 
+/** A consumer started, or start-up stopped with one line naming the broker's variable (never its URL, which may hold a password). */
+async function reaching(variable: string, start: () => Promise<BrokerConsumer>): Promise<BrokerConsumer> {
+  try {
+    return await start();
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new ConfigError(`${variable}: cannot consume list writes from the broker (${why})`, { cause: error });
+  }
+}
+
 /**
  * Starts a consumer for each configured broker; undefined when none is. A broker unreachable at
  * start stops start-up, as PostgreSQL and Temporal do; after that each consumer reconnects by itself.
@@ -57,8 +67,9 @@ export async function startBrokerIntake(config: BrokersConfig, deps: IntakeDeps)
     }
   };
   try {
-    if (config.nats) consumers.push(await startNatsConsumer(config.nats, deps));
-    if (config.amqp) consumers.push(await startAmqpConsumer(config.amqp, deps));
+    const { nats, amqp } = config;
+    if (nats) consumers.push(await reaching('NATS_URL', () => startNatsConsumer(nats, deps)));
+    if (amqp) consumers.push(await reaching('AMQP_URL', () => startAmqpConsumer(amqp, deps)));
   } catch (error) {
     await stop();
     throw error;

@@ -14,6 +14,7 @@ import { AMQP_URL, brokerConfigs, brokerNames, hostAndPort, NATS_URL, testBroker
 import { sample } from '../support/metrics';
 import type { Receiver } from '../support/receiver';
 import { startTestStack, workflowsWithTemporalDown, type TestStack } from '../support/stack';
+import { startResettingServer } from '../support/dead-server';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
 
@@ -73,6 +74,29 @@ const writesOf = async (listId: string) =>
   (
     await stack.service.sql<{ writeId: string }[]>`SELECT write_id AS "writeId" FROM list_writes WHERE list_id = ${listId} ORDER BY cursor`
   ).map((row) => row.writeId);
+
+describe('a broker that does not answer at start', () => {
+  it.each(BROKERS)('%s: stops start-up with one line naming its variable, never its URL', async (broker) => {
+    const down = await startResettingServer();
+    try {
+      const configs = brokerConfigs(brokerNames(), {
+        nats: `nats://user:hunter2@127.0.0.1:${down.port}`,
+        amqp: `amqp://user:hunter2@127.0.0.1:${down.port}`,
+      });
+      const only: BrokersConfig = broker === 'nats' ? { nats: configs.nats, amqp: undefined } : { nats: undefined, amqp: configs.amqp };
+      const starting = startBrokerIntake(only, {
+        sql: stack.service.sql,
+        workflows: stack.workflowsOn(stack.service.client),
+        logger: createLogger('silent'),
+      });
+      await expect(starting).rejects.toThrow(
+        new RegExp(`^${broker === 'nats' ? 'NATS_URL' : 'AMQP_URL'}: cannot consume list writes from the broker \\((?!.*hunter2)`),
+      );
+    } finally {
+      await down.close();
+    }
+  });
+});
 
 describe.each(BROKERS)('list writes from %s', (broker) => {
   const label = { broker };

@@ -36,9 +36,9 @@ export function brokerConfigs(
       stream: names.NATS_STREAM,
       subject: names.NATS_SUBJECT,
       consumer: names.NATS_CONSUMER,
-      maxAckPending: 128,
+      maxAckPending: 32,
     },
-    amqp: { url: urls.amqp ?? AMQP_URL, queue: names.AMQP_QUEUE, prefetch: 128 },
+    amqp: { url: urls.amqp ?? AMQP_URL, queue: names.AMQP_QUEUE, prefetch: 32 },
   };
 }
 
