@@ -58,7 +58,7 @@ export function createRouters(deps: AppDependencies): Router<ApiState>[] {
       throw apiErrors.unavailable();
     }
     const unreachable = (await deps.brokers?.unreachable()) ?? [];
-    if (unreachable.length > 0) throw apiErrors.brokersUnreachable(unreachable.map((broker) => BROKER_LABELS[broker]));
+    if (unreachable.length > 0) throw apiErrors.brokersUnreachable(unreachable.map((broker) => BROKER_LABELS[broker]).join(', '));
     ctx.body = { status: 'ready' };
   });
 

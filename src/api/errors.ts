@@ -105,15 +105,14 @@ export const apiErrors = {
     ),
   internal: () => new ApiError(500, 'INTERNAL', 'Something went wrong on our side.'),
   unavailable: () => new ApiError(503, 'UNAVAILABLE', 'A backing service is unreachable; try again shortly.', {}, { 'Retry-After': '5' }),
-  brokersUnreachable: (brokers: string[]) =>
+  /** `brokers`: which, as operators know them (BROKER_LABELS of src/intake/messages.ts). */
+  brokersUnreachable: (brokers: string) =>
     new ApiError(
       503,
       'UNAVAILABLE',
-      `A broker this process consumes list writes from is unreachable: ${brokers.join(', ')}.`,
+      `A broker this process consumes list writes from is unreachable: ${brokers}.`,
       {},
-      {
-        'Retry-After': '5',
-      },
+      { 'Retry-After': '5' },
     ),
 };
 
