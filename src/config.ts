@@ -57,6 +57,38 @@ export interface Config {
    */
   outcomeSettleMs: number;
   tracing: TracingConfig;
+  /** List writes consumed from message brokers (DESIGN.md §18); neither by default. */
+  brokers: BrokersConfig;
+}
+
+/** The brokers an API process consumes list writes from: each set when its URL is. */
+export interface BrokersConfig {
+  nats: NatsConfig | undefined;
+  amqp: AmqpConfig | undefined;
+}
+
+/** NATS JetStream (NATS_URL set). */
+export interface NatsConfig {
+  /** NATS_URL: may hold credentials, so it is never logged. */
+  url: string;
+  /** NATS_STREAM: created on `subject` when missing. */
+  stream: string;
+  /** NATS_SUBJECT: where upstreams publish; refused messages go to `<subject>.rejected`. */
+  subject: string;
+  /** NATS_CONSUMER: the durable pull consumer every service process shares. */
+  consumer: string;
+  /** NATS_MAX_ACK_PENDING: messages delivered and not yet acked, across all processes. */
+  maxAckPending: number;
+}
+
+/** RabbitMQ (AMQP_URL set). */
+export interface AmqpConfig {
+  /** AMQP_URL: may hold credentials, so it is never logged. */
+  url: string;
+  /** AMQP_QUEUE: durable, declared when missing; refused messages go to `<queue>.rejected`. */
+  queue: string;
+  /** AMQP_PREFETCH: messages delivered and not yet acked, per process. */
+  prefetch: number;
 }
 
 /** OpenTelemetry (docs/operating.md, "Tracing"); the SDK reads the other OTEL_* variables itself. */
@@ -226,6 +258,64 @@ export function parseSecretKeys(raw: string, source = 'SECRET_KEYS'): SecretKey[
   return keys;
 }
 
+/** A NATS stream or consumer name: no dots, spaces, wildcards or path separators. */
+const NATS_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** A NATS subject of literal tokens: its `.rejected` sibling must not overlap it. */
+const NATS_SUBJECT = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+/** An AMQP queue name, up to 255 bytes with `.rejected` added. */
+const AMQP_QUEUE = /^[A-Za-z0-9_.:-]{1,200}$/;
+
+function named(env: Env, name: string, fallback: string, pattern: RegExp, what: string): string {
+  const value = optional(env, name) ?? fallback;
+  if (!pattern.test(value)) throw new ConfigError(`${name} must be ${what} (got "${value}")`);
+  return value;
+}
+
+/** A broker URL of one of `protocols`; its value is never repeated: it may hold a password. */
+function brokerUrl(env: Env, name: string, protocols: string[], { list = false } = {}): string | undefined {
+  const raw = optional(env, name);
+  if (raw === undefined) return undefined;
+  // `list`: a comma-separated list of servers (NATS's), each a URL.
+  const urls = list ? raw.split(',').map((part) => part.trim()) : [raw];
+  if (!urls.every((url) => URL.canParse(url) && protocols.includes(new URL(url).protocol) && new URL(url).hostname)) {
+    const forms = protocols.map((protocol) => `${protocol}//`).join(' or ');
+    throw new ConfigError(`${name} must be ${list ? 'URLs' : 'a URL'} (${forms}) with a host (credentials, if any, in the URL)`);
+  }
+  return raw;
+}
+
+/**
+ * The bound on messages under way at once from one broker (NATS_MAX_ACK_PENDING, AMQP_PREFETCH):
+ * each holds a workflow start, and at 128 a burst kept a dev server on two cores past the
+ * start's 5 s deadline; 32 take far more writes a second than the workers deliver.
+ */
+const BROKER_IN_FLIGHT = 32;
+
+function brokers(env: Env): BrokersConfig {
+  const natsUrl = brokerUrl(env, 'NATS_URL', ['nats:', 'tls:'], { list: true });
+  const amqpUrl = brokerUrl(env, 'AMQP_URL', ['amqp:', 'amqps:']);
+  return {
+    nats:
+      natsUrl === undefined
+        ? undefined
+        : {
+            url: natsUrl,
+            stream: named(env, 'NATS_STREAM', 'LIST_WRITES', NATS_NAME, '1 to 64 of A-Z a-z 0-9 _ -'),
+            subject: named(env, 'NATS_SUBJECT', 'list-writes', NATS_SUBJECT, 'a subject of tokens of A-Z a-z 0-9 _ - separated by dots'),
+            consumer: named(env, 'NATS_CONSUMER', 'svc-webhooks', NATS_NAME, '1 to 64 of A-Z a-z 0-9 _ -'),
+            maxAckPending: integer(env, 'NATS_MAX_ACK_PENDING', BROKER_IN_FLIGHT, 1, 10_000),
+          },
+    amqp:
+      amqpUrl === undefined
+        ? undefined
+        : {
+            url: amqpUrl,
+            queue: named(env, 'AMQP_QUEUE', 'list-writes', AMQP_QUEUE, '1 to 200 of A-Z a-z 0-9 _ . : -'),
+            prefetch: integer(env, 'AMQP_PREFETCH', BROKER_IN_FLIGHT, 1, 10_000),
+          },
+  };
+}
+
 export const DEFAULT_NOTIFY_FROM = 'Webhook notices <webhooks@localhost>';
 
 export function loadConfig(env: Env = process.env): Config {
@@ -287,5 +377,6 @@ export function loadConfig(env: Env = process.env): Config {
       traceReceivers: oneOf(env, 'TRACE_RECEIVERS', ['on', 'off'], 'off') === 'on',
       traceUrlTemplate: traceUrlTemplate(env),
     },
+    brokers: brokers(env),
   };
 }

@@ -156,11 +156,17 @@ async function main(): Promise<void> {
   });
   stops.unshift(() => service.stop());
 
+  const { nats, amqp } = config.brokers;
   const lines = [
     `API:         ${service.url.replace('127.0.0.1', 'localhost')} (ready in ${Math.round(performance.now() - started)} ms)`,
     `Temporal:    ${temporalAddress}, namespace ${config.temporalNamespace}`,
     config.temporalAddress ? null : `Temporal UI: http://localhost:${DEV_SERVER_UI_PORT}`,
     `PostgreSQL:  ${config.databaseUrl ? 'DATABASE_URL' : `embedded, data in ${path.resolve(config.dataDir, 'postgres')}`}`,
+    // What upstreams publish to; never the URLs, which may hold credentials.
+    nats
+      ? `NATS:        list writes on ${nats.subject} (stream ${nats.stream}, consumer ${nats.consumer}); refused: ${nats.subject}.rejected`
+      : null,
+    amqp ? `RabbitMQ:    list writes in the queue ${amqp.queue}; refused: ${amqp.queue}.rejected` : null,
     internal.generated
       ? `Internal API token (shown once; kept in ${path.join(config.dataDir, 'internal-api-token')}): ${internal.token}`
       : null,

@@ -54,7 +54,34 @@ export const metrics = {
     'Notice mails, by outcome: sent, capped, no_address, not_configured, gone; failed counts attempts that failed',
     ['outcome'],
   ),
-  writesAccepted: counter('list_writes_accepted_total', 'List writes answered 202; repeated: a writeId seen before', ['repeated']),
+  writesAccepted: counter(
+    'list_writes_accepted_total',
+    'List writes accepted (answered 202, or acked from a broker); repeated: a writeId seen before',
+    ['repeated'],
+  ),
+  brokerConsumed: counter('broker_messages_consumed_total', 'Messages consumed from a broker (nats, amqp), redeliveries included', [
+    'broker',
+  ]),
+  brokerAcked: counter(
+    'broker_messages_acked_total',
+    'Messages acked: their write accepted, or their refusal kept in the dead-letter (rejected counts those)',
+    ['broker'],
+  ),
+  brokerRejected: counter(
+    'broker_messages_rejected_total',
+    'Messages the route would refuse, moved to the dead-letter with their error, by its code',
+    ['broker', 'code'],
+  ),
+  brokerRedelivered: counter(
+    'broker_messages_redelivered_total',
+    'Messages consumed that the broker had delivered before (to this or another process)',
+    ['broker'],
+  ),
+  brokerFailed: counter(
+    'broker_messages_failed_total',
+    'Messages left unacked for a failure of ours (PostgreSQL or Temporal unreachable): NATS naks them with a delay, RabbitMQ requeues them after a pause',
+    ['broker'],
+  ),
   rateLimited: counter(
     'http_requests_rate_limited_total',
     'Public API requests answered 429, by the limit they were over: account, or address (without a valid token)',

@@ -293,6 +293,13 @@ export const listWriteBody = closedObject(
 export type ListWriteBody = FromSchema<typeof listWriteBody>;
 export type ListChange = ListWriteBody['changes'][number];
 
+/** A write published to a broker (DESIGN.md §18): the route's body with the list it is to. */
+export const brokerListWrite = closedObject(
+  { listId: { ...upstreamIdSchema, description: 'The list written to: the route path parameter' }, ...listWriteBody.properties },
+  { required: ['listId', 'writeId', 'changes'] },
+);
+export type BrokerListWrite = FromSchema<typeof brokerListWrite>;
+
 export const writeAccepted = responseObject({
   writeId: { type: 'string' },
   listId: { type: 'string' },

@@ -24,6 +24,7 @@ import { checkWebhookUrl, createAddressPolicy, systemResolver } from './delivery
 import type { Logger } from './logger';
 import { metrics } from './metrics';
 import { createMailer } from './notices/mailer';
+import { startBrokerIntake } from './intake/brokers';
 import { createWorkflows } from './temporal/client';
 import { ensureRetentionSchedule } from './temporal/retention-schedule';
 import { clientTracing, workerTracing } from './temporal/tracing';
@@ -250,19 +251,22 @@ async function runApi(
   const { config } = options;
   const { policy, resolve } = urlPolicy(options);
   const client = new Client({ connection, namespace: config.temporalNamespace, ...clientTracing(options.tracing ?? TRACING_OFF) });
+  const workflows = createWorkflows(client, {
+    taskQueue: options.taskQueue ?? TASK_QUEUE,
+    deliveryTimeoutMs: config.deliveryTimeoutMs,
+    deliveriesPerBatch: config.deliveriesPerBatch,
+    recoveryRatePerSecond: config.recoveryRatePerSecond,
+    eagerStart,
+  });
+  // The API's processes consume list writes from the brokers, through what the route calls.
+  const brokers = await startBrokerIntake(config.brokers, { sql, workflows, logger: options.logger });
   const access = createAccountAccess(sql, config.rateLimits);
   await access.start();
   const feedWaits = createFeedWaits(sql);
   const app = createApp({
     sql,
     secrets,
-    workflows: createWorkflows(client, {
-      taskQueue: options.taskQueue ?? TASK_QUEUE,
-      deliveryTimeoutMs: config.deliveryTimeoutMs,
-      deliveriesPerBatch: config.deliveriesPerBatch,
-      recoveryRatePerSecond: config.recoveryRatePerSecond,
-      eagerStart,
-    }),
+    workflows,
     logger: options.logger,
     internalApiToken: options.internalApiToken,
     checkUrl: (raw) => checkWebhookUrl(raw, policy, resolve),
@@ -272,6 +276,7 @@ async function runApi(
     trustProxyHops: config.trustProxyHops,
     traceUrlTemplate: config.tracing.traceUrlTemplate,
     feedWaits,
+    brokers,
   });
   const relays = createRelayHub(sql, {
     graceSeconds: config.relayGraceSeconds,
@@ -288,6 +293,8 @@ async function runApi(
     async stop() {
       // Long polls answer what they have, rather than be cut off with their connections.
       feedWaits.stop();
+      // First, while PostgreSQL and Temporal are there: the messages under way settle.
+      await brokers?.stop();
       await relays.stop();
       await server.stop();
       door.stop();

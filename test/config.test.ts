@@ -36,6 +36,7 @@ describe('loadConfig', () => {
       probeMaxDays: 7,
       outcomeSettleMs: 5000,
       tracing: { exporting: false, traceReceivers: false, traceUrlTemplate: undefined },
+      brokers: { nats: undefined, amqp: undefined },
     });
   });
 
@@ -79,6 +80,14 @@ describe('loadConfig', () => {
         OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
         TRACE_RECEIVERS: 'on',
         TRACE_URL_TEMPLATE: 'https://jaeger.example.com/trace/{traceId}',
+        NATS_URL: 'nats://user:pw@nats-1:4222, tls://nats-2:4222',
+        NATS_STREAM: 'WRITES',
+        NATS_SUBJECT: 'upstream.list-writes',
+        NATS_CONSUMER: 'hooks',
+        NATS_MAX_ACK_PENDING: '32',
+        AMQP_URL: 'amqps://user:pw@rabbit:5671/prod',
+        AMQP_QUEUE: 'upstream.list-writes',
+        AMQP_PREFETCH: '16',
       }),
     ).toEqual({
       port: 8080,
@@ -111,6 +120,16 @@ describe('loadConfig', () => {
       probeMaxDays: 0,
       outcomeSettleMs: 2000,
       tracing: { exporting: true, traceReceivers: true, traceUrlTemplate: 'https://jaeger.example.com/trace/{traceId}' },
+      brokers: {
+        nats: {
+          url: 'nats://user:pw@nats-1:4222, tls://nats-2:4222',
+          stream: 'WRITES',
+          subject: 'upstream.list-writes',
+          consumer: 'hooks',
+          maxAckPending: 32,
+        },
+        amqp: { url: 'amqps://user:pw@rabbit:5671/prod', queue: 'upstream.list-writes', prefetch: 16 },
+      },
     });
   });
 
@@ -131,6 +150,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ TRUST_PROXY_HOPS: '1' }).httpServer.maxConnectionsPerAddress).toBe(0);
     expect(loadConfig({ TRUST_PROXY_HOPS: '1', MAX_CONNECTIONS_PER_ADDRESS: '1000' }).httpServer.maxConnectionsPerAddress).toBe(1000);
     expect(loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: '0' }).httpServer.maxConnectionsPerAddress).toBe(0);
+  });
+
+  it('consumes from a broker only when its URL is set, with the documented names and bounds', () => {
+    expect(loadConfig({ NATS_URL: 'nats://127.0.0.1:4222', AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672' }).brokers).toEqual({
+      nats: { url: 'nats://127.0.0.1:4222', stream: 'LIST_WRITES', subject: 'list-writes', consumer: 'svc-webhooks', maxAckPending: 32 },
+      amqp: { url: 'amqp://guest:guest@127.0.0.1:5672', queue: 'list-writes', prefetch: 32 },
+    });
+    // The names are read only beside their broker's URL.
+    expect(loadConfig({ NATS_STREAM: 'bad.name', AMQP_QUEUE: '' }).brokers).toEqual({ nats: undefined, amqp: undefined });
   });
 
   it('links notice mails to the API itself unless PUBLIC_BASE_URL says otherwise', () => {
@@ -171,6 +199,15 @@ describe('loadConfig', () => {
     [{ PROBE_INTERVALS: '169h' }, /^PROBE_INTERVALS must be/],
     [{ PROBE_MAX_DAYS: '366' }, /^PROBE_MAX_DAYS must be an integer from 0 to 365/],
     [{ OUTCOME_SETTLE_MS: '999' }, /^OUTCOME_SETTLE_MS must be an integer from 1000 to 600000/],
+    [{ NATS_URL: 'http://127.0.0.1:4222' }, /^NATS_URL must be URLs \(nats:\/\/ or tls:\/\/\) with a host/],
+    [{ NATS_URL: 'nats://a:4222,b:4222' }, /^NATS_URL must be URLs/],
+    [{ NATS_URL: 'nats://a:4222', NATS_STREAM: 'LIST.WRITES' }, /^NATS_STREAM must be 1 to 64 of A-Z a-z 0-9 _ - \(got "LIST.WRITES"\)$/],
+    [{ NATS_URL: 'nats://a:4222', NATS_SUBJECT: 'list-writes.>' }, /^NATS_SUBJECT must be a subject of tokens/],
+    [{ NATS_URL: 'nats://a:4222', NATS_CONSUMER: 'a b' }, /^NATS_CONSUMER must be/],
+    [{ NATS_URL: 'nats://a:4222', NATS_MAX_ACK_PENDING: '0' }, /^NATS_MAX_ACK_PENDING must be an integer from 1 to 10000/],
+    [{ AMQP_URL: 'rabbit:5672' }, /^AMQP_URL must be a URL \(amqp:\/\/ or amqps:\/\/\) with a host/],
+    [{ AMQP_URL: 'amqp://rabbit', AMQP_QUEUE: 'list writes' }, /^AMQP_QUEUE must be 1 to 200 of/],
+    [{ AMQP_URL: 'amqp://rabbit', AMQP_PREFETCH: '10001' }, /^AMQP_PREFETCH must be an integer from 1 to 10000/],
     [{ TRACE_RECEIVERS: 'yes' }, /^TRACE_RECEIVERS must be one of on, off \(got "yes"\)$/],
     [
       { TRACE_URL_TEMPLATE: 'http://localhost:16686/trace/' },
@@ -193,6 +230,11 @@ describe('loadConfig', () => {
 
   it('never repeats SMTP_URL, which may hold a password', () => {
     expect(() => loadConfig({ SMTP_URL: 'ftp://user:hunter2@smtp.example.com' })).toThrow(/^(?!.*hunter2)/);
+  });
+
+  it('never repeats a broker URL, which may hold a password', () => {
+    expect(() => loadConfig({ NATS_URL: 'http://user:hunter2@nats:4222' })).toThrow(/^(?!.*hunter2)/);
+    expect(() => loadConfig({ AMQP_URL: 'http://user:hunter2@rabbit:5672' })).toThrow(/^(?!.*hunter2)/);
   });
 
   it('never repeats a key of SECRET_KEYS, however it is malformed', () => {

@@ -4,6 +4,7 @@
 import { Agent, request } from 'undici';
 import { type ListChange } from '../../src/objects';
 import { serveRpc, type Served } from './lib/ipc';
+import { openPublisher, type WriteDoor } from './lib/publishers';
 import { type Writes } from './lib/ledger';
 import { nowMs } from './lib/stats';
 
@@ -75,7 +76,7 @@ async function callJson(
  * checks an item and says that member joined, so that it fires every topic and changes no
  * membership.
  */
-function writeBody(writeId: string, changes: number, joinedAccountId?: string): string {
+function writeBody(writeId: string, changes: number, joinedAccountId?: string, listId?: string): string {
   const list: ListChange[] = [];
   for (let k = 0; k < changes; k++) list.push({ type: 'item.added', itemId: `item-${writeId}-${k}-${'x'.repeat(64)}` });
   if (joinedAccountId !== undefined)
@@ -84,7 +85,8 @@ function writeBody(writeId: string, changes: number, joinedAccountId?: string): 
       { type: 'item.checked', itemId: `item-${writeId}-1` },
       { type: 'member.joined', accountId: joinedAccountId },
     );
-  return JSON.stringify({ writeId, changes: list });
+  // Published to a broker, a write names its list (docs/operating.md); to the route, its path does.
+  return JSON.stringify(listId === undefined ? { writeId, changes: list } : { listId, writeId, changes: list });
 }
 
 /** The answers of requests column-wise: when each was due, when it was answered, its status (0: no answer). */
@@ -106,6 +108,44 @@ export interface WritesRequest {
   timeoutMs: number;
   /** Writes that fire every topic: see writeBody. */
   joinedAccountId?: string;
+  /** Publish the writes to this broker instead of the route: accepted (202) once the broker holds each; no cursor. */
+  door?: WriteDoor;
+}
+
+/** Sends write i: to the route, or published to the door's broker. */
+type SendWrite = (
+  listId: string,
+  body: string,
+  writeId: string,
+) => Promise<{ status: number; cursor: number | null; error: string | null }>;
+
+async function writeSender(
+  baseUrl: string,
+  token: string,
+  timeoutMs: number,
+  door: WriteDoor | undefined,
+): Promise<[SendWrite, () => Promise<void>]> {
+  if (door === undefined) {
+    const send: SendWrite = async (listId, body) => {
+      const answer = await callJson('POST', `${baseUrl}/internal/v3/lists/${encodeURIComponent(listId)}/writes`, token, body, timeoutMs);
+      return {
+        status: answer.status,
+        cursor: answer.status === 202 ? Number(answer.json?.cursor) : null,
+        error: answer.error ?? (answer.status === 202 ? null : (answer.json?.error?.code ?? `HTTP ${answer.status}`)),
+      };
+    };
+    return [send, async () => {}];
+  }
+  const publisher = await openPublisher(door);
+  const send: SendWrite = async (listId, body, writeId) => {
+    try {
+      await publisher.publish(body, `${listId}:${writeId}`);
+      return { status: 202, cursor: null, error: null };
+    } catch (error) {
+      return { status: 0, cursor: null, error: (error as { code?: string } | null)?.code ?? String(error) };
+    }
+  };
+  return [send, () => publisher.close()];
 }
 
 export interface Registration {
@@ -134,6 +174,7 @@ const handlers = {
     changes,
     timeoutMs,
     joinedAccountId,
+    door,
   }: WritesRequest): Promise<Writes> {
     const count = Math.round((rate * durationMs) / 1000);
     const out: Writes = {
@@ -150,8 +191,11 @@ const handlers = {
     };
     let inFlight = 0;
     const bodies: string[] = [];
-    for (let i = 0; i < count; i++) bodies.push(writeBody(`${writeIdPrefix}-${i}`, changes, joinedAccountId));
+    for (let i = 0; i < count; i++) {
+      bodies.push(writeBody(`${writeIdPrefix}-${i}`, changes, joinedAccountId, door && lists[i % lists.length]));
+    }
     out.bodyBytes = bodies[0] ? Buffer.byteLength(bodies[0]) : 0;
+    const [send, close] = await writeSender(baseUrl, token, timeoutMs, door);
     await openLoop(count, rate, startAt, async (i, t0) => {
       const listId = lists[i % lists.length];
       out.writeId[i] = `${writeIdPrefix}-${i}`;
@@ -160,19 +204,14 @@ const handlers = {
       out.sentLag[i] = nowMs() - t0;
       inFlight++;
       if (inFlight > out.maxInFlight) out.maxInFlight = inFlight;
-      const answer = await callJson(
-        'POST',
-        `${baseUrl}/internal/v3/lists/${encodeURIComponent(listId)}/writes`,
-        token,
-        bodies[i],
-        timeoutMs,
-      );
+      const answer = await send(listId, bodies[i], out.writeId[i]);
       out.doneAt[i] = nowMs();
       inFlight--;
       out.status[i] = answer.status;
-      out.cursor[i] = answer.status === 202 ? Number(answer.json?.cursor) : null;
-      out.error[i] = answer.error ?? (answer.status === 202 ? null : (answer.json?.error?.code ?? `HTTP ${answer.status}`));
+      out.cursor[i] = answer.cursor;
+      out.error[i] = answer.error;
     });
+    await close();
     return out;
   },
 

@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Report } from './lib/types';
+import { brokersTable } from './report/brokers';
 import { chart, chartedScenarios } from './report/chart';
 import { cpuTable } from './report/cpu';
 import { feedTable } from './report/feed';
@@ -62,6 +63,7 @@ export function renderMarkdown(report: Report, image: string | null): string {
   return [
     ...header(report),
     ...kneeTable(report),
+    ...brokersTable(report),
     ...baselineRatios(report),
     ...floorRatios(report),
     ...workloadSections(scenarios, 'hot', 'Hot webhook', hotSection),

@@ -33,6 +33,10 @@
 //                        down (default 30, quick 10)
 //   BENCH_TRACING=on     the service's processes export every trace by OTLP/HTTP to a sink of the
 //                        bench's (trace-sink.ts), TRACE_RECEIVERS=on; its CPU is reported apart
+//   BENCH_NATS_URL, BENCH_AMQP_URL  the brokers of split-nats-fanout10 and split-amqp-fanout10
+//                        (default: the machine's, nats://127.0.0.1:4222 and
+//                        amqp://guest:guest@127.0.0.1:5672), each scenario on a stream or queue of
+//                        its own, deleted after it; the broker's processes count as the group `broker`
 //   BENCH_PROBE_INTERVALS=20s, BENCH_PROBE_WEBHOOKS=10000, BENCH_PROBE_ROUNDS=1, BENCH_PROBE_PHASE_S=60
 //                        split-probes (the defaults): PROBE_INTERVALS of the paused webhooks, how
 //                        many, the rounds of a phase with their probes and one without, and how
@@ -74,6 +78,7 @@ import {
 import { writeReports } from './report';
 import * as baseline from './scenarios/baseline';
 import * as feed from './scenarios/feed';
+import * as brokers from './scenarios/brokers';
 import * as floor from './scenarios/floor';
 import * as hot from './scenarios/hot';
 import * as noisyNeighbour from './scenarios/noisy-neighbour';
@@ -88,6 +93,7 @@ const SCENARIOS: Scenario[] = [
   ...baseline.scenarios,
   ...floor.scenarios,
   ...service.scenarios,
+  ...brokers.scenarios,
   ...hot.scenarios,
   ...registration.scenarios,
   ...recovery.scenarios,
@@ -174,7 +180,7 @@ async function makeCertificates(runDir: string) {
 
 /** The scenario as the results name it (its behaviour left out). */
 function info(s: Scenario): ScenarioInfo {
-  return { id: s.id, kind: s.kind, mode: s.mode, fanout: s.fanout, title: s.title };
+  return { id: s.id, kind: s.kind, mode: s.mode, fanout: s.fanout, title: s.title, ...(s.door ? { door: s.door } : {}) };
 }
 
 async function runScenario(scenario: Scenario, ctx: Context, environment: Environment): Promise<ScenarioResult> {

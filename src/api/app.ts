@@ -5,6 +5,8 @@ import type { Sql } from '../db/sql';
 import type { Logger } from '../logger';
 import type { SecretBox } from '../secret-keys';
 import type { Workflows } from '../temporal/client';
+import type { BrokerIntake } from '../intake/brokers';
+import { BROKER_LABELS } from '../intake/messages';
 import { metricsText, registry } from '../metrics';
 import { apiErrors } from './errors';
 import { INTERNAL_BODY_LIMIT_BYTES, PUBLIC_BODY_LIMIT_BYTES } from '../limits';
@@ -40,6 +42,8 @@ export interface AppDependencies {
   traceUrlTemplate?: string;
   /** The long polls of the event feed, which the caller stops; absent: the app's own, on `sql`. */
   feedWaits?: FeedWaits;
+  /** The broker consumers of this process (src/intake/brokers.ts), whose reach /readyz reports; absent: none configured. */
+  brokers?: Pick<BrokerIntake, 'unreachable'>;
 }
 
 /** The routers of the three route groups, in the order the app tries them. */
@@ -56,6 +60,8 @@ export function createRouters(deps: AppDependencies): Router<ApiState>[] {
     } catch {
       throw apiErrors.unavailable();
     }
+    const unreachable = (await deps.brokers?.unreachable()) ?? [];
+    if (unreachable.length > 0) throw apiErrors.brokersUnreachable(unreachable.map((broker) => BROKER_LABELS[broker]).join(', '));
     ctx.body = { status: 'ready' };
   });
 

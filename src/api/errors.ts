@@ -112,6 +112,15 @@ export const apiErrors = {
     }),
   internal: () => new ApiError(500, 'INTERNAL', 'Something went wrong on our side.'),
   unavailable: () => new ApiError(503, 'UNAVAILABLE', 'A backing service is unreachable; try again shortly.', {}, { 'Retry-After': '5' }),
+  /** `brokers`: which, as operators know them (BROKER_LABELS of src/intake/messages.ts). */
+  brokersUnreachable: (brokers: string) =>
+    new ApiError(
+      503,
+      'UNAVAILABLE',
+      `A broker this process consumes list writes from is unreachable: ${brokers}.`,
+      {},
+      { 'Retry-After': '5' },
+    ),
 };
 
 /** An error's answer: its status, its own headers and Content-Type, and the envelope as JSON text. */
@@ -121,11 +130,15 @@ export interface ErrorAnswer {
   body: string;
 }
 
+/** The contract's envelope of an error: what the API answers, and what a broker's dead-letter holds beside the message. */
+export function errorEnvelopeOf(error: ApiError): ErrorEnvelope {
+  return { error: { code: error.code, message: error.message, ...error.details } };
+}
+
 export function errorAnswer(error: ApiError): ErrorAnswer {
-  const envelope: ErrorEnvelope = { error: { code: error.code, message: error.message, ...error.details } };
   return {
     status: error.status,
     headers: { ...error.headers, 'Content-Type': 'application/json; charset=utf-8' },
-    body: JSON.stringify(envelope),
+    body: JSON.stringify(errorEnvelopeOf(error)),
   };
 }

@@ -13,10 +13,12 @@ import {
   feedPositionSchema,
   isoTimeSchema as isoTime,
   listWriteBody,
+  brokerListWrite,
   scopeSchema,
   topicSchema,
   upstreamIdSchema as id,
   type ListWriteBody,
+  type BrokerListWrite,
   type ValidationIssue,
 } from '../objects';
 import { relayAnswerMessage, type RelayAnswerMessage } from '../relay/protocol';
@@ -249,6 +251,8 @@ export const validators = {
   createAccountBody: ajv.compile<CreateAccountBody>(createAccountBody),
   putListBody: ajv.compile<PutListBody>(putListBody),
   listWriteBody: ajv.compile<ListWriteBody>(listWriteBody),
+  /** Not a request: a message consumed from a broker (src/intake/brokers.ts). */
+  brokerListWrite: ajv.compile<BrokerListWrite>(brokerListWrite),
   rotateSecretBody: ajv.compile<RotateSecretBody>(rotateSecretBody),
   testEventBody: ajv.compile<TestEventBody>(testEventBody),
   relaySessionBody: ajv.compile<RelaySessionBody>(relaySessionBody),

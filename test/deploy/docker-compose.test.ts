@@ -31,6 +31,8 @@ interface Service {
   command?: string | string[];
   container_name?: string;
   hostname?: string;
+  profiles?: string[];
+  volumes?: string[];
 }
 
 /** Compose's variable interpolation: $$, $VAR, ${VAR}, ${VAR:-x}, ${VAR-x}, ${VAR:?err}, ${VAR?err}, ${VAR:+x}, ${VAR+x}. */
@@ -193,7 +195,17 @@ function runHealthcheck(test: string[], env: Env): Promise<number> {
 
 describe('docker-compose.yml', () => {
   it('defines the production-like stack and nothing else', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'postgres', 'temporal', 'temporal-setup', 'temporal-ui', 'worker', 'worker-bulk']);
+    expect(Object.keys(services).sort()).toEqual([
+      'api',
+      'nats',
+      'postgres',
+      'rabbitmq',
+      'temporal',
+      'temporal-setup',
+      'temporal-ui',
+      'worker',
+      'worker-bulk',
+    ]);
     // Shared settings come through YAML anchors and merge keys, resolved as compose does.
     expect(allKeys(compose)).not.toContain('<<');
   });
@@ -207,7 +219,7 @@ describe('docker-compose.yml', () => {
 
   it('pins every image to an explicit tag other than latest', () => {
     const images = Object.entries(services).filter(([, s]) => s.image !== undefined);
-    expect(images.map(([name]) => name).sort()).toEqual(['postgres', 'temporal', 'temporal-setup', 'temporal-ui']);
+    expect(images.map(([name]) => name).sort()).toEqual(['nats', 'postgres', 'rabbitmq', 'temporal', 'temporal-setup', 'temporal-ui']);
     for (const [name, s] of images) {
       expect(isPinned(s.image!), `${name}: ${s.image}`).toBe(true);
     }
@@ -246,7 +258,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('gives every long-running service a healthcheck, and runs one-shot setup once', () => {
-    expect(longRunning.sort()).toEqual(['api', 'postgres', 'temporal', 'temporal-ui', 'worker', 'worker-bulk']);
+    expect(longRunning.sort()).toEqual(['api', 'nats', 'postgres', 'rabbitmq', 'temporal', 'temporal-ui', 'worker', 'worker-bulk']);
     for (const name of longRunning) {
       const check = services[name].healthcheck;
       expect(check?.disable, name).not.toBe(true);
@@ -331,6 +343,29 @@ describe('docker-compose.yml', () => {
     const name = data!.split(':')[0];
     expect(name).not.toMatch(/^[./~]/);
     expect(Object.keys(compose.volumes ?? {})).toContain(name);
+  });
+
+  it('runs a broker beside the service only when its profile is asked for; the api consumes from the one its URL names', () => {
+    const withProfile = Object.entries(services).filter(([, s]) => s.profiles !== undefined);
+    expect(Object.fromEntries(withProfile.map(([name, s]) => [name, s.profiles]))).toEqual({ nats: ['nats'], rabbitmq: ['rabbitmq'] });
+    for (const [name, s] of withProfile) {
+      const data = (s.volumes ?? []).map((volume) => volume.split(':')[0]);
+      expect(data, name).toHaveLength(1);
+      expect(Object.keys(compose.volumes ?? {}), name).toContain(data[0]);
+    }
+    // Without a URL, no broker: the stack starts as before.
+    expect(loadConfig(environment(service('api'))).brokers).toEqual({ nats: undefined, amqp: undefined });
+    const withBrokers = interpolateAll(rawCompose, {
+      ...operatorEnv,
+      NATS_URL: 'nats://nats:4222',
+      AMQP_URL: 'amqp://webhooks:rabbit-password@rabbitmq:5672',
+      RABBITMQ_PASSWORD: 'rabbit-password',
+    }).services;
+    const { brokers } = loadConfig(environment(withBrokers.api));
+    expect(brokers.nats?.url).toBe('nats://nats:4222');
+    expect(brokers.amqp?.url).toBe(`amqp://${environment(withBrokers.rabbitmq).RABBITMQ_DEFAULT_USER}:rabbit-password@rabbitmq:5672`);
+    // Only the api consumes.
+    for (const name of ['worker', 'worker-bulk']) expect(loadConfig(environment(withBrokers[name])).brokers.nats, name).toBeUndefined();
   });
 
   it('runs Temporal on the stack PostgreSQL', () => {

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { createAccountAccess } from '../../src/api/account-access';
 import { createApp, type AppDependencies } from '../../src/api/app';
 import { createFrontDoor } from '../../src/api/front-door';
-import { createWorkflows } from '../../src/temporal/client';
+import { createWorkflows, type Workflows } from '../../src/temporal/client';
 import { loadConfig } from '../../src/config';
 import { newInternalToken } from '../../src/secrets';
 import { createLogger } from '../../src/logger';
@@ -77,6 +77,8 @@ export interface TestStack {
   waitForFailureCount(token: string, webhookId: string, count: number): Promise<any>;
   /** The webhook's signing secret as PostgreSQL keeps it, opened. */
   secretOf(webhookId: string): Promise<string>;
+  /** What the API starts workflows with, on the suite's task queue, through `client` (the stack's, or one to a Temporal that is down). */
+  workflowsOn(client: Client): Workflows;
   /** The handle of the webhook's `webhook/{id}` (its latest run). */
   lifecycle(webhookId: string): WorkflowHandle;
   /** The outcomes each signal to `webhook/{id}` (this run) carried, in the order received. */
@@ -248,6 +250,13 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
       if (sealed === null) throw new Error(`webhook ${webhookId} has no secret: it does not exist`);
       return createSecretBox(secretKeys).open(sealed, webhookId);
     },
+    workflowsOn: (client) =>
+      createWorkflows(client, {
+        taskQueue,
+        deliveryTimeoutMs: config.deliveryTimeoutMs,
+        deliveriesPerBatch: config.deliveriesPerBatch,
+        recoveryRatePerSecond: config.recoveryRatePerSecond,
+      }),
     lifecycle: (webhookId) => service.client.workflow.getHandle(lifecycleWorkflowId(webhookId)),
     async outcomeSignals(webhookId) {
       const history = await stack.lifecycle(webhookId).fetchHistory();
@@ -266,12 +275,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
         access: ownAccess!,
         sql: service.sql,
         secrets: createSecretBox(secretKeys),
-        workflows: createWorkflows(service.client, {
-          taskQueue,
-          deliveryTimeoutMs: config.deliveryTimeoutMs,
-          deliveriesPerBatch: config.deliveriesPerBatch,
-          recoveryRatePerSecond: config.recoveryRatePerSecond,
-        }),
+        workflows: stack.workflowsOn(service.client),
         logger,
         internalApiToken,
         checkUrl: async (raw) => new URL(raw),
@@ -305,25 +309,29 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
   return stack;
 }
 
+/** The stack's workflows through a Temporal frontend that resets every connection; close() stops both. */
+export async function workflowsWithTemporalDown(stack: TestStack): Promise<{ workflows: Workflows; close(): Promise<void> }> {
+  const temporalDown = await startResettingServer();
+  const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${temporalDown.port}`, connectTimeout: '1s' }) });
+  return {
+    workflows: stack.workflowsOn(deadTemporal),
+    async close() {
+      await deadTemporal.connection.close();
+      await temporalDown.close();
+    },
+  };
+}
+
 /** The stack's API on the same database, with a Temporal frontend that resets every connection; close() stops all three. */
 export async function startApiWithTemporalDown(
   stack: TestStack,
 ): Promise<{ url: string; request: RequestFunction; close(): Promise<void> }> {
-  const temporalDown = await startResettingServer();
-  const deadTemporal = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${temporalDown.port}`, connectTimeout: '1s' }) });
-  const api = await stack.startApiWith({
-    workflows: createWorkflows(deadTemporal, {
-      taskQueue: stack.taskQueue,
-      deliveryTimeoutMs: DELIVERY_TIMEOUT_MS,
-      deliveriesPerBatch: 500,
-      recoveryRatePerSecond: 10,
-    }),
-  });
+  const temporalDown = await workflowsWithTemporalDown(stack);
+  const api = await stack.startApiWith({ workflows: temporalDown.workflows });
   return {
     ...api,
     async close() {
       await api.close();
-      await deadTemporal.connection.close();
       await temporalDown.close();
     },
   };

@@ -76,6 +76,7 @@ export async function runStep({
       writeIdPrefix: prefix,
       changes: CONFIG.changesPerWrite,
       timeoutMs: CONFIG.writeTimeoutMs,
+      door: target.door,
     },
     totalMs + CONFIG.writeTimeoutMs + 60_000,
   );
@@ -91,6 +92,7 @@ export async function runStep({
   const prunedUnseen = await poller.prunedUnseen();
   await poller.stop();
   const receipts = await receivers.take();
+  if (target.cursorsOf) writes.cursor = await target.cursorsOf(writes);
   const { e2eSamplesMs, ...figures } = computeStep({
     writes,
     receipts,

@@ -11,9 +11,10 @@ import { type Throttling } from './cgroups';
 import { type Config } from './config';
 import { type DescribedEnvironment } from './environment';
 import { type Rpc, type LoopDelay } from './ipc';
-import { type Receipts, type Recorded, type StepFigures } from './ledger';
+import { type Receipts, type Recorded, type StepFigures, type Writes } from './ledger';
 import { type LogScan, type ServerLogScan } from './logs';
 import { type Measured, type ProcessSampler } from './proc';
+import { type WriteDoor } from './publishers';
 import { type SdkFigures } from './sdk-metrics';
 import { type DatabaseServer, type TemporalServer } from './stack';
 import { type Percentiles } from './stats';
@@ -99,6 +100,10 @@ export interface Target {
   logFiles?: { name: string; file: string }[];
   /** The floor sends nothing: its completions are the receipts. */
   receipts?: ReceiptSource;
+  /** Where the generator sends the writes: published to this broker; absent, the route. */
+  door?: WriteDoor;
+  /** Writes published to a broker get no cursor from it: each one's, as the service recorded it (null: not recorded), read after the drain. */
+  cursorsOf?(writes: Writes): Promise<(number | null)[]>;
   setUpFanout(lists: ListLayout[]): Promise<MadeList[]>;
   outcomesPoller(webhookIds: string[]): OutcomesPoller;
   stop(): Promise<void>;
@@ -127,6 +132,8 @@ export interface ScenarioInfo {
   mode: 'baseline' | 'floor' | 'floor-local' | 'split' | 'single';
   fanout?: number;
   title: string;
+  /** A fan-out whose writes are published to this broker instead of sent to the route. */
+  door?: WriteDoor['broker'];
 }
 
 /** A fan-out scenario: run.ts steps it through the rates. */
