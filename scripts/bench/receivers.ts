@@ -1,13 +1,17 @@
 // Child process: HTTPS webhook receivers on loopback. Every request's signature is checked
 // (pings, whose secret is only known once the registration answered, are checked when it
 // arrives) and every receipt is recorded with its time, for the harness to collect. Requests
-// under the probes' path (`split-probes`) are answered 503 and recorded apart.
+// under the probes' path (`split-probes`) are answered 503 and recorded apart. With
+// BENCH_RECEIVER_AUTH, requests under AUTHED_PATH must carry the credential (else 401), and for
+// `oauth2` a token endpoint of the bench's issues the bearer tokens.
 import https from 'node:https';
+import { randomBytes } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { verifySignature } from '../../src/delivery/signing';
 import { serveRpc, type Served } from './lib/ipc';
+import { API_KEY_HEADER, AUTHED_PATH, TOKEN_LIFETIME_S, TOKEN_PATH, type ReceiverAuthMode, type WebhookAuth } from './lib/receiver-auth';
 import { emptyReceipts, type Receipts } from './lib/ledger';
 import { emptyProbeReceipts, type ProbeReceipts } from './lib/probe-drift';
 import { nowMs } from './lib/stats';
@@ -29,12 +33,23 @@ let connections = 0;
 /** The path under which every request is a probe of a paused webhook (`/probe/{tag}/`, then the webhook's id); null: none. */
 let probePrefix: string | null = null;
 let probes: ProbeReceipts = emptyProbeReceipts();
+/** Whether a request under AUTHED_PATH carries the credential; null: BENCH_RECEIVER_AUTH=none. */
+let authorized: ((req: IncomingMessage) => boolean) | null = null;
+let unauthorized = 0;
+/** `Bearer <token>` of every token the endpoint issued: the receivers' check is one lookup. */
+const issued = new Set<string>();
 
 function handle(req: IncomingMessage, res: ServerResponse): void {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
     const t = nowMs();
+    if (authorized !== null && req.url?.startsWith(AUTHED_PATH) && !authorized(req)) {
+      // Not recorded as received: the delivery fails, and the ledger shows it.
+      unauthorized++;
+      res.writeHead(401).end();
+      return;
+    }
     const body = Buffer.concat(chunks);
     const webhookId = String(req.headers['svc-webhook'] ?? '');
     const signature = req.headers['svc-signature'] as string | undefined;
@@ -100,19 +115,74 @@ function verifyPendingPings(): void {
   pendingPings = still;
 }
 
+/** An HTTPS server of this process on a free loopback port. */
+async function listen(cert: string, key: string, handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<https.Server> {
+  const server = https.createServer({ cert, key, keepAliveTimeout: 30_000 }, handler);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  servers.push(server);
+  return server;
+}
+
+/**
+ * The token endpoint: the client credentials grant (RFC 6749 §4.4) for the one client, its id
+ * and secret in HTTP Basic as the service sends them; each grant a new token.
+ */
+function tokenEndpoint(basic: string) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+      const json = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+      if (req.method !== 'POST' || req.url !== TOKEN_PATH || req.headers.authorization !== basic) {
+        res.writeHead(401, json).end(JSON.stringify({ error: 'invalid_client' }));
+        return;
+      }
+      if (form.get('grant_type') !== 'client_credentials') {
+        res.writeHead(400, json).end(JSON.stringify({ error: 'unsupported_grant_type' }));
+        return;
+      }
+      const token = randomBytes(24).toString('base64url');
+      issued.add(`Bearer ${token}`);
+      res.writeHead(200, json).end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: TOKEN_LIFETIME_S }));
+    });
+  };
+}
+
+/** Sets up BENCH_RECEIVER_AUTH's check, and returns the `auth` the webhooks under AUTHED_PATH are registered with. */
+async function requireAuth(mode: ReceiverAuthMode, cert: string, key: string): Promise<WebhookAuth | null> {
+  if (mode === 'headers') {
+    const apiKey = randomBytes(18).toString('base64url');
+    const header = API_KEY_HEADER.toLowerCase();
+    authorized = (req) => req.headers[header] === apiKey;
+    return { type: 'headers', headers: { [API_KEY_HEADER]: apiKey } };
+  }
+  if (mode === 'oauth2') {
+    const clientId = 'svc-webhooks-bench';
+    const clientSecret = randomBytes(18).toString('base64url');
+    // Both are left as they are by form encoding, which the service applies before base64 (RFC 6749 §2.3.1).
+    const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
+    const server = await listen(cert, key, tokenEndpoint(basic));
+    authorized = (req) => issued.has(req.headers.authorization ?? '');
+    return { type: 'oauth2', tokenUrl: `https://127.0.0.1:${(server.address() as AddressInfo).port}${TOKEN_PATH}`, clientId, clientSecret };
+  }
+  return null;
+}
+
 const handlers = {
-  /** Starts `count` receivers sharing one certificate; returns their ports. */
-  async start({ count, cert, key }: { count: number; cert: string; key: string }) {
+  /**
+   * Starts `count` receivers sharing one certificate (and for `oauth2` the token endpoint);
+   * returns their ports and the `auth` to register.
+   */
+  async start({ count, cert, key, auth }: { count: number; cert: string; key: string; auth: ReceiverAuthMode }) {
     const ports: number[] = [];
     for (let i = 0; i < count; i++) {
-      const server = https.createServer({ cert, key, keepAliveTimeout: 30_000 }, handle);
+      const server = await listen(cert, key, handle);
       server.on('secureConnection', () => connections++);
-      server.listen(0, '127.0.0.1');
-      await once(server, 'listening');
-      servers.push(server);
       ports.push((server.address() as AddressInfo).port);
     }
-    return { ports };
+    return { ports, webhookAuth: await requireAuth(auth, cert, key) };
   },
   secrets({ entries }: { entries: [string, string][] }) {
     for (const [id, secret] of entries) secrets.set(id, secret);
@@ -143,6 +213,8 @@ const handlers = {
       badSignatures,
       malformed,
       connections,
+      unauthorized,
+      tokensIssued: issued.size,
     };
   },
   /** Hands over and forgets the receipts recorded since the last take. */

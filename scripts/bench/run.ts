@@ -37,6 +37,9 @@
 //                        (default: the machine's, nats://127.0.0.1:4222 and
 //                        amqp://guest:guest@127.0.0.1:5672), each scenario on a stream or queue of
 //                        its own, deleted after it; the broker's processes count as the group `broker`
+//   BENCH_RECEIVER_AUTH=headers|oauth2  the service's fan-out webhooks carry an X-Api-Key header,
+//                        or OAuth2 client credentials of the receivers' own token endpoint, and the
+//                        receivers require it (401 without); default none (lib/receiver-auth.ts)
 //   BENCH_PROBE_INTERVALS=20s, BENCH_PROBE_WEBHOOKS=10000, BENCH_PROBE_ROUNDS=1, BENCH_PROBE_PHASE_S=60
 //                        split-probes (the defaults): PROBE_INTERVALS of the paused webhooks, how
 //                        many, the rounds of a phase with their probes and one without, and how
@@ -58,6 +61,7 @@ import { rpcClient } from './lib/ipc';
 import { launch } from './lib/launcher';
 import { scanLogs, scanServerLog, serverLogOffset } from './lib/logs';
 import { ProcessSampler } from './lib/proc';
+import { AUTHED_PATH } from './lib/receiver-auth';
 import * as stack from './lib/stack';
 import { measureIdle, runStep } from './lib/step';
 import { round } from './lib/stats';
@@ -126,7 +130,12 @@ async function main(): Promise<void> {
   const { leaf, caFile } = await makeCertificates(runDir);
   const receiversChild = forkChild('receivers', 'receivers.js', {});
   const receivers = rpcClient<ReceiversApi>(receiversChild);
-  const { ports } = await receivers('start', { count: CONFIG.receivers, cert: leaf.cert, key: leaf.key });
+  const { ports, webhookAuth } = await receivers('start', {
+    count: CONFIG.receivers,
+    cert: leaf.cert,
+    key: leaf.key,
+    auth: CONFIG.receiverAuth,
+  });
   sampler.addGroup('receivers', () => [receiversChild.pid!]);
   const generatorChild = forkChild('generator', 'generator.js', {});
   const generator = rpcClient<GeneratorApi>(generatorChild);
@@ -136,7 +145,7 @@ async function main(): Promise<void> {
   const database = await stack.openDatabaseServer(runDir);
   stack.onStop('database admin connection', () => database.admin.end({ timeout: 5 }));
 
-  const ctx: Context = { sampler, receivers, generator, ports, caFile, runDir, database, traceSink };
+  const ctx: Context = { sampler, receivers, generator, ports, webhookAuth, caFile, runDir, database, traceSink };
   const environment: Environment = await describeEnvironment(database);
   const results: ScenarioResult[] = [];
   for (const scenario of scenarios) {
@@ -152,6 +161,7 @@ async function main(): Promise<void> {
   }
 
   if (exiting) return; // interrupted: no partial results
+  const { tokensIssued, unauthorized } = await receivers('counts');
   const report: Report = {
     version: 1,
     startedAt: startedAt.toISOString(),
@@ -159,6 +169,7 @@ async function main(): Promise<void> {
     config: CONFIG,
     environment,
     harnessCpuMs: Math.round(sampler.cpuMs().harness ?? 0),
+    receiverAuth: { mode: CONFIG.receiverAuth, tokensIssued, unauthorized },
     scenarios: results,
   };
   const files = await writeReports(report, RESULTS_DIR);
@@ -204,10 +215,13 @@ async function runScenario(scenario: Scenario, ctx: Context, environment: Enviro
  */
 async function runFanout(scenario: FanoutScenario, target: Target, ctx: Context): Promise<Outcome> {
   const tag = randomBytes(3).toString('hex');
+  // The service alone presents a credential (BENCH_RECEIVER_AUTH); the baseline and the floor send none.
+  const auth = target.kind === 'service' ? (ctx.webhookAuth ?? undefined) : undefined;
+  const webhook = (port: number, k: number) => ({ url: `https://127.0.0.1:${port}${auth ? AUTHED_PATH : '/'}fanout/${tag}/${k}`, auth });
   const layout =
     scenario.fanout === 10
-      ? [{ listId: `bench-${tag}-0`, webhooks: ctx.ports.map((port, k) => ({ url: `https://127.0.0.1:${port}/fanout/${tag}/${k}` })) }]
-      : ctx.ports.map((port, k) => ({ listId: `bench-${tag}-${k}`, webhooks: [{ url: `https://127.0.0.1:${port}/fanout/${tag}/${k}` }] }));
+      ? [{ listId: `bench-${tag}-0`, webhooks: ctx.ports.map(webhook) }]
+      : ctx.ports.map((port, k) => ({ listId: `bench-${tag}-${k}`, webhooks: [webhook(port, k)] }));
   const made = await target.setUpFanout(layout);
   const recipients = new Map(made.map((l) => [l.listId, l.webhookIds.map((webhookId) => ({ webhookId, topic: 'list.changed' }))]));
   const lists = made.map((l) => l.listId);

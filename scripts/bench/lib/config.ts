@@ -1,6 +1,7 @@
 // Where the bench runs from, its settings (from the BENCH_* variables that run.ts documents)
 // and its log.
 import path from 'node:path';
+import { receiverAuthAsked } from './receiver-auth';
 
 /** The repository: this file runs compiled, as dist/scripts/bench/lib/config.js. */
 export const ROOT = path.resolve(__dirname, '../../../..');
@@ -38,6 +39,8 @@ export const CONFIG = {
   quick: QUICK,
   /** The service's processes export every trace to the bench's sink, and send traceparent to the receivers (lib/tracing.ts). */
   tracing: tracingAsked(),
+  /** BENCH_RECEIVER_AUTH: the credential the fan-out scenarios' webhooks carry to the service's requests (lib/receiver-auth.ts). */
+  receiverAuth: receiverAuthAsked(),
   workers: Number(process.env.BENCH_WORKERS ?? 1),
   /**
    * Worker processes of the bulk task queue alone, at a lower OS priority (`nice -n 10`),

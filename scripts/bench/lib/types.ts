@@ -15,6 +15,7 @@ import { type Receipts, type Recorded, type StepFigures, type Writes } from './l
 import { type LogScan, type ServerLogScan } from './logs';
 import { type Measured, type ProcessSampler } from './proc';
 import { type WriteDoor } from './publishers';
+import { type ReceiverAuthMode, type WebhookAuth } from './receiver-auth';
 import { type SdkFigures } from './sdk-metrics';
 import { type DatabaseServer, type TemporalServer } from './stack';
 import { type Percentiles } from './stats';
@@ -25,6 +26,8 @@ export interface Context {
   receivers: Rpc<ReceiversApi>;
   generator: Rpc<GeneratorApi>;
   ports: number[];
+  /** What the fan-out scenarios' webhooks are registered with (BENCH_RECEIVER_AUTH); null: none. */
+  webhookAuth: WebhookAuth | null;
   caFile: string;
   runDir: string;
   database: DatabaseServer;
@@ -53,7 +56,8 @@ export type Environment = DescribedEnvironment & { temporalServer?: { cmdline: s
 /** A list the harness writes to, and the webhooks (one per receiver URL) that get its writes. */
 export interface ListLayout {
   listId: string;
-  webhooks: { url: string }[];
+  /** `auth`: registered with the webhook (the service alone presents it). */
+  webhooks: { url: string; auth?: WebhookAuth }[];
   /** The topics its webhooks subscribe to: list.changed unless given. */
   events?: string[];
 }
@@ -632,6 +636,8 @@ export interface Report {
   config: Config;
   environment: Environment;
   harnessCpuMs: number;
+  /** The receivers' side of BENCH_RECEIVER_AUTH over the run (absent from older reports). */
+  receiverAuth?: { mode: ReceiverAuthMode; tokensIssued: number; unauthorized: number };
   scenarios: ScenarioResult[];
 }
 

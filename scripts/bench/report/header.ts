@@ -1,5 +1,6 @@
 // The report's head: the run, the machine it ran on, and how a step is judged.
 import { type Report } from '../lib/types';
+import { TOKEN_LIFETIME_S } from '../lib/receiver-auth';
 import { num } from './format';
 import { tracingLine } from './tracing';
 
@@ -26,6 +27,7 @@ export function header(report: Report): string[] {
     );
   }
   out.push(tracingLine(report));
+  if (report.receiverAuth) out.push(receiverAuthLine(report.receiverAuth));
   if (c.apiCpuShares)
     out.push(
       e.cpuGroupsMissing
@@ -44,4 +46,17 @@ export function header(report: Report): string[] {
   );
   out.push('');
   return out;
+}
+
+/** BENCH_RECEIVER_AUTH: what the fan-out scenarios' webhooks presented, and what the receivers saw of it. */
+function receiverAuthLine({ mode, tokensIssued, unauthorized }: NonNullable<Report['receiverAuth']>): string {
+  const refused = `; ${unauthorized} request(s) without it answered 401.`;
+  if (mode === 'headers')
+    return `Receiver auth headers (BENCH_RECEIVER_AUTH=headers): the service's fan-out webhooks carry an X-Api-Key header, which the receivers check${refused}`;
+  if (mode === 'oauth2')
+    return (
+      "Receiver auth oauth2 (BENCH_RECEIVER_AUTH=oauth2): the service's fan-out webhooks carry OAuth2 client credentials of the bench's " +
+      `token endpoint (expires_in ${TOKEN_LIFETIME_S} s), which issued ${tokensIssued} token(s); the receivers require one as a bearer token${refused}`
+    );
+  return 'Receiver auth none (BENCH_RECEIVER_AUTH=none): no credential on any webhook.';
 }

@@ -271,11 +271,13 @@ async function setUpFanout(ctx: Context, baseUrl: string, internal: Internal, li
     });
     if (put.status !== 201 && put.status !== 200) throw new Error(`PUT list answered ${put.status}`);
     const webhookIds: string[] = [];
-    for (const [i, { url }] of webhooks.entries()) {
+    for (const [i, { url, auth }] of webhooks.entries()) {
       const account = accounts[Math.floor(i / 5)];
+      // `auth` undefined is left out of the body: a build without it (BENCH_SERVICE_ROOT) takes the registration.
       const registered = await call<{ id: string; secret: string }>(baseUrl, 'POST', '/v3/webhooks', account.token, {
         url,
         events,
+        auth,
       });
       if (registered.status !== 201)
         throw new Error(`registering ${url} answered ${registered.status}: ${JSON.stringify(registered.body)}`);
