@@ -74,21 +74,14 @@ function AuthControl({ api, webhook, onSaved }: Props) {
       {draft ? (
         <ActionForm onSubmit={() => change.run(draft)}>
           <AuthFields idPrefix="edit" value={draft} onChange={setDraft} kinds={SET_KINDS} error={change.error} />
-          <div class="row">
-            <button type="submit" disabled={change.busy}>
-              Save authentication
-            </button>
-            <button
-              type="button"
-              class="secondary"
-              onClick={() => {
-                setDraft(null);
-                change.reset();
-              }}
-            >
-              Cancel
-            </button>
-          </div>
+          <SaveOrCancel
+            label="Save authentication"
+            busy={change.busy}
+            onCancel={() => {
+              setDraft(null);
+              change.reset();
+            }}
+          />
         </ActionForm>
       ) : (
         <>
@@ -142,21 +135,14 @@ function CertificateControl({ api, webhook, onSaved }: Props) {
             error={change.error}
             hint="Presented in every TLS handshake with the receiver: the certificate (then any intermediates) and its key, pasted or read from files."
           />
-          <div class="row">
-            <button type="submit" disabled={change.busy}>
-              Save the certificate
-            </button>
-            <button
-              type="button"
-              class="secondary"
-              onClick={() => {
-                setDraft(null);
-                change.reset();
-              }}
-            >
-              Cancel
-            </button>
-          </div>
+          <SaveOrCancel
+            label="Save the certificate"
+            busy={change.busy}
+            onCancel={() => {
+              setDraft(null);
+              change.reset();
+            }}
+          />
         </ActionForm>
       ) : (
         <>
@@ -191,5 +177,19 @@ function Done({ text }: { text: string }) {
     <p class="status" role="status" ref={line} tabIndex={-1}>
       {text}
     </p>
+  );
+}
+
+/** A credential form's buttons: save it, or drop the draft. */
+function SaveOrCancel({ label, busy, onCancel }: { label: string; busy: boolean; onCancel: () => void }) {
+  return (
+    <div class="row">
+      <button type="submit" disabled={busy}>
+        {label}
+      </button>
+      <button type="button" class="secondary" onClick={onCancel}>
+        Cancel
+      </button>
+    </div>
   );
 }
