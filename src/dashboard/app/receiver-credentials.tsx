@@ -57,92 +57,111 @@ function draftFrom(saved: ReceiverAuthView): AuthDraft {
 }
 
 function AuthControl({ api, webhook, onSaved }: Props) {
-  const [draft, setDraft] = useState<AuthDraft | null>(null);
-  const [done, setDone] = useState<string | null>(null);
-  const change = useAction(
-    (next: AuthDraft | null) => api.updateWebhook(webhook.id, { auth: next && toAuth(next) }),
-    (saved) => {
-      setDone(saved.auth ? 'Authentication saved.' : 'Authentication removed.');
-      setDraft(null);
-      onSaved(saved);
-    },
-  );
-  const saved = webhook.auth;
   return (
-    <div class="credential">
-      <h3>Authentication</h3>
-      {draft ? (
-        <ActionForm onSubmit={() => change.run(draft)}>
-          <AuthFields idPrefix="edit" value={draft} onChange={setDraft} kinds={SET_KINDS} error={change.error} />
-          <SaveOrCancel
-            label="Save authentication"
-            busy={change.busy}
-            onCancel={() => {
-              setDraft(null);
-              change.reset();
-            }}
-          />
-        </ActionForm>
-      ) : (
-        <>
-          {done && <Done text={done} />}
-          <div class="row">
-            <button
-              type="button"
-              onClick={() => {
-                setDone(null);
-                setDraft(draftFrom(saved));
-              }}
-            >
-              {saved ? 'Replace authentication' : 'Set authentication'}
-            </button>
-            {saved && (
-              <button type="button" class="secondary" disabled={change.busy} onClick={() => change.run(null)}>
-                Remove authentication
-              </button>
-            )}
-          </div>
-          <ErrorText error={change.error} />
-        </>
-      )}
-    </div>
+    <CredentialControl<AuthDraft>
+      title="Authentication"
+      saved={webhook.auth !== null}
+      labels={{
+        set: 'Set authentication',
+        replace: 'Replace authentication',
+        remove: 'Remove authentication',
+        save: 'Save authentication',
+      }}
+      said={(isSaved) => (isSaved ? 'Authentication saved.' : 'Authentication removed.')}
+      newDraft={() => draftFrom(webhook.auth)}
+      save={(next) => api.updateWebhook(webhook.id, { auth: next && toAuth(next) })}
+      isSavedIn={(saved) => saved.auth !== null}
+      fields={(draft, setDraft, error) => <AuthFields idPrefix="edit" value={draft} onChange={setDraft} kinds={SET_KINDS} error={error} />}
+      onSaved={onSaved}
+    />
   );
 }
 
 function CertificateControl({ api, webhook, onSaved }: Props) {
-  const [draft, setDraft] = useState<CertificateDraft | null>(null);
-  const [done, setDone] = useState<string | null>(null);
-  const change = useAction(
-    (next: CertificateDraft | null) =>
+  return (
+    <CredentialControl<CertificateDraft>
+      title="Client certificate"
+      saved={webhook.clientCertificate !== null}
+      labels={{
+        set: 'Set a client certificate',
+        replace: 'Replace the certificate',
+        remove: 'Remove the certificate',
+        save: 'Save the certificate',
+      }}
+      said={(isSaved) => (isSaved ? 'Client certificate saved.' : 'Client certificate removed.')}
+      newDraft={() => EMPTY_CERTIFICATE}
       // Both fields empty is no certificate to save: sent as typed, the API says which is missing.
-      api.updateWebhook(webhook.id, { clientCertificate: next && (toCertificate(next) ?? next) }),
-    (saved) => {
-      setDone(saved.clientCertificate ? 'Client certificate saved.' : 'Client certificate removed.');
-      setDraft(null);
-      onSaved(saved);
-    },
+      save={(next) => api.updateWebhook(webhook.id, { clientCertificate: next && (toCertificate(next) ?? next) })}
+      isSavedIn={(saved) => saved.clientCertificate !== null}
+      fields={(draft, setDraft, error) => (
+        <CertificateFields
+          idPrefix="edit"
+          value={draft}
+          onChange={setDraft}
+          error={error}
+          hint="Presented in every TLS handshake with the receiver: the certificate (then any intermediates) and its key, pasted or read from files."
+        />
+      )}
+      onSaved={onSaved}
+    />
   );
-  const saved = webhook.clientCertificate;
+}
+
+interface CredentialControlProps<Draft> {
+  title: string;
+  /** The webhook holds one now. */
+  saved: boolean;
+  labels: { set: string; replace: string; remove: string; save: string };
+  /** What the page says once a change is saved: whether one is saved now. */
+  said: (isSaved: boolean) => string;
+  newDraft: () => Draft;
+  /** Saves the draft, or removes the credential (null). */
+  save: (draft: Draft | null) => Promise<Webhook>;
+  isSavedIn: (webhook: Webhook) => boolean;
+  fields: (draft: Draft, setDraft: (draft: Draft) => void, error: unknown) => preact.JSX.Element;
+  onSaved: (webhook: Webhook) => void;
+}
+
+/** One credential: its form while a draft is open, else its set or replace and remove buttons. */
+function CredentialControl<Draft>({
+  title,
+  saved,
+  labels,
+  said,
+  newDraft,
+  save,
+  isSavedIn,
+  fields,
+  onSaved,
+}: CredentialControlProps<Draft>) {
+  const [draft, setDraft] = useState<Draft | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const change = useAction(save, (webhook) => {
+    setDone(said(isSavedIn(webhook)));
+    setDraft(null);
+    onSaved(webhook);
+  });
   return (
     <div class="credential">
-      <h3>Client certificate</h3>
+      <h3>{title}</h3>
       {draft ? (
         <ActionForm onSubmit={() => change.run(draft)}>
-          <CertificateFields
-            idPrefix="edit"
-            value={draft}
-            onChange={setDraft}
-            error={change.error}
-            hint="Presented in every TLS handshake with the receiver: the certificate (then any intermediates) and its key, pasted or read from files."
-          />
-          <SaveOrCancel
-            label="Save the certificate"
-            busy={change.busy}
-            onCancel={() => {
-              setDraft(null);
-              change.reset();
-            }}
-          />
+          {fields(draft, setDraft, change.error)}
+          <div class="row">
+            <button type="submit" disabled={change.busy}>
+              {labels.save}
+            </button>
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => {
+                setDraft(null);
+                change.reset();
+              }}
+            >
+              Cancel
+            </button>
+          </div>
         </ActionForm>
       ) : (
         <>
@@ -152,14 +171,14 @@ function CertificateControl({ api, webhook, onSaved }: Props) {
               type="button"
               onClick={() => {
                 setDone(null);
-                setDraft(EMPTY_CERTIFICATE);
+                setDraft(newDraft());
               }}
             >
-              {saved ? 'Replace the certificate' : 'Set a client certificate'}
+              {saved ? labels.replace : labels.set}
             </button>
             {saved && (
               <button type="button" class="secondary" disabled={change.busy} onClick={() => change.run(null)}>
-                Remove the certificate
+                {labels.remove}
               </button>
             )}
           </div>
@@ -177,19 +196,5 @@ function Done({ text }: { text: string }) {
     <p class="status" role="status" ref={line} tabIndex={-1}>
       {text}
     </p>
-  );
-}
-
-/** A credential form's buttons: save it, or drop the draft. */
-function SaveOrCancel({ label, busy, onCancel }: { label: string; busy: boolean; onCancel: () => void }) {
-  return (
-    <div class="row">
-      <button type="submit" disabled={busy}>
-        {label}
-      </button>
-      <button type="button" class="secondary" onClick={onCancel}>
-        Cancel
-      </button>
-    </div>
   );
 }
