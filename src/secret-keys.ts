@@ -1,7 +1,8 @@
-// Signing secrets at rest: sealed with AES-256-GCM under the keys of SECRET_KEYS (the first
-// seals, every one opens), a fresh 96-bit nonce each, the webhook's id as associated data, so
-// that a sealed secret opens only as the secret of the webhook it was sealed for. Stored as the
-// key's id beside nonce ‖ ciphertext ‖ tag; the key itself never leaves the process.
+// Secrets at rest (signing secrets, and receivers' credentials): sealed with AES-256-GCM under
+// the keys of SECRET_KEYS (the first seals, every one opens), a fresh 96-bit nonce each, and as
+// associated data what it is sealed for (a webhook's id for its signing secret, another string
+// for its credentials), so that a sealed secret opens only as what it was sealed for. Stored as
+// the key's id beside nonce ‖ ciphertext ‖ tag; the key itself never leaves the process.
 import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 
 /** One key of SECRET_KEYS. A KeyObject prints as its type alone, never its bytes. */
@@ -10,7 +11,7 @@ export interface SecretKey {
   key: KeyObject;
 }
 
-/** A signing secret as PostgreSQL keeps it: the id of the key that sealed it, and nonce ‖ ciphertext ‖ tag. */
+/** A secret as PostgreSQL keeps it: the id of the key that sealed it, and nonce ‖ ciphertext ‖ tag. */
 export interface SealedSecret {
   keyId: string;
   sealed: Buffer;
@@ -21,9 +22,10 @@ export interface SecretBox {
   readonly keyId: string;
   /** Whether a key of this id is configured (it can open what was sealed under it). */
   holds(keyId: string): boolean;
-  seal(secret: string, webhookId: string): SealedSecret;
+  /** `sealedFor`: a webhook's id for its signing secret (src/delivery/receiver-credentials.ts has the other). */
+  seal(secret: string, sealedFor: string): SealedSecret;
   /** Throws UnknownSecretKeyError for a key not configured, SealedSecretError for bytes that do not open. */
-  open(secret: SealedSecret, webhookId: string): string;
+  open(secret: SealedSecret, sealedFor: string): string;
 }
 
 const ALGORITHM = 'aes-256-gcm';
@@ -37,7 +39,7 @@ export const KEY_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
 export class UnknownSecretKeyError extends Error {
   override readonly name = 'UnknownSecretKeyError';
   constructor(readonly keyId: string) {
-    super(`signing secrets sealed under key "${keyId}" cannot be opened: SECRET_KEYS holds no key of that id`);
+    super(`secrets sealed under key "${keyId}" cannot be opened: SECRET_KEYS holds no key of that id`);
   }
 }
 
@@ -65,23 +67,23 @@ export function createSecretBox(keys: readonly SecretKey[]): SecretBox {
   return {
     keyId: first.id,
     holds: (keyId) => byId.has(keyId),
-    seal(secret, webhookId) {
+    seal(secret, sealedFor) {
       const nonce = randomBytes(NONCE_BYTES);
       const cipher = createCipheriv(ALGORITHM, first.key, nonce, { authTagLength: TAG_BYTES });
-      cipher.setAAD(Buffer.from(webhookId, 'utf8'));
+      cipher.setAAD(Buffer.from(sealedFor, 'utf8'));
       const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
       return { keyId: first.id, sealed: Buffer.concat([nonce, ciphertext, cipher.getAuthTag()]) };
     },
-    open({ keyId, sealed }, webhookId) {
+    open({ keyId, sealed }, sealedFor) {
       const key = byId.get(keyId);
       if (key === undefined) throw new UnknownSecretKeyError(keyId);
       const cannotOpen = () =>
         new SealedSecretError(
-          `the signing secret of ${webhookId} does not open under key "${keyId}": altered, or sealed for another webhook`,
+          `the secret sealed for ${sealedFor} does not open under key "${keyId}": altered, or sealed for something else`,
         );
       if (sealed.length < NONCE_BYTES + TAG_BYTES) throw cannotOpen();
       const decipher = createDecipheriv(ALGORITHM, key, sealed.subarray(0, NONCE_BYTES), { authTagLength: TAG_BYTES });
-      decipher.setAAD(Buffer.from(webhookId, 'utf8'));
+      decipher.setAAD(Buffer.from(sealedFor, 'utf8'));
       decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
       try {
         return Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)), decipher.final()]).toString('utf8');
@@ -93,7 +95,7 @@ export function createSecretBox(keys: readonly SecretKey[]): SecretBox {
 }
 
 /**
- * `box`, remembering what it opened, per webhook, for the `max` webhooks used last: a delivery
+ * `box`, remembering what it opened, per what it was sealed for, for the `max` used last: a delivery
  * to a webhook whose sealed secret is the one opened before takes it from memory. A rotation or
  * a re-encryption stores other bytes, which are opened again. Sealing is the box's own.
  */
@@ -104,17 +106,17 @@ export function rememberOpened(box: SecretBox, max: number): SecretBox {
       return box.keyId;
     },
     holds: (keyId) => box.holds(keyId),
-    seal: (secret, webhookId) => box.seal(secret, webhookId),
-    open(secret, webhookId) {
-      const known = opened.get(webhookId);
+    seal: (secret, sealedFor) => box.seal(secret, sealedFor),
+    open(secret, sealedFor) {
+      const known = opened.get(sealedFor);
       // A Map iterates in insertion order: taken out and put back, an entry is the newest.
-      opened.delete(webhookId);
+      opened.delete(sealedFor);
       if (known && known.secret.keyId === secret.keyId && known.secret.sealed.equals(secret.sealed)) {
-        opened.set(webhookId, known);
+        opened.set(sealedFor, known);
         return known.clear;
       }
-      const clear = box.open(secret, webhookId);
-      opened.set(webhookId, { secret: { keyId: secret.keyId, sealed: Buffer.from(secret.sealed) }, clear });
+      const clear = box.open(secret, sealedFor);
+      opened.set(sealedFor, { secret: { keyId: secret.keyId, sealed: Buffer.from(secret.sealed) }, clear });
       if (opened.size > max) opened.delete(opened.keys().next().value!);
       return clear;
     },

@@ -172,6 +172,7 @@ async function runWorker(options: ServiceOptions, sql: Sql, connection: NativeCo
     dialer: https.dialer,
     secrets,
     userAgent: USER_AGENT,
+    logger: options.logger,
     maxWebhooks: CREDENTIALS_KEPT_OPEN,
   });
   const http = tracing.on ? traceSends(sender, tracing) : sender;

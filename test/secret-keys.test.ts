@@ -50,7 +50,7 @@ describe('a secret box', () => {
   it('refuses a secret sealed for another webhook: the webhook id is its associated data', () => {
     const sealed = oldBox.seal(SECRET, 'wh_a');
     expect(() => oldBox.open(sealed, 'wh_b')).toThrow(SealedSecretError);
-    expect(() => oldBox.open(sealed, 'wh_b')).toThrow('the signing secret of wh_b does not open under key "old"');
+    expect(() => oldBox.open(sealed, 'wh_b')).toThrow('the secret sealed for wh_b does not open under key "old"');
   });
 
   it('names the key id it does not hold, and never the secret', () => {

@@ -223,6 +223,25 @@ const recoveryNotFound = {
 const account = [{ accountToken: [] }];
 const internal = [{ internalToken: [] }];
 
+/**
+ * Schemas as the document gives them. A nullable union that ajv validates by its discriminator
+ * (`type: ['object', 'null']` beside `oneOf`) becomes the same union with a `null` branch: code
+ * generators intersect the first form's `type` with the branches, and lose the null.
+ */
+function documented<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(documented) as T;
+  if (schema === null || typeof schema !== 'object') return schema;
+  const entries: Record<string, unknown> = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, documented(value)]));
+  const { type, oneOf } = entries;
+  if (!(Array.isArray(type) && type.includes('null') && Array.isArray(oneOf))) return entries as T;
+  // The tag's enum and requirement are each branch's own too.
+  const kept = Object.entries(entries).filter(([key]) => !UNION_KEYWORDS.has(key));
+  return { ...Object.fromEntries(kept), oneOf: [...(oneOf as unknown[]), { type: 'null' }] } as T;
+}
+
+/** What a nullable union's branches say for it, each for itself. */
+const UNION_KEYWORDS = new Set(['type', 'discriminator', 'properties', 'required', 'oneOf']);
+
 export function buildOpenApiDocument() {
   return {
     openapi: '3.1.0',
@@ -241,7 +260,7 @@ export function buildOpenApiDocument() {
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     components: {
-      schemas: components,
+      schemas: documented(components),
       securitySchemes: {
         accountToken: {
           type: 'http',

@@ -17,11 +17,6 @@ type Scope = ApiSchemas['ApiToken']['scopes'][number];
 type LogEntry = ApiSchemas['DeliveryPage']['data'][number];
 type LogQuery = NonNullable<operations['listDeliveries']['parameters']['query']>;
 type Credentials = Pick<ApiSchemas['UpdateWebhookBody'], 'auth' | 'clientCertificate'>;
-/**
- * `auth: null`, which removes it: the API takes it, but the type generated for `auth` lacks the
- * null (its schema's oneOf lists the two kinds alone).
- */
-const NO_AUTH = null as unknown as Credentials['auth'];
 type FeedItem = ApiSchemas['FeedPage']['data'][number];
 
 const WEBHOOK_COLUMNS: Columns<Webhook> = [
@@ -91,7 +86,7 @@ function credentialsOf(ctx: CommandContext): Credentials {
       audience: flag(ctx, 'oauth2-audience'),
     };
   }
-  if (removeAuth) credentials.auth = NO_AUTH;
+  if (removeAuth) credentials.auth = null;
 
   const certificate = flag(ctx, 'client-cert');
   const key = flag(ctx, 'client-key');

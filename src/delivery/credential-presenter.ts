@@ -3,10 +3,11 @@
 // token and its client certificate's connection pool. Kept in this process only: never in
 // Temporal, never in PostgreSQL in clear. A webhook without credentials never comes here.
 import { request, type Agent, type Dispatcher } from 'undici';
+import type { Logger } from '../logger';
 import type { SealedSecret, SecretBox } from '../secret-keys';
 import { openCredentials, type OAuth2Auth } from './receiver-credentials';
 import { lowerCaseKeys, type Dialer, type Presented, type RequestCredentials } from './sender';
-import { parseWebhookUrl } from './url-policy';
+import { parseWebhookUrl, UrlNotAllowedError } from './url-policy';
 
 export interface CredentialPresenter {
   /** The webhook's credentials, sealed as `sealed`, ready to present: the same while they are unchanged. */
@@ -18,6 +19,8 @@ export interface CredentialPresenterOptions {
   dialer: Dialer;
   secrets: SecretBox;
   userAgent: string;
+  /** Where a token that cannot be had is said, once per attempt, without any credential. */
+  logger: Logger;
   /** Webhooks whose credentials (and tokens, and pools) are kept, those used last. */
   maxWebhooks: number;
 }
@@ -43,14 +46,17 @@ interface Entry {
   agent: Agent | null;
 }
 
-export function createCredentialPresenter({ dialer, secrets, userAgent, maxWebhooks }: CredentialPresenterOptions): CredentialPresenter {
+export function createCredentialPresenter({ dialer, secrets, userAgent, logger, maxWebhooks }: CredentialPresenterOptions): CredentialPresenter {
   const entries = new Map<string, Entry>();
 
   function open(webhookId: string, sealed: SealedSecret): Entry {
     const { auth, clientCertificate } = openCredentials(secrets, sealed, webhookId);
     const agent = clientCertificate ? dialer.clientAgent(clientCertificate) : null;
     const kept = { keyId: sealed.keyId, sealed: Buffer.from(sealed.sealed) };
-    if (auth?.type === 'oauth2') return { sealed: kept, agent, credentials: oauth2Credentials(auth, agent ?? dialer.agent, userAgent) };
+    if (auth?.type === 'oauth2') {
+      const fetcher = { dispatcher: agent ?? dialer.agent, userAgent, logger: logger.child({ webhookId }) };
+      return { sealed: kept, agent, credentials: oauth2Credentials(auth, fetcher) };
+    }
     // Static headers, a certificate, or both: the same every time.
     const presented = Promise.resolve({ headers: auth ? lowerCaseKeys(auth.headers) : null, dispatcher: agent });
     return { sealed: kept, agent, credentials: { present: () => presented, refused: () => false } };
@@ -89,18 +95,23 @@ export function createCredentialPresenter({ dialer, secrets, userAgent, maxWebho
  * within TOKEN_EXPIRY_MARGIN_MS of expiring, by one request however many deliveries wait for
  * it, and fetched again when the receiver answers 401 to the token held.
  */
-function oauth2Credentials(auth: OAuth2Auth, dispatcher: Dispatcher, userAgent: string): RequestCredentials {
+function oauth2Credentials(auth: OAuth2Auth, fetcher: TokenFetcher): RequestCredentials {
   let held: { presented: Promise<Presented>; value: Presented; expiresAt: number } | null = null;
   let fetching: Promise<Presented> | null = null;
 
   return {
     present(signal) {
       if (held && Date.now() < held.expiresAt) return held.presented;
-      fetching ??= fetchToken(auth, dispatcher, userAgent, signal)
+      fetching ??= fetchToken(auth, fetcher, signal)
         .then(({ accessToken, lifetimeMs }) => {
-          const value: Presented = { headers: { authorization: `Bearer ${accessToken}` }, dispatcher };
+          const value: Presented = { headers: { authorization: `Bearer ${accessToken}` }, dispatcher: fetcher.dispatcher };
           held = { value, presented: Promise.resolve(value), expiresAt: Date.now() + lifetimeMs - TOKEN_EXPIRY_MARGIN_MS };
           return value;
+        })
+        .catch((err: unknown) => {
+          // The delivery says only auth_failed: the owner's operator reads here why.
+          fetcher.logger.warn({ msg: 'no OAuth2 token for the webhook', tokenUrl: new URL(auth.tokenUrl).origin, reason: whyNoToken(err) });
+          throw err;
         })
         .finally(() => {
           fetching = null;
@@ -116,10 +127,24 @@ function oauth2Credentials(auth: OAuth2Auth, dispatcher: Dispatcher, userAgent: 
   };
 }
 
+/** What fetching a webhook's tokens takes: its pool (its client certificate's, if it has one). */
+interface TokenFetcher {
+  dispatcher: Dispatcher;
+  userAgent: string;
+  logger: Logger;
+}
+
+/** Why no token came, naming no credential: our own words, or the kind of error that ended the request. */
+function whyNoToken(err: unknown): string {
+  if (err instanceof TokenError || err instanceof UrlNotAllowedError) return err.message;
+  if (err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError')) return 'no answer within the delivery deadline';
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'unknown';
+}
+
 async function fetchToken(
   { tokenUrl, clientId, clientSecret, scope, audience }: OAuth2Auth,
-  dispatcher: Dispatcher,
-  userAgent: string,
+  { dispatcher, userAgent }: TokenFetcher,
   signal: AbortSignal,
 ): Promise<{ accessToken: string; lifetimeMs: number }> {
   const form = new URLSearchParams({ grant_type: 'client_credentials' });

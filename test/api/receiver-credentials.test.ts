@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createTestCa, issueClientCert, issueServerCert } from '../../scripts/lib/tls';
 import type { Receiver, ReceivedRequest, Reply } from '../support/receiver';
 import { useStackWithReceiver } from '../support/stack';
+import { waitFor } from '../support/wait';
 
 const suite = useStackWithReceiver();
 
@@ -44,6 +45,18 @@ async function oauth2Pair(clientId: string, clientSecret: string, { expiresIn = 
     return token !== undefined && valid.has(token) ? {} : { status: 401 };
   });
   return { tokenEndpoint, receiver, revokeAll: () => valid.clear() };
+}
+
+/** The reasons the service's log gives for the tokens `tokenEndpoint` did not give, once there are `count`. */
+function tokenFailuresLogged(tokenEndpoint: Receiver, count: number): Promise<string[]> {
+  const origin = new URL(tokenEndpoint.urlFor('/')).origin;
+  return waitFor(async () => {
+    const reasons = suite.stack.logs
+      .map((line) => JSON.parse(line) as { msg?: string; tokenUrl?: string; reason?: string })
+      .filter((entry) => entry.msg === 'no OAuth2 token for the webhook' && entry.tokenUrl === origin)
+      .map((entry) => String(entry.reason));
+    return reasons.length >= count ? reasons : undefined;
+  }, { what: `${count} token failures logged` });
 }
 
 const oauth2 = (tokenEndpoint: Receiver, clientId: string, clientSecret: string, extra: Record<string, string> = {}) => ({
@@ -246,6 +259,15 @@ describe('a receiver behind an OAuth2 token endpoint', () => {
       expect(JSON.stringify(refused.body)).not.toContain('secret-two');
     }
     expect(receiver.requests).toHaveLength(0);
+    // Each time, the worker's log says why, and names no credential.
+    expect(await tokenFailuresLogged(tokenEndpoint, answers.length)).toEqual([
+      'the token endpoint answered 500',
+      'the token endpoint answered something other than JSON',
+      'the answer holds no usable access_token',
+      'the answer is not a bearer token',
+      'the token endpoint answered 302',
+    ]);
+    expect(suite.stack.logs.join('\n')).not.toContain('secret-two');
 
     // Tokens of 30 s are never kept (30 s before expiry is now): each delivery fetches its own.
     const pair = await oauth2Pair('sender:two', 'secret-two', { expiresIn: 30 });
@@ -274,6 +296,7 @@ describe('a receiver behind an OAuth2 token endpoint', () => {
     expect(refused.body.error).toMatchObject({ code: 'WEBHOOK_UNREACHABLE', reason: 'auth_failed' });
     expect(tokenEndpoint.requests).toHaveLength(1);
     expect(receiver.requests).toHaveLength(0);
+    expect(await tokenFailuresLogged(tokenEndpoint, 1)).toEqual(['no answer within the delivery deadline']);
   });
 });
 

@@ -209,7 +209,7 @@ describe('notice mail', () => {
       sql: stack.service.sql,
       bookkeepingSql: stack.service.sql,
       http,
-      credentials: createCredentialPresenter({ dialer: http.dialer, secrets: fixedSecretBox(), userAgent: 'test', maxWebhooks: 1 }),
+      credentials: createCredentialPresenter({ dialer: http.dialer, secrets: fixedSecretBox(), userAgent: 'test', logger: createLogger('silent'), maxWebhooks: 1 }),
       secrets: fixedSecretBox(),
       logger: createLogger('silent'),
       metrics,

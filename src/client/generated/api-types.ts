@@ -881,30 +881,26 @@ export type components = {
       /** @description Lists to restrict deliveries to; empty or omitted: all of the account's lists */
       listIds?: string[];
       /** @description Credentials every request to the receiver presents; null: none (the default). Never answered back; omitted: a webhook registered again keeps its own */
-      auth?: ({
-        /** @enum {unknown} */
-        type: 'headers' | 'oauth2';
-      } | null) &
-        (
-          | {
-              /** @constant */
-              type: 'headers';
-              /** @description 1 to 10 headers sent with every request: names RFC 9110 tokens, values 1 to 1024 characters */
-              headers: {
-                [key: string]: string;
-              };
-            }
-          | {
-              /** @constant */
-              type: 'oauth2';
-              /** @description https: URL of the token endpoint (client credentials grant) */
-              tokenUrl: string;
-              clientId: string;
-              clientSecret: string;
-              scope?: string;
-              audience?: string;
-            }
-        );
+      auth?:
+        | {
+            /** @constant */
+            type: 'headers';
+            /** @description 1 to 10 headers sent with every request: names RFC 9110 tokens, values 1 to 1024 characters */
+            headers: {
+              [key: string]: string;
+            };
+          }
+        | {
+            /** @constant */
+            type: 'oauth2';
+            /** @description https: URL of the token endpoint (client credentials grant) */
+            tokenUrl: string;
+            clientId: string;
+            clientSecret: string;
+            scope?: string;
+            audience?: string;
+          }
+        | null;
       /** @description The client certificate of mutual TLS; null: none (the default). The key is never answered back; omitted: a webhook registered again keeps its own */
       clientCertificate?: {
         /** @description PEM: the certificate, then any intermediates */
@@ -922,30 +918,26 @@ export type components = {
       events?: ('list.changed' | 'item.added' | 'item.removed' | 'item.checked' | 'list.members.changed')[];
       listIds?: string[];
       /** @description Credentials every request to the receiver presents; null: none (the default). Never answered back; omitted: unchanged */
-      auth?: ({
-        /** @enum {unknown} */
-        type: 'headers' | 'oauth2';
-      } | null) &
-        (
-          | {
-              /** @constant */
-              type: 'headers';
-              /** @description 1 to 10 headers sent with every request: names RFC 9110 tokens, values 1 to 1024 characters */
-              headers: {
-                [key: string]: string;
-              };
-            }
-          | {
-              /** @constant */
-              type: 'oauth2';
-              /** @description https: URL of the token endpoint (client credentials grant) */
-              tokenUrl: string;
-              clientId: string;
-              clientSecret: string;
-              scope?: string;
-              audience?: string;
-            }
-        );
+      auth?:
+        | {
+            /** @constant */
+            type: 'headers';
+            /** @description 1 to 10 headers sent with every request: names RFC 9110 tokens, values 1 to 1024 characters */
+            headers: {
+              [key: string]: string;
+            };
+          }
+        | {
+            /** @constant */
+            type: 'oauth2';
+            /** @description https: URL of the token endpoint (client credentials grant) */
+            tokenUrl: string;
+            clientId: string;
+            clientSecret: string;
+            scope?: string;
+            audience?: string;
+          }
+        | null;
       /** @description The client certificate of mutual TLS; null: none (the default). The key is never answered back; omitted: unchanged */
       clientCertificate?: {
         /** @description PEM: the certificate, then any intermediates */

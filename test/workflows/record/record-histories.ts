@@ -322,7 +322,7 @@ describe(`recording workflow histories of release ${release}`, () => {
       sql: stack.service.sql,
       bookkeepingSql: stack.service.sql,
       http,
-      credentials: createCredentialPresenter({ dialer: http.dialer, secrets: fixedSecretBox(), userAgent: 'recorder', maxWebhooks: 10 }),
+      credentials: createCredentialPresenter({ dialer: http.dialer, secrets: fixedSecretBox(), userAgent: 'recorder', logger: createLogger('silent'), maxWebhooks: 10 }),
       secrets: fixedSecretBox(),
       logger: createLogger('silent'),
       metrics,
