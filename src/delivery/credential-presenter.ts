@@ -46,7 +46,13 @@ interface Entry {
   agent: Agent | null;
 }
 
-export function createCredentialPresenter({ dialer, secrets, userAgent, logger, maxWebhooks }: CredentialPresenterOptions): CredentialPresenter {
+export function createCredentialPresenter({
+  dialer,
+  secrets,
+  userAgent,
+  logger,
+  maxWebhooks,
+}: CredentialPresenterOptions): CredentialPresenter {
   const entries = new Map<string, Entry>();
 
   function open(webhookId: string, sealed: SealedSecret): Entry {

@@ -50,13 +50,16 @@ async function oauth2Pair(clientId: string, clientSecret: string, { expiresIn = 
 /** The reasons the service's log gives for the tokens `tokenEndpoint` did not give, once there are `count`. */
 function tokenFailuresLogged(tokenEndpoint: Receiver, count: number): Promise<string[]> {
   const origin = new URL(tokenEndpoint.urlFor('/')).origin;
-  return waitFor(async () => {
-    const reasons = suite.stack.logs
-      .map((line) => JSON.parse(line) as { msg?: string; tokenUrl?: string; reason?: string })
-      .filter((entry) => entry.msg === 'no OAuth2 token for the webhook' && entry.tokenUrl === origin)
-      .map((entry) => String(entry.reason));
-    return reasons.length >= count ? reasons : undefined;
-  }, { what: `${count} token failures logged` });
+  return waitFor(
+    async () => {
+      const reasons = suite.stack.logs
+        .map((line) => JSON.parse(line) as { msg?: string; tokenUrl?: string; reason?: string })
+        .filter((entry) => entry.msg === 'no OAuth2 token for the webhook' && entry.tokenUrl === origin)
+        .map((entry) => String(entry.reason));
+      return reasons.length >= count ? reasons : undefined;
+    },
+    { what: `${count} token failures logged` },
+  );
 }
 
 const oauth2 = (tokenEndpoint: Receiver, clientId: string, clientSecret: string, extra: Record<string, string> = {}) => ({
