@@ -4,9 +4,15 @@
 // nothing and doubles nothing: what it had taken and not acked comes again to the other (NATS
 // after the consumer's ack wait, RabbitMQ as the connection drops), and a write that comes again
 // is recognised by its writeId. RabbitMQ restarted mid-stream (rabbitmqctl stop_app, start_app:
-// the broker the machine runs, left running) loses nothing it had acked to the publisher.
-import { execFile } from 'node:child_process';
+// the broker the machine runs, left running) loses nothing it had acked to the publisher. NATS
+// restarted mid-stream (a nats-server of the test's own, on a port of its own: the machine's
+// serves other suites; stopped with SIGTERM and started again on the same JetStream store) loses
+// nothing it had acked either: the consumer reconnects and pulls again, and what the API acked
+// while the server was down comes again after the ack wait.
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -38,9 +44,13 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** The environment of API processes consuming from `broker` under names of the scenario's own. */
-function consumerEnv(broker: BrokerName, names: ReturnType<typeof brokerNames>): Record<string, string> {
-  return { ...processes.env, ...names, ...(broker === 'nats' ? { NATS_URL } : { AMQP_URL }) };
+/** The environment of API processes consuming from `broker` at `url` (default: the machine's) under names of the scenario's own. */
+function consumerEnv(
+  broker: BrokerName,
+  names: ReturnType<typeof brokerNames>,
+  url = broker === 'nats' ? NATS_URL : AMQP_URL,
+): Record<string, string> {
+  return { ...processes.env, ...names, [broker === 'nats' ? 'NATS_URL' : 'AMQP_URL']: url };
 }
 
 /** Publishes a write of `listId` for each id, waiting for the broker to hold each. */
@@ -69,8 +79,17 @@ async function expectDeliveredOnce(scenario: { listId: string; path: string }, w
   expect(log.mismatches).toEqual(NO_MISMATCHES);
 }
 
+const metricsOf = async (api: PartProcess) => (await fetch(`${api.url}/metrics`)).text();
+
 const redeliveredBy = async (api: PartProcess, broker: BrokerName) =>
-  sample(await (await fetch(`${api.url}/metrics`)).text(), 'broker_messages_redelivered_total', { broker });
+  sample(await metricsOf(api), 'broker_messages_redelivered_total', { broker });
+
+/** Messages of `broker` that `api` has taken and not yet settled (acked, or left to come again). */
+async function underWayIn(api: PartProcess, broker: BrokerName): Promise<number> {
+  const text = await metricsOf(api);
+  const settled = sample(text, 'broker_messages_acked_total', { broker }) + sample(text, 'broker_messages_failed_total', { broker });
+  return sample(text, 'broker_messages_consumed_total', { broker }) - settled;
+}
 
 describe.each<BrokerName>(['nats', 'amqp'])('list writes from %s', (broker) => {
   it('kill -9 one of two API processes consuming, with messages under way: the other takes what it left; every write delivered once', async ({
@@ -142,6 +161,95 @@ describe('list writes from RabbitMQ through its restart', () => {
     await expectDeliveredOnce(scenario, [...before, ...after], row);
     const redelivered = await redeliveredBy(api, 'amqp');
     row.outcome = `${held} writes held in the API as the broker stopped; ${redelivered} messages came again`;
+    expect(redelivered).toBeGreaterThanOrEqual(held);
+  }, 300_000);
+});
+
+/** A nats-server of the test's own, with JetStream. */
+interface NatsServer {
+  /** SIGTERM (the server shuts down cleanly, its store written), and wait for the exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts the machine's nats-server on `port`, JetStream kept in `storeDir`, and waits until it takes connections. */
+async function startNatsServer(port: number, storeDir: string): Promise<NatsServer> {
+  const child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  // Not spawned at all (no such binary): exitCode is set, and the wait below says why.
+  child.on('error', (error) => (output += String(error)));
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`nats-server exited (${child.exitCode}): ${output.slice(-2000)}`);
+      const socket = net.connect(port, '127.0.0.1');
+      try {
+        await once(socket, 'connect');
+        return true;
+      } finally {
+        socket.destroy();
+      }
+    },
+    { what: `nats-server to take connections on port ${port}` },
+  );
+  return {
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+describe('list writes from NATS JetStream through its restart', () => {
+  it('nats-server stopped (SIGTERM), then started again on its store, with messages under way: the consumer reconnects; nothing acked is lost, nothing doubled', async ({
+    task,
+    onTestFinished,
+  }) => {
+    const row = recordScenario(task, { scenario: 'nats: nats-server restarted mid-stream' });
+    const names = brokerNames('faults');
+    const port = await freePort();
+    const natsUrl = `nats://127.0.0.1:${port}`;
+    const configs = brokerConfigs(names, { nats: natsUrl });
+    const storeDir = await mkdtemp(path.join(dir, 'nats-store-'));
+    let server = await startNatsServer(port, storeDir);
+    onTestFinished(() => server.stop());
+    const env = consumerEnv('nats', names, natsUrl);
+    // The API records its writes through a proxy that holds them until the server is down: it
+    // has messages taken and not acked when the server stops, and records them after.
+    const proxy = await startStatementHoldingProxy(env.DATABASE_URL, /FROM record_list_write\(/i);
+    onTestFinished(() => proxy.close());
+    const api = await startPart('api', { ...env, DATABASE_URL: proxy.url }, processes.apiPort);
+    onTestFinished(() => api.stop());
+    const scenario = await processes.setUp('nats-restart');
+    const [before, after] = [ids('before', 250), ids('after', 250)];
+    const upstream = await testBroker('nats', configs);
+    onTestFinished(() => upstream.close());
+    // Acked by JetStream before the server stops: kept in the file store of a stream on disk.
+    await publishAll(upstream, scenario.listId, before);
+    await waitFor(async () => (proxy.heldStatements.length > 0 ? true : undefined), { what: 'a write held in the API' });
+    const held = proxy.heldStatements.length;
+    await server.stop();
+    proxy.release();
+    // The API records what it held and acks it while the server is down: the client drops what
+    // it sent meanwhile as it reconnects, so each of those messages comes again after the ack
+    // wait. Started again only once the API has settled them, the server cannot take one of
+    // those acks.
+    await waitFor(async () => ((await underWayIn(api, 'nats')) === 0 ? true : undefined), {
+      what: 'the API to settle the messages it took',
+    });
+    server = await startNatsServer(port, storeDir);
+    // The publisher's connection reconnects in its own time: another, connected now.
+    const again = await testBroker('nats', configs);
+    onTestFinished(() => again.close());
+    await publishAll(again, scenario.listId, after);
+
+    await expectDeliveredOnce(scenario, [...before, ...after], row);
+    const redelivered = await redeliveredBy(api, 'nats');
+    row.outcome = `${held} writes held in the API as the server stopped; ${redelivered} messages came again`;
     expect(redelivered).toBeGreaterThanOrEqual(held);
   }, 300_000);
 });
