@@ -95,30 +95,58 @@ export function createSecretBox(keys: readonly SecretKey[]): SecretBox {
 }
 
 /**
- * `box`, remembering what it opened, per what it was sealed for, for the `max` used last: a delivery
- * to a webhook whose sealed secret is the one opened before takes it from memory. A rotation or
- * a re-encryption stores other bytes, which are opened again. Sealing is the box's own.
+ * What is made of sealed bytes, per key, for the `max` keys used last: made once while the
+ * bytes stay the same, and again once they change (a rotation, a re-encryption, an edit).
+ * `dropped` is told of each value that goes.
+ */
+export class KeptWhileSealed<T> {
+  private readonly kept = new Map<string, { sealed: SealedSecret; value: T }>();
+
+  constructor(
+    private readonly max: number,
+    private readonly dropped: (value: T) => void = () => {},
+  ) {}
+
+  get(key: string, sealed: SealedSecret, make: () => T): T {
+    const known = this.kept.get(key);
+    // A Map iterates in insertion order: taken out and put back, an entry is the newest.
+    this.kept.delete(key);
+    if (known && known.sealed.keyId === sealed.keyId && known.sealed.sealed.equals(sealed.sealed)) {
+      this.kept.set(key, known);
+      return known.value;
+    }
+    if (known) this.dropped(known.value);
+    const value = make();
+    this.kept.set(key, { sealed: { keyId: sealed.keyId, sealed: Buffer.from(sealed.sealed) }, value });
+    if (this.kept.size > this.max) {
+      const [oldest, evicted] = this.kept.entries().next().value!;
+      this.kept.delete(oldest);
+      this.dropped(evicted.value);
+    }
+    return value;
+  }
+
+  /** Every value kept, taken out. */
+  takeAll(): T[] {
+    const values = [...this.kept.values()].map(({ value }) => value);
+    this.kept.clear();
+    return values;
+  }
+}
+
+/**
+ * `box`, remembering what it opened, per what it was sealed for, for the `max` used last: a
+ * delivery to a webhook whose sealed secret is the one opened before takes it from memory. A
+ * rotation or a re-encryption stores other bytes, which are opened again. Sealing is the box's own.
  */
 export function rememberOpened(box: SecretBox, max: number): SecretBox {
-  const opened = new Map<string, { secret: SealedSecret; clear: string }>();
+  const opened = new KeptWhileSealed<string>(max);
   return {
     get keyId() {
       return box.keyId;
     },
     holds: (keyId) => box.holds(keyId),
     seal: (secret, sealedFor) => box.seal(secret, sealedFor),
-    open(secret, sealedFor) {
-      const known = opened.get(sealedFor);
-      // A Map iterates in insertion order: taken out and put back, an entry is the newest.
-      opened.delete(sealedFor);
-      if (known && known.secret.keyId === secret.keyId && known.secret.sealed.equals(secret.sealed)) {
-        opened.set(sealedFor, known);
-        return known.clear;
-      }
-      const clear = box.open(secret, sealedFor);
-      opened.set(sealedFor, { secret: { keyId: secret.keyId, sealed: Buffer.from(secret.sealed) }, clear });
-      if (opened.size > max) opened.delete(opened.keys().next().value!);
-      return clear;
-    },
+    open: (secret, sealedFor) => opened.get(sealedFor, secret, () => box.open(secret, sealedFor)),
   };
 }

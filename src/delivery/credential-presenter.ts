@@ -4,7 +4,7 @@
 // Temporal, never in PostgreSQL in clear. A webhook without credentials never comes here.
 import { request, type Agent, type Dispatcher } from 'undici';
 import type { Logger } from '../logger';
-import type { SealedSecret, SecretBox } from '../secret-keys';
+import { KeptWhileSealed, type SealedSecret, type SecretBox } from '../secret-keys';
 import { openCredentials, type OAuth2Auth } from './receiver-credentials';
 import { lowerCaseKeys, type Dialer, type Presented, type RequestCredentials } from './sender';
 import { parseWebhookUrl, UrlNotAllowedError } from './url-policy';
@@ -40,7 +40,6 @@ export class TokenError extends Error {
 }
 
 interface Entry {
-  sealed: SealedSecret;
   credentials: RequestCredentials;
   /** The client certificate's pool, closed when the entry goes. */
   agent: Agent | null;
@@ -53,44 +52,25 @@ export function createCredentialPresenter({
   logger,
   maxWebhooks,
 }: CredentialPresenterOptions): CredentialPresenter {
-  const entries = new Map<string, Entry>();
+  // Changed (or re-sealed under another key), or not used for long: its pool goes, with any token.
+  const entries = new KeptWhileSealed<Entry>(maxWebhooks, (entry) => void entry.agent?.close());
 
   function open(webhookId: string, sealed: SealedSecret): Entry {
     const { auth, clientCertificate } = openCredentials(secrets, sealed, webhookId);
     const agent = clientCertificate ? dialer.clientAgent(clientCertificate) : null;
-    const kept = { keyId: sealed.keyId, sealed: Buffer.from(sealed.sealed) };
     if (auth?.type === 'oauth2') {
       const fetcher = { dispatcher: agent ?? dialer.agent, userAgent, logger: logger.child({ webhookId }) };
-      return { sealed: kept, agent, credentials: oauth2Credentials(auth, fetcher) };
+      return { agent, credentials: oauth2Credentials(auth, fetcher) };
     }
     // Static headers, a certificate, or both: the same every time.
     const presented = Promise.resolve({ headers: auth ? lowerCaseKeys(auth.headers) : null, dispatcher: agent });
-    return { sealed: kept, agent, credentials: { present: () => presented, refused: () => false } };
+    return { agent, credentials: { present: () => presented, refused: () => false } };
   }
 
   return {
-    credentialsFor(webhookId, sealed) {
-      const known = entries.get(webhookId);
-      // A Map iterates in insertion order: taken out and put back, an entry is the newest.
-      entries.delete(webhookId);
-      if (known && known.sealed.keyId === sealed.keyId && known.sealed.sealed.equals(sealed.sealed)) {
-        entries.set(webhookId, known);
-        return known.credentials;
-      }
-      // Changed (or re-sealed under another key): its pool goes, with any token.
-      void known?.agent?.close();
-      const entry = open(webhookId, sealed);
-      entries.set(webhookId, entry);
-      if (entries.size > maxWebhooks) {
-        const [oldest, evicted] = entries.entries().next().value!;
-        entries.delete(oldest);
-        void evicted.agent?.close();
-      }
-      return entry.credentials;
-    },
+    credentialsFor: (webhookId, sealed) => entries.get(webhookId, sealed, () => open(webhookId, sealed)).credentials,
     async close() {
-      const agents = [...entries.values()].flatMap((entry) => (entry.agent ? [entry.agent] : []));
-      entries.clear();
+      const agents = entries.takeAll().flatMap((entry) => (entry.agent ? [entry.agent] : []));
       await Promise.all(agents.map((agent) => agent.close()));
     },
   };
