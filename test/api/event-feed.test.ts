@@ -3,6 +3,7 @@
 // long poll of `wait`, woken by a write recorded through another API process; 410 past what is
 // kept; 400s, 404 across accounts, and the scope.
 import { describe, expect, inject, it } from 'vitest';
+import type { ApiSchemas } from '../../src/client';
 import { createSql } from '../../src/db/sql';
 import { sample } from '../support/metrics';
 import { useStackWithReceiver } from '../support/stack';
@@ -10,14 +11,7 @@ import { waitFor } from '../support/wait';
 
 const suite = useStackWithReceiver();
 
-interface Item {
-  position: string;
-  deliveryId: string;
-  event: string;
-  listId: string;
-  cursor: number;
-  at: string;
-}
+type Item = ApiSchemas['FeedPage']['data'][number];
 
 const setUp = (path: string, events = ['list.changed']) => suite.stack.setUpListWebhook(suite.receiver.urlFor(path), { events });
 
